@@ -1,0 +1,69 @@
+"""Shared fixtures for the integration tests: one SparkSession per run, real servers started once.
+
+A test that needs a server asks for ``server("name")``: ``scripts/servers/NAME.sh start`` is run
+once per test run (it installs what is missing, starts the server on 127.0.0.1 and waits until
+it answers). Locally a server that cannot start skips its tests; in CI (``CI=true``) it fails them.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SERVERS = ROOT / "scripts" / "servers"
+IN_CI = os.environ.get("CI", "").lower() == "true"
+
+
+@pytest.fixture(scope="session")
+def spark() -> Iterator["object"]:
+    """The one SparkSession of this test run (local[2]), with every installed plugin registered."""
+    from jetconnect.testing import shared_spark_session
+
+    session = shared_spark_session()
+    yield session
+    session.stop()
+
+
+_started: dict[str, str | None] = {}
+
+
+def _start(name: str) -> str | None:
+    """Start server ``name``; return None when up, or the reason it is not."""
+    if name not in _started:
+        script = SERVERS / f"{name}.sh"
+        if not script.exists():
+            _started[name] = f"no script {script}"
+        else:
+            result = subprocess.run(
+                ["bash", str(script), "start"], capture_output=True, text=True, timeout=900
+            )
+            _started[name] = None if result.returncode == 0 else (
+                f"{script.name} start exited {result.returncode}:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
+            )
+    return _started[name]
+
+
+@pytest.fixture(scope="session")
+def server() -> Callable[[str], None]:
+    """``server("postgresql")`` starts that server once; skip locally, fail in CI, if it cannot."""
+
+    def need(name: str) -> None:
+        reason = _start(name)
+        if reason is not None:
+            if IN_CI:
+                pytest.fail(f"server '{name}' could not start in CI: {reason}")
+            pytest.skip(f"server '{name}' could not start: {reason}")
+
+    return need
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    # Servers are stopped at the end of the run so a fresh CI machine leaves nothing behind.
+    for name, reason in _started.items():
+        if reason is None and os.environ.get("JETCONNECT_KEEP_SERVERS") != "1":
+            subprocess.run(["bash", str(SERVERS / f"{name}.sh"), "stop"], capture_output=True, timeout=120)

@@ -1,0 +1,66 @@
+"""jetconnect: Hazelcast Jet's connector model for Apache Spark.
+
+``from jetconnect import sources, sinks`` gives every installed connector; ``SourceBuilder`` and
+``SinkBuilder`` make new ones in a few lines; ``register(spark)`` makes them all usable by name in
+``spark.read.format(...)`` and friends.
+"""
+
+from __future__ import annotations
+
+__version__ = "0.1.0"
+
+from jetconnect.builders import ProcessorContext, SinkBuilder, SinkContext, SourceBuffer, SourceBuilder
+from jetconnect.catalog import sinks, sources
+from jetconnect.connector import (
+    BatchSource,
+    CommitContext,
+    Guarantee,
+    Range,
+    Sink,
+    Source,
+    StreamSource,
+    WriteContext,
+)
+from jetconnect.errors import (
+    JetconnectError,
+    OffsetError,
+    OptionError,
+    PluginError,
+    PluginLoadWarning,
+    SchemaError,
+    SinkError,
+    SourceError,
+)
+from jetconnect.hookspecs import hookimpl
+from jetconnect.options import Options
+from jetconnect.spark import register
+
+__all__ = [
+    "BatchSource",
+    "CommitContext",
+    "Guarantee",
+    "JetconnectError",
+    "OffsetError",
+    "OptionError",
+    "Options",
+    "PluginError",
+    "PluginLoadWarning",
+    "ProcessorContext",
+    "Range",
+    "SchemaError",
+    "Sink",
+    "SinkBuilder",
+    "SinkContext",
+    "SinkError",
+    "Source",
+    "SourceBuffer",
+    "SourceBuilder",
+    "SourceError",
+    "StreamSource",
+    "WriteContext",
+    "__version__",
+    "hookimpl",
+    "register",
+    "sinks",
+    "sources",
+]

@@ -1,0 +1,236 @@
+"""The contracts a connector implements; the Spark adapter turns them into Spark data sources.
+
+Two ways to write a connector:
+
+* the builders (:mod:`jetconnect.builders`), Jet's ``create_fn`` / ``fill_buffer_fn`` model, for a
+  source that pulls items or a sink that receives rows;
+* these classes directly, for a system that knows its partitions and positions (Kafka, an event
+  journal, files): a :class:`BatchSource` lists splits and reads one, a :class:`StreamSource`
+  reports the latest position per partition and reads the exact range ``[start, end)`` of one
+  partition, and a :class:`Sink` writes one Spark partition and commits a whole batch.
+
+Everything here must pickle: the driver plans, executors read and write, and a streaming commit
+runs in yet another Python process (see shared/DESIGN.md section 4).
+"""
+
+from __future__ import annotations
+
+import enum
+from abc import ABC, abstractmethod
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Union
+
+import pyarrow as pa
+
+if TYPE_CHECKING:  # pragma: no cover
+    from pyspark.sql import DataFrame, Row, SparkSession
+    from pyspark.sql.streaming import StreamingQuery
+    from pyspark.sql.types import StructType
+
+#: A JSON value: what a partition's position may be inside an offset.
+Json = Any
+#: A streaming offset: ``{partition: position}``, stored verbatim by Spark in ``offsets/N``.
+Offset = dict[str, Json]
+#: What a read yields: Arrow record batches (fast) or rows (tuples, dicts, Rows; converted).
+ReadOutput = Iterator[Union[pa.RecordBatch, tuple, dict, "Row"]]
+
+
+class Guarantee(str, enum.Enum):
+    """What a connector promises after a crash and a restart from the checkpoint."""
+
+    EXACTLY_ONCE = "exactly-once"
+    AT_LEAST_ONCE = "at-least-once"
+    AT_MOST_ONCE = "at-most-once"
+    NONE = "none"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class Source(ABC):
+    """Something Spark can read. Subclass :class:`BatchSource`, :class:`StreamSource` or both."""
+
+    #: Registered name, shown in errors and in ``jetconnect plugins``.
+    name: str = "source"
+    guarantee: Guarantee = Guarantee.EXACTLY_ONCE
+
+    @abstractmethod
+    def schema(self) -> "StructType":
+        """The Spark schema of every row this source produces (called on the driver)."""
+
+    def with_options(self, options: Mapping[str, str]) -> "Source":
+        """A copy configured with extra Spark options; the default ignores them."""
+        return self
+
+    def read(self, spark: "SparkSession", **options: Any) -> "DataFrame":
+        """A batch DataFrame of this source."""
+        from jetconnect.spark import read
+
+        return read(self, spark, **options)
+
+    def read_stream(self, spark: "SparkSession", **options: Any) -> "DataFrame":
+        """A streaming DataFrame of this source (options: ``max_records_per_batch``)."""
+        from jetconnect.spark import read_stream
+
+        return read_stream(self, spark, **options)
+
+
+class BatchSource(Source):
+    """A bounded source cut into independent splits, each read by one Spark task."""
+
+    @abstractmethod
+    def splits(self) -> Sequence[Any]:
+        """Picklable descriptions of the parts to read (driver side); one Spark partition each."""
+
+    @abstractmethod
+    def read_split(self, split: Any) -> ReadOutput:
+        """Read one split (executor side): Arrow batches or rows matching :meth:`schema`."""
+
+    def push_filters(self, filters: list[Any]) -> list[Any]:
+        """Take the Spark filters this source can apply itself; return the ones it cannot.
+
+        Called only when ``spark.sql.python.filterPushdown.enabled`` is true. The source must
+        remember what it accepted (it is pickled after this call).
+        """
+        return filters
+
+
+@dataclass(frozen=True)
+class Range:
+    """The records of one partition from position ``start`` (inclusive) to ``end`` (exclusive)."""
+
+    partition: str
+    start: Json
+    end: Json
+
+
+class StreamSource(Source):
+    """An unbounded source whose positions are replayable: the *range form* of DESIGN section 3.
+
+    Contract: reading the same :class:`Range` twice yields the same records in the same order.
+    Do not derive the latest offset from state in memory: derive it from ``start`` and from the
+    external system (Spark does not check that offsets move forward after a restart).
+    """
+
+    #: ``(column, delay)`` for ``withWatermark``, e.g. ``("timestamp", "2 seconds")``; or None.
+    watermark: tuple[str, str] | None = None
+
+    @abstractmethod
+    def initial_offset(self) -> Offset:
+        """Where a new query starts (a restarted query starts from its checkpoint instead)."""
+
+    @abstractmethod
+    def latest_offset(self, start: Offset, max_records: int | None) -> Offset:
+        """How far data goes now, reading at most ``max_records`` past ``start`` when not None."""
+
+    def ranges(self, start: Offset, end: Offset) -> Sequence[Range]:
+        """The ranges to read between two offsets; by default one per partition that moved."""
+        return [
+            Range(partition, start.get(partition), end_pos)
+            for partition, end_pos in end.items()
+            if start.get(partition) != end_pos
+        ]
+
+    @abstractmethod
+    def read_range(self, range_: Range) -> ReadOutput:
+        """Read exactly the records of ``range_`` (executor side)."""
+
+    def commit(self, end: Offset) -> None:
+        """Spark has processed everything up to ``end``: trim logs, acknowledge upstream."""
+
+    def stop(self) -> None:
+        """The query stopped: release connections held by the driver-side reader."""
+
+    def prepare_available_now(self) -> None:
+        """Called before a ``Trigger.AvailableNow`` query: pin what 'available now' means."""
+
+
+@dataclass(frozen=True)
+class WriteContext:
+    """What one Spark write task knows about itself."""
+
+    partition_id: int
+    attempt: int
+    #: Micro-batch id for streaming writes, None for batch writes.
+    batch_id: int | None
+    #: The streaming query's id: stable across restarts from the same checkpoint. None in batch.
+    query_id: str | None
+    schema: "StructType"
+    overwrite: bool = False
+    options: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class CommitContext:
+    """What the driver knows when it commits or aborts a whole write (batch or micro-batch)."""
+
+    batch_id: int | None
+    query_id: str | None
+    overwrite: bool = False
+    options: Mapping[str, str] = field(default_factory=dict)
+
+
+class Sink(ABC):
+    """Something Spark can write to: tasks write partitions, the driver commits the batch.
+
+    For exactly-once, make the effect of ``(query_id, batch_id, partition_id)`` idempotent: Spark
+    re-delivers a micro-batch with the same id after a crash between write and commit, and never
+    calls :meth:`abort` after a hard crash, so leftovers of a killed attempt must be found and
+    cleaned or ignored. :meth:`commit` runs in a fresh process: only the messages carry state.
+    """
+
+    name: str = "sink"
+    guarantee: Guarantee = Guarantee.AT_LEAST_ONCE
+    #: ``"arrow"``: :meth:`write_partition` gets ``pyarrow.RecordBatch`` objects; ``"rows"``: pyspark Rows.
+    input_format: str = "arrow"
+
+    def with_options(self, options: Mapping[str, str]) -> "Sink":
+        """A copy configured with extra Spark options; the default ignores them."""
+        return self
+
+    def check_schema(self, schema: "StructType") -> None:
+        """Raise :class:`~jetconnect.errors.SchemaError` if rows of ``schema`` cannot be written."""
+
+    @abstractmethod
+    def write_partition(self, data: Iterator[Any], ctx: WriteContext) -> Any:
+        """Write one partition; return a picklable message for :meth:`commit` (or None)."""
+
+    def commit(self, messages: list[Any], ctx: CommitContext) -> None:
+        """Make the whole batch visible; must be idempotent per ``ctx.batch_id``."""
+
+    def abort(self, messages: list[Any], ctx: CommitContext) -> None:
+        """Undo what the tasks wrote; a best effort, as Spark skips it after a hard crash."""
+
+    def write(self, df: "DataFrame", **options: Any) -> None:
+        """Write a batch DataFrame to this sink."""
+        from jetconnect.spark import write
+
+        write(self, df, **options)
+
+    def write_stream(
+        self,
+        df: "DataFrame",
+        checkpoint_location: str,
+        trigger: Mapping[str, Any] | None = None,
+        **options: Any,
+    ) -> "StreamingQuery":
+        """Start a streaming query writing ``df`` here, committed per micro-batch."""
+        from jetconnect.spark import write_stream
+
+        return write_stream(self, df, checkpoint_location=checkpoint_location, trigger=trigger, **options)
+
+
+__all__ = [
+    "BatchSource",
+    "CommitContext",
+    "Guarantee",
+    "Json",
+    "Offset",
+    "Range",
+    "ReadOutput",
+    "Sink",
+    "Source",
+    "StreamSource",
+    "WriteContext",
+]

@@ -1,0 +1,35 @@
+"""Typed errors: each says which source, sink, option, file, offset or record is at fault."""
+
+from __future__ import annotations
+
+
+class JetconnectError(Exception):
+    """Base class of every error jetconnect raises on purpose."""
+
+
+class OptionError(JetconnectError, ValueError):
+    """An option is missing or has a value that cannot be used; the message names the option."""
+
+
+class SchemaError(JetconnectError, ValueError):
+    """An item does not match the declared schema; the message names the source and the item."""
+
+
+class SourceError(JetconnectError):
+    """A source failed while creating, reading or restoring; the message names the source."""
+
+
+class SinkError(JetconnectError):
+    """A sink failed while writing or committing; the message names the sink."""
+
+
+class OffsetError(SourceError):
+    """A checkpointed offset cannot be honoured (data expired, topic recreated, log missing)."""
+
+
+class PluginError(JetconnectError):
+    """A plugin registered something invalid (a duplicate name, a factory that is not callable)."""
+
+
+class PluginLoadWarning(UserWarning):
+    """A plugin could not be loaded; the others still are."""

@@ -1,0 +1,38 @@
+"""The hooks a jetconnect plugin implements (pluggy project name ``jetconnect``).
+
+A plugin is a module with ``@hookimpl`` functions, found through the entry-point group
+``jetconnect``::
+
+    from jetconnect import hookimpl
+
+    @hookimpl
+    def register_sources(register):
+        register(my_source, name="my_source", guarantee="exactly-once")
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pluggy
+
+if TYPE_CHECKING:  # pragma: no cover
+    from jetconnect.registry import Register
+
+hookspec = pluggy.HookspecMarker("jetconnect")
+hookimpl = pluggy.HookimplMarker("jetconnect")
+
+
+@hookspec
+def register_sources(register: "Register") -> None:
+    """Register source factories: ``register(factory, name=..., guarantee=..., from_options=...)``.
+
+    ``factory(**kwargs)`` returns a :class:`~jetconnect.connector.Source`; it serves both
+    ``sources.<name>(...)`` and ``spark.read.format(<name>)``, whose string options are converted
+    to the factory's parameters by their annotations (or by ``from_options(Options)`` if given).
+    """
+
+
+@hookspec
+def register_sinks(register: "Register") -> None:
+    """Register sink factories, as :func:`register_sources` does for sources."""

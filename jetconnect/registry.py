@@ -1,0 +1,245 @@
+"""The plugin registry: pluggy, built-ins first, then the ``jetconnect`` entry points.
+
+A plugin that fails to import becomes a :class:`~jetconnect.errors.PluginLoadWarning` naming it,
+so one broken package never hides the others. ``JETCONNECT_PLUGINS`` (comma-separated entry-point
+names) narrows which installed plugins load; an empty value loads none but the built-ins.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import inspect
+import os
+import threading
+import types
+import warnings
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
+
+import pluggy
+
+from jetconnect import hookspecs
+from jetconnect.connector import Guarantee
+from jetconnect.errors import OptionError, PluginError, PluginLoadWarning
+from jetconnect.options import Options
+
+ENTRY_POINT_GROUP = "jetconnect"
+Kind = Literal["source", "sink"]
+
+
+@dataclass(frozen=True)
+class ConnectorSpec:
+    """One registered source or sink factory and what ``jetconnect plugins`` says of it."""
+
+    kind: Kind
+    name: str
+    factory: Callable[..., Any]
+    guarantee: str
+    plugin: str
+    version: str
+    from_options: Callable[[Options], Any] | None = None
+    description: str = ""
+
+    def create(self, *args: Any, **kwargs: Any) -> Any:
+        return self.factory(*args, **kwargs)
+
+    def create_from_options(self, options: Options) -> Any:
+        """Build the connector from Spark's string options (the format-string way in)."""
+        if self.from_options is not None:
+            return self.from_options(options)
+        return call_with_options(self.factory, options, owner=f"{self.kind} '{self.name}'")
+
+
+class Register:
+    """The callable handed to ``register_sources`` / ``register_sinks`` hooks."""
+
+    def __init__(self, registry: "Registry", kind: Kind, plugin: str, version: str) -> None:
+        self._registry, self._kind, self._plugin, self._version = registry, kind, plugin, version
+
+    def __call__(
+        self,
+        factory: Callable[..., Any],
+        name: str | None = None,
+        *,
+        guarantee: str | Guarantee = Guarantee.AT_LEAST_ONCE,
+        from_options: Callable[[Options], Any] | None = None,
+        description: str | None = None,
+    ) -> None:
+        if not callable(factory):
+            raise PluginError(f"plugin '{self._plugin}' registered a {self._kind} that is not callable: {factory!r}")
+        name = name or factory.__name__
+        doc = description or (inspect.getdoc(factory) or "").split("\n", 1)[0]
+        spec = ConnectorSpec(self._kind, name, factory, str(guarantee), self._plugin, self._version, from_options, doc)
+        self._registry._add(spec)
+
+
+@dataclass
+class Registry:
+    """All sources and sinks of the installed plugins, loaded once per process."""
+
+    manager: pluggy.PluginManager = field(default_factory=lambda: pluggy.PluginManager("jetconnect"))
+    sources: dict[str, ConnectorSpec] = field(default_factory=dict)
+    sinks: dict[str, ConnectorSpec] = field(default_factory=dict)
+    plugins: dict[str, str] = field(default_factory=dict)  # name -> version
+
+    def _add(self, spec: ConnectorSpec) -> None:
+        table = self.sources if spec.kind == "source" else self.sinks
+        if spec.name in table and table[spec.name].plugin != spec.plugin:
+            raise PluginError(
+                f"{spec.kind} '{spec.name}' is registered by both plugin '{table[spec.name].plugin}' "
+                f"and plugin '{spec.plugin}'; uninstall one or narrow JETCONNECT_PLUGINS"
+            )
+        table[spec.name] = spec
+
+    def load(self, modules: Iterable[tuple[str, str, types.ModuleType]] = ()) -> "Registry":
+        self.manager.add_hookspecs(hookspecs)
+        for name, version, module in modules:
+            self._register_plugin(name, version, module)
+        wanted = _wanted_plugins()
+        for ep in sorted(importlib.metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
+            if wanted is not None and ep.name not in wanted:
+                continue
+            if self.manager.has_plugin(ep.name):
+                continue
+            version = ep.dist.version if ep.dist is not None else "?"
+            try:
+                module = ep.load()
+                self._register_plugin(ep.name, version, module)
+            except Exception as exc:  # catching whatever a plugin raised is the point: the rest must load
+                warnings.warn(
+                    f"jetconnect plugin '{ep.name}' ({ep.value}) could not be loaded: "
+                    f"{type(exc).__name__}: {exc}",
+                    PluginLoadWarning,
+                    stacklevel=2,
+                )
+        self.manager.check_pending()
+        self._collect()
+        return self
+
+    def _register_plugin(self, name: str, version: str, module: types.ModuleType) -> None:
+        self.manager.register(module, name=name)
+        self.plugins[name] = version
+
+    def _collect(self) -> None:
+        # Each hook implementation is called with a Register bound to its own plugin, so that
+        # `jetconnect plugins` can say which package provides which connector.
+        for kind, caller in (("source", self.manager.hook.register_sources), ("sink", self.manager.hook.register_sinks)):
+            for impl in reversed(caller.get_hookimpls()):  # pluggy lists them last-registered first
+                version = self.plugins.get(impl.plugin_name, "?")
+                try:
+                    impl.function(register=Register(self, kind, impl.plugin_name, version))
+                except PluginError:
+                    raise
+                except Exception as exc:  # a plugin's registration bug must not hide the others
+                    warnings.warn(
+                        f"jetconnect plugin '{impl.plugin_name}' failed to register its {kind}s: "
+                        f"{type(exc).__name__}: {exc}",
+                        PluginLoadWarning,
+                        stacklevel=3,
+                    )
+
+
+def _wanted_plugins() -> set[str] | None:
+    raw = os.environ.get("JETCONNECT_PLUGINS")
+    if raw is None:
+        return None
+    return {p.strip() for p in raw.split(",") if p.strip()}
+
+
+_lock = threading.Lock()
+_registry: Registry | None = None
+
+
+def get_registry() -> Registry:
+    """The process-wide registry, loaded on first use."""
+    global _registry
+    with _lock:
+        if _registry is None:
+            _registry = Registry().load(_builtin_plugins())
+        return _registry
+
+
+def reset_registry() -> None:
+    """Forget the loaded plugins (tests, or after installing a plugin in a running process)."""
+    global _registry
+    with _lock:
+        _registry = None
+
+
+def _builtin_plugins() -> list[tuple[str, str, types.ModuleType]]:
+    from jetconnect import __version__, builtins
+
+    return [("jetconnect", __version__, builtins)]
+
+
+# --- string options -> factory arguments -------------------------------------------------------
+
+
+def call_with_options(factory: Callable[..., Any], options: Options, owner: str) -> Any:
+    """Call ``factory`` with Spark's string options converted by the parameters' annotations.
+
+    Unknown options are an error naming them, unless the factory takes ``**kwargs`` (client
+    configuration passed through, e.g. to a Kafka client).
+    """
+    signature = inspect.signature(factory)
+    try:
+        hints = get_type_hints(factory)
+    except Exception:  # annotations that do not resolve are treated as strings
+        hints = {}
+    by_lower = {name.lower(): p for name, p in signature.parameters.items()}
+    takes_kwargs = any(p.kind is p.VAR_KEYWORD for p in signature.parameters.values())
+    kwargs: dict[str, Any] = {}
+    extra: dict[str, str] = {}
+    for key in options:
+        param = by_lower.get(key.lower())
+        if param is None or param.kind in (param.VAR_KEYWORD, param.VAR_POSITIONAL):
+            extra[key] = options[key]
+            continue
+        kwargs[param.name] = _convert(options, key, hints.get(param.name, param.annotation), param.default)
+    if extra and not takes_kwargs:
+        known = ", ".join(n for n, p in signature.parameters.items() if p.kind is not p.VAR_KEYWORD)
+        raise OptionError(f"{owner}: unknown option(s) {', '.join(sorted(extra))}; known options: {known}")
+    kwargs.update(extra)
+    missing = [
+        n for n, p in signature.parameters.items()
+        if p.default is p.empty and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and n not in kwargs
+    ]
+    if missing:
+        raise OptionError(f"{owner}: option(s) {', '.join(missing)} required")
+    return factory(**kwargs)
+
+
+def _convert(options: Options, key: str, annotation: Any, default: Any) -> Any:
+    target = _plain_type(annotation, default)
+    if target is bool:
+        return options.get_bool(key)
+    if target is int:
+        return options.get_int(key)
+    if target is float:
+        return options.get_float(key)
+    if target in (list, tuple):
+        return options.get_list(key)
+    if target is dict:
+        return options.get_json(key)
+    return options[key]
+
+
+def _plain_type(annotation: Any, default: Any) -> Any:
+    if annotation is inspect.Parameter.empty or annotation is Any:
+        return type(default) if default not in (None, inspect.Parameter.empty) else str
+    origin = get_origin(annotation)
+    if origin in (types.UnionType, Union):
+        args = [a for a in get_args(annotation) if a is not type(None)]
+        # a str alternative means the string is already fine (e.g. "str | list[str]" -> list)
+        for preferred in (bool, int, float, list, dict):
+            for a in args:
+                if a is preferred or get_origin(a) is preferred:
+                    return preferred
+        return str
+    if origin is not None:
+        return origin
+    return annotation
+
+
+__all__ = ["ConnectorSpec", "Register", "Registry", "call_with_options", "get_registry", "reset_registry"]
