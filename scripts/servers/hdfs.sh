@@ -1,0 +1,188 @@
+#!/usr/bin/env bash
+# A real single-node HDFS (Hadoop 2.7.3 NameNode + DataNode) on 127.0.0.1, WebHDFS on port 9870.
+#
+#   scripts/servers/hdfs.sh start|stop|status|restart-namenode
+#
+# The Hadoop jars come from the PyPI sdist of pyspark 2.4.8 (the only registry that ships them),
+# cached under ~/.cache/jetconnect-hdfs so a second start takes seconds; Jersey 1, which the
+# NameNode's WebHDFS servlet needs and that sdist lacks, comes from Debian. Data lives under
+# /tmp/jetconnect-hdfs. Idempotent: `start` on a running server only checks that it answers.
+#
+# Environment: HDFS_BLOCK_SIZE (bytes, default 1 MiB so tests get multi-block files cheaply),
+# HDFS_HTTP_PORT (default 9870), HDFS_RPC_PORT (default 9000), PYTHON (default python3/python).
+set -euo pipefail
+
+ROOT=/tmp/jetconnect-hdfs
+CACHE=${JETCONNECT_CACHE:-$HOME/.cache/jetconnect-hdfs}
+JARS=$CACHE/jars
+CONF=$ROOT/conf
+LOGS=$ROOT/logs
+HTTP_PORT=${HDFS_HTTP_PORT:-9870}
+RPC_PORT=${HDFS_RPC_PORT:-9000}
+BLOCK_SIZE=${HDFS_BLOCK_SIZE:-1048576}
+PYTHON=${PYTHON:-$(command -v python || command -v python3 || true)}
+URL=http://127.0.0.1:$HTTP_PORT/webhdfs/v1
+
+die() { echo "hdfs.sh: $*" >&2; exit 1; }
+
+install_java_and_jersey() {
+    local missing=()
+    command -v java >/dev/null 2>&1 || missing+=(openjdk-17-jre-headless)
+    command -v curl >/dev/null 2>&1 || missing+=(curl)
+    for pkg in libjersey1-core-java libjersey1-server-java libjersey1-servlet-java; do
+        dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
+    done
+    if [ ${#missing[@]} -gt 0 ]; then
+        echo "hdfs.sh: installing ${missing[*]}"
+        apt-get update -qq >/dev/null || die "apt-get update failed"
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null \
+            || die "apt-get install ${missing[*]} failed"
+    fi
+}
+
+fetch_hadoop_jars() {
+    [ -f "$JARS/.complete" ] && return 0
+    [ -n "$PYTHON" ] || die "no python to run pip with"
+    mkdir -p "$CACHE"
+    local sdist=$CACHE/pyspark-2.4.8.tar.gz
+    if [ ! -f "$sdist" ]; then
+        echo "hdfs.sh: downloading the pyspark 2.4.8 sdist (220 MB) for its Hadoop 2.7.3 jars"
+        # pip builds the sdist's metadata while downloading; that needs setuptools' bdist_wheel.
+        "$PYTHON" -m pip install -q wheel >/dev/null 2>&1 || true
+        "$PYTHON" -m pip download -q --no-deps --no-binary :all: --no-build-isolation \
+            pyspark==2.4.8 -d "$CACHE" || die "pip download pyspark==2.4.8 failed"
+    fi
+    rm -rf "$JARS.tmp" && mkdir -p "$JARS.tmp"
+    tar -xzf "$sdist" -C "$JARS.tmp" --strip-components=3 --wildcards 'pyspark-2.4.8/deps/jars/*.jar' \
+        || die "could not extract the jars from $sdist"
+    # Spark's and Scala's own jars are not needed by HDFS; leaving them out keeps the JVM lean.
+    rm -f "$JARS.tmp"/spark-*.jar "$JARS.tmp"/scala-*.jar
+    touch "$JARS.tmp/.complete"
+    rm -rf "$JARS" && mv "$JARS.tmp" "$JARS"
+}
+
+write_conf() {
+    mkdir -p "$CONF"/webapps/{hdfs,datanode,secondary} "$ROOT"/{name,data,logs}
+    cat >"$CONF/core-site.xml" <<EOF
+<configuration>
+  <property><name>fs.defaultFS</name><value>hdfs://127.0.0.1:$RPC_PORT</value></property>
+  <property><name>hadoop.tmp.dir</name><value>$ROOT/tmp</value></property>
+</configuration>
+EOF
+    cat >"$CONF/hdfs-site.xml" <<EOF
+<configuration>
+  <property><name>dfs.namenode.name.dir</name><value>$ROOT/name</value></property>
+  <property><name>dfs.datanode.data.dir</name><value>$ROOT/data</value></property>
+  <property><name>dfs.replication</name><value>1</value></property>
+  <property><name>dfs.blocksize</name><value>$BLOCK_SIZE</value></property>
+  <property><name>dfs.namenode.fs-limits.min-block-size</name><value>4096</value></property>
+  <property><name>dfs.permissions.enabled</name><value>false</value></property>
+  <property><name>dfs.webhdfs.enabled</name><value>true</value></property>
+  <property><name>dfs.namenode.rpc-address</name><value>127.0.0.1:$RPC_PORT</value></property>
+  <property><name>dfs.namenode.http-address</name><value>127.0.0.1:$HTTP_PORT</value></property>
+  <property><name>dfs.namenode.secondary.http-address</name><value>127.0.0.1:0</value></property>
+  <property><name>dfs.datanode.address</name><value>127.0.0.1:9866</value></property>
+  <property><name>dfs.datanode.http.address</name><value>127.0.0.1:9864</value></property>
+  <property><name>dfs.datanode.ipc.address</name><value>127.0.0.1:9867</value></property>
+  <!-- WebHDFS redirects clients to the DataNode by this name: keep it on loopback. -->
+  <property><name>dfs.datanode.hostname</name><value>127.0.0.1</value></property>
+  <property><name>dfs.heartbeat.interval</name><value>1</value></property>
+  <property><name>dfs.namenode.safemode.extension</name><value>0</value></property>
+  <property><name>dfs.namenode.safemode.threshold-pct</name><value>0</value></property>
+</configuration>
+EOF
+    cat >"$CONF/log4j.properties" <<'EOF'
+log4j.rootLogger=WARN, console
+log4j.appender.console=org.apache.log4j.ConsoleAppender
+log4j.appender.console.layout=org.apache.log4j.PatternLayout
+log4j.appender.console.layout.ConversionPattern=%d %p %c{1}: %m%n
+EOF
+}
+
+java_cmd() {  # java_cmd MAIN-CLASS ARGS...: sets JAVA_CMD; Hadoop 2.7 on Java 17 needs these opens.
+    JAVA_CMD=(java -Xmx512m -XX:+UseSerialGC)
+    for pkg in java.lang java.nio sun.nio.ch java.util java.lang.reflect java.net java.io java.security; do
+        JAVA_CMD+=(--add-opens "java.base/$pkg=ALL-UNNAMED")
+    done
+    JAVA_CMD+=(-Dhadoop.log.dir="$LOGS" -Dhadoop.home.dir="$ROOT"
+        -Dlog4j.configuration="file:$CONF/log4j.properties"
+        -cp "$CONF:$JARS/*:/usr/share/java/jersey1-core.jar:/usr/share/java/jersey1-server.jar:/usr/share/java/jersey1-servlet.jar"
+        "$@")
+}
+
+pid_alive() { [ -f "$ROOT/$1.pid" ] && kill -0 "$(cat "$ROOT/$1.pid")" 2>/dev/null; }
+
+start_daemon() {  # start_daemon namenode|datanode
+    pid_alive "$1" && return 0
+    local class=org.apache.hadoop.hdfs.server.namenode.NameNode
+    [ "$1" = datanode ] && class=org.apache.hadoop.hdfs.server.datanode.DataNode
+    java_cmd "$class"
+    # setsid: the daemon outlives this script and the test run's process group.
+    setsid "${JAVA_CMD[@]}" </dev/null >>"$LOGS/$1.log" 2>&1 &
+    echo $! >"$ROOT/$1.pid"
+}
+
+# Readiness: a real WebHDFS write and read-back (proves NameNode, DataNode and the redirect work).
+round_trip() {
+    local probe=/tmp/jetconnect-hdfs-probe-$$ location body
+    location=$(curl -s -o /dev/null -w '%{redirect_url}' -X PUT \
+        "$URL$probe?op=CREATE&overwrite=true&user.name=root") || return 1
+    [ -n "$location" ] || return 1
+    curl -sf -X PUT -H 'Content-Type: application/octet-stream' --data-binary ready "$location" >/dev/null || return 1
+    body=$(curl -sfL "$URL$probe?op=OPEN&user.name=root") || return 1
+    curl -sf -X DELETE "$URL$probe?op=DELETE&user.name=root" >/dev/null || true
+    [ "$body" = ready ]
+}
+
+wait_ready() {  # wait_ready SECONDS
+    local deadline=$((SECONDS + $1))
+    while [ $SECONDS -lt $deadline ]; do
+        round_trip 2>/dev/null && return 0
+        for d in namenode datanode; do
+            pid_alive $d || die "$d exited; end of $LOGS/$d.log:
+$(tail -n 30 "$LOGS/$d.log" 2>/dev/null)"
+        done
+        sleep 0.3
+    done
+    die "HDFS did not answer a WebHDFS round trip on $URL within $1 s; see $LOGS"
+}
+
+stop_daemon() {
+    pid_alive "$1" || { rm -f "$ROOT/$1.pid"; return 0; }
+    local pid; pid=$(cat "$ROOT/$1.pid")
+    kill -TERM "$pid" 2>/dev/null || true
+    for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL "$pid" 2>/dev/null || true
+    rm -f "$ROOT/$1.pid"
+}
+
+start() {
+    if pid_alive namenode && pid_alive datanode && round_trip 2>/dev/null; then
+        echo "hdfs: already running on $URL"; return 0
+    fi
+    install_java_and_jersey
+    fetch_hadoop_jars
+    write_conf
+    if [ ! -f "$ROOT/name/current/VERSION" ]; then
+        java_cmd org.apache.hadoop.hdfs.server.namenode.NameNode -format -force -nonInteractive
+        "${JAVA_CMD[@]}" >"$LOGS/format.log" 2>&1 || die "namenode -format failed; see $LOGS/format.log"
+    fi
+    start_daemon namenode
+    start_daemon datanode
+    wait_ready 90
+    echo "hdfs: up on $URL (block size $BLOCK_SIZE)"
+}
+
+case "${1:-}" in
+    start) start ;;
+    stop) stop_daemon datanode; stop_daemon namenode; echo "hdfs: stopped" ;;
+    status)
+        if pid_alive namenode && pid_alive datanode && round_trip 2>/dev/null; then
+            echo "hdfs: running on $URL"
+        else
+            echo "hdfs: not running"; exit 1
+        fi ;;
+    # For tests of a NameNode outage: the DataNode and the data stay, the NameNode comes back.
+    restart-namenode) stop_daemon namenode; start_daemon namenode; wait_ready 90; echo "hdfs: namenode restarted" ;;
+    *) echo "usage: $0 start|stop|status|restart-namenode" >&2; exit 2 ;;
+esac
