@@ -1,0 +1,69 @@
+"""librdkafka configuration from jetconnect options, and clients that wait for a broker.
+
+Extra keyword arguments of ``sources.kafka`` / ``sinks.kafka`` are librdkafka settings: dotted
+names as Spark options (``.option("security.protocol", "SSL")``, or with Spark's ``kafka.``
+prefix), underscores for Python keywords (``security_protocol="SSL"``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient, ClusterMetadata
+
+from jetconnect.retry import Backoff, retry_call
+
+#: How long a client keeps retrying an unreachable broker before the error reaches the user.
+DEFAULT_BACKOFF = Backoff(initial=0.1, maximum=2.0, deadline=30.0)
+_SECRET_WORDS = ("password", "secret", "sasl", "token", "key")
+
+
+def client_config(bootstrap_servers: str, extra: Mapping[str, Any]) -> dict[str, Any]:
+    """librdkafka settings: ``bootstrap.servers`` plus the user's extra settings, normalised."""
+    config: dict[str, Any] = {"bootstrap.servers": bootstrap_servers}
+    for key, value in extra.items():
+        name = key[len("kafka."):] if key.lower().startswith("kafka.") else key
+        config[name.replace("_", ".")] = value
+    return config
+
+
+def redacted(config: Mapping[str, Any]) -> dict[str, Any]:
+    """``config`` safe to show in errors and logs: secret-looking values replaced by ``***``."""
+    return {k: ("***" if any(w in k.lower() for w in _SECRET_WORDS) else v) for k, v in config.items()}
+
+
+def consumer(config: Mapping[str, Any], **overrides: Any) -> Consumer:
+    """A consumer for manual assignment: no group membership, nothing committed to the broker."""
+    settings = {
+        "group.id": "jetconnect",  # required by librdkafka, unused: partitions are assigned by hand
+        "enable.auto.commit": False,
+        "enable.auto.offset.store": False,
+        "enable.partition.eof": False,
+        **config,
+        **overrides,
+    }
+    return Consumer(settings)
+
+
+def producer(config: Mapping[str, Any], **overrides: Any) -> Producer:
+    return Producer({**config, **overrides})
+
+
+
+def cluster_metadata(admin_or_consumer: AdminClient | Consumer, what: str,
+                     backoff: Backoff = DEFAULT_BACKOFF) -> ClusterMetadata:
+    """Topic metadata, retried with backoff while the broker does not answer."""
+    return retry_call(lambda: admin_or_consumer.list_topics(timeout=5), retry_on=(KafkaException,),
+                      what=what, backoff=backoff)
+
+
+def watermarks(client: Consumer, topic: str, partition: int, what: str,
+               backoff: Backoff = DEFAULT_BACKOFF) -> tuple[int, int]:
+    """``(low, high)`` offsets of one partition, retried with backoff."""
+    return retry_call(lambda: client.get_watermark_offsets(TopicPartition(topic, partition), timeout=5),
+                      retry_on=(KafkaException,), what=what, backoff=backoff)
+
+
+__all__ = ["DEFAULT_BACKOFF", "client_config", "cluster_metadata", "consumer", "producer", "redacted", "watermarks"]

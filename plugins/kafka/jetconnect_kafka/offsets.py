@@ -1,0 +1,118 @@
+"""Offsets as Spark checkpoints them: ``{"topic:partition": next offset to read}``.
+
+Pure functions (no broker): naming partitions, parsing ``starting_offsets`` and sharing an
+admission-control budget between partitions.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime, timezone
+
+from jetconnect.errors import OptionError
+
+#: In a ``starting_offsets`` JSON map, as in Spark's own Kafka source.
+EARLIEST, LATEST = -2, -1
+
+
+def partition_key(topic: str, partition: int) -> str:
+    """The offset key of one partition; Kafka topic names cannot contain ``:``."""
+    return f"{topic}:{partition}"
+
+
+def split_key(key: str) -> tuple[str, int]:
+    topic, _, partition = key.rpartition(":")
+    if not topic or not partition.isdigit():
+        raise OptionError(f"kafka: '{key}' is not a 'topic:partition' offset key")
+    return topic, int(partition)
+
+
+@dataclass(frozen=True)
+class StartingOffsets:
+    """Where a new query starts: ``earliest``, ``latest``, a timestamp, or explicit offsets.
+
+    ``offsets`` maps ``topic:partition`` to an offset, or to ``EARLIEST`` / ``LATEST``; partitions
+    not in the map start at ``default``.
+    """
+
+    default: str = "earliest"  # "earliest" | "latest" | "timestamp"
+    timestamp_ms: int | None = None
+    offsets: Mapping[str, int] | None = None
+
+
+def parse_starting_offsets(text: str, option: str = "starting_offsets") -> StartingOffsets:
+    """``"earliest"``, ``"latest"``, epoch milliseconds, an ISO-8601 time, or a JSON map.
+
+    The JSON map is ``{"topic:partition": offset}`` or Spark's ``{"topic": {"partition": offset}}``,
+    with -2 for earliest and -1 for latest.
+    """
+    raw = text.strip()
+    if raw.lower() in ("earliest", "latest"):
+        return StartingOffsets(default=raw.lower())
+    if raw.startswith("{"):
+        return StartingOffsets(default="earliest", offsets=_offset_map(raw, option))
+    if raw.lstrip("-").isdigit():
+        return StartingOffsets(default="timestamp", timestamp_ms=int(raw))
+    try:
+        moment = datetime.fromisoformat(raw)
+    except ValueError:
+        raise OptionError(
+            f"kafka: option '{option}' must be earliest, latest, a JSON map of offsets, epoch "
+            f"milliseconds or an ISO-8601 time, got {text!r}"
+        ) from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    return StartingOffsets(default="timestamp", timestamp_ms=int(moment.timestamp() * 1000))
+
+
+def _offset_map(raw: str, option: str) -> dict[str, int]:
+    try:
+        parsed = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise OptionError(f"kafka: option '{option}' must be JSON ({exc.msg} at character {exc.pos})") from None
+    offsets: dict[str, int] = {}
+    for key, value in parsed.items():
+        if isinstance(value, dict):  # Spark's shape: {"topic": {"0": 23}}
+            for partition, offset in value.items():
+                offsets[partition_key(key, int(partition))] = _offset(offset, option, key)
+        else:
+            split_key(key)
+            offsets[key] = _offset(value, option, key)
+    return offsets
+
+
+def _offset(value: object, option: str, key: str) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or value < EARLIEST:
+        raise OptionError(f"kafka: option '{option}': offset of '{key}' must be an offset, -2 or -1, got {value!r}")
+    return value
+
+
+def admit(start: Mapping[str, int], end: Mapping[str, int], max_records: int) -> dict[str, int]:
+    """Cut ``start → end`` down to at most ``max_records`` records, shared fairly by partitions.
+
+    Water-filling: every partition with data gets an equal share; what a short partition leaves
+    unused goes to the others. Deterministic for the same inputs, and never behind ``start``.
+    """
+    available = {k: max(0, end[k] - start.get(k, end[k])) for k in end}
+    budget = max_records
+    taken = dict.fromkeys(end, 0)
+    waiting = sorted(k for k, n in available.items() if n > 0)
+    while waiting and budget > 0:
+        share = max(1, math.floor(budget / len(waiting)))
+        still = []
+        for key in waiting:
+            take = min(share, available[key] - taken[key], budget)
+            taken[key] += take
+            budget -= take
+            if taken[key] < available[key]:
+                still.append(key)
+            if budget == 0:
+                break
+        waiting = still
+    return {k: (start[k] + taken[k] if k in start else end[k]) for k in end}
+
+
+__all__ = ["EARLIEST", "LATEST", "StartingOffsets", "admit", "parse_starting_offsets", "partition_key", "split_key"]

@@ -1,0 +1,228 @@
+"""Value formats: Kafka bytes to Spark columns (source) and Spark columns to bytes (sink).
+
+``bytes`` (as is), ``string`` (UTF-8), ``json`` (a struct given by ``value_schema`` DDL) and
+``avro`` (schemaless Avro records given by ``avro_schema``, decoded with fastavro). Decoders work
+on whole batches and fall back to one record at a time only to name the record at fault.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import fastavro
+import pyarrow as pa
+from pyspark.sql.types import (
+    ArrayType,
+    BinaryType,
+    BooleanType,
+    DataType,
+    DateType,
+    DoubleType,
+    FloatType,
+    IntegerType,
+    LongType,
+    MapType,
+    StringType,
+    StructField,
+    StructType,
+    TimestampType,
+)
+
+from jetconnect.arrow import parse_schema, to_arrow_schema
+from jetconnect.errors import OptionError
+
+FORMATS = ("bytes", "string", "json", "avro")
+#: Describes where record ``i`` of a batch came from, e.g. "topic 'orders' partition 2 offset 17".
+Where = Callable[[int], str]
+
+
+class DecodeError(ValueError):
+    """One record cannot be decoded; ``index`` is its position in the batch."""
+
+    def __init__(self, index: int, reason: str) -> None:
+        super().__init__(reason)
+        self.index, self.reason = index, reason
+
+
+class ValueFormat:
+    """How one column's bytes map to a Spark type, both ways."""
+
+    name = "bytes"
+
+    def spark_type(self) -> DataType:
+        return BinaryType()
+
+    def decode(self, values: Sequence[bytes | None]) -> pa.Array:
+        return pa.array(values, type=pa.binary())
+
+    def encode(self, column: pa.Array) -> list[bytes | None]:
+        if pa.types.is_string(column.type) or pa.types.is_large_string(column.type):
+            return [None if v is None else v.encode() for v in column.to_pylist()]
+        return column.to_pylist()
+
+
+class StringFormat(ValueFormat):
+    name = "string"
+
+    def spark_type(self) -> DataType:
+        return StringType()
+
+    def decode(self, values: Sequence[bytes | None]) -> pa.Array:
+        try:
+            return pa.array(values, type=pa.binary()).cast(pa.string())  # validates UTF-8 in C
+        except pa.ArrowInvalid:
+            for i, value in enumerate(values):
+                try:
+                    value is None or value.decode()
+                except UnicodeDecodeError as exc:
+                    raise DecodeError(i, f"value is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+            raise
+
+
+class JsonFormat(ValueFormat):
+    """JSON objects decoded into the struct given by ``value_schema`` (missing fields are null)."""
+
+    name = "json"
+
+    def __init__(self, schema: StructType) -> None:
+        self.schema = schema
+        self.arrow_type = pa.struct(list(to_arrow_schema(schema)))
+
+    def spark_type(self) -> DataType:
+        return self.schema
+
+    def decode(self, values: Sequence[bytes | None]) -> pa.Array:
+        parsed = []
+        for i, value in enumerate(values):
+            if value is None:
+                parsed.append(None)
+                continue
+            try:
+                item = json.loads(value)
+            except (ValueError, UnicodeDecodeError) as exc:
+                raise DecodeError(i, f"value is not JSON ({exc})") from None
+            if not isinstance(item, dict):
+                raise DecodeError(i, f"value is JSON {type(item).__name__}, not an object")
+            parsed.append(item)
+        return _to_arrow(parsed, self.arrow_type, "the value_schema")
+
+    def encode(self, column: pa.Array) -> list[bytes | None]:
+        return [None if v is None else json.dumps(v, default=str, separators=(",", ":")).encode()
+                for v in column.to_pylist()]
+
+
+class AvroFormat(ValueFormat):
+    """Schemaless Avro (no Confluent framing), one record per Kafka value."""
+
+    name = "avro"
+
+    def __init__(self, avro_schema: str | dict) -> None:
+        try:
+            raw = json.loads(avro_schema) if isinstance(avro_schema, str) else avro_schema
+            self.avro = fastavro.parse_schema(raw)
+        except (ValueError, fastavro.schema.SchemaParseException) as exc:
+            raise OptionError(f"kafka: option 'avro_schema' is not a valid Avro schema: {exc}") from None
+        self.schema = avro_to_spark(raw)
+        field = StructField("value", self.schema)
+        self.arrow_type = to_arrow_schema(StructType([field])).field("value").type
+
+    def spark_type(self) -> DataType:
+        return self.schema
+
+    def decode(self, values: Sequence[bytes | None]) -> pa.Array:
+        decoded = []
+        reader = fastavro.schemaless_reader
+        for i, value in enumerate(values):
+            if value is None:
+                decoded.append(None)
+                continue
+            buffer = io.BytesIO(value)
+            try:
+                decoded.append(reader(buffer, self.avro, None))
+            except Exception as exc:  # fastavro raises anything from EOFError to UnicodeDecodeError
+                raise DecodeError(i, f"value does not match the Avro schema ({type(exc).__name__}: {exc})") from None
+            if buffer.tell() != len(value):
+                raise DecodeError(i, f"value does not match the Avro schema ({len(value) - buffer.tell()} bytes left over)")
+        return _to_arrow(decoded, self.arrow_type, "the Avro schema")
+
+    def encode(self, column: pa.Array) -> list[bytes | None]:
+        out: list[bytes | None] = []
+        for value in column.to_pylist():
+            if value is None:
+                out.append(None)
+                continue
+            buffer = io.BytesIO()
+            fastavro.schemaless_writer(buffer, self.avro, value)
+            out.append(buffer.getvalue())
+        return out
+
+
+def _to_arrow(items: list[Any], arrow_type: pa.DataType, what: str) -> pa.Array:
+    try:
+        return pa.array(items, type=arrow_type)
+    except (pa.ArrowException, TypeError, ValueError):
+        for i, item in enumerate(items):  # find the record at fault
+            try:
+                pa.array([item], type=arrow_type)
+            except (pa.ArrowException, TypeError, ValueError) as exc:
+                raise DecodeError(i, f"value does not fit {what}: {exc}") from None
+        raise
+
+
+def value_format(name: str, value_schema: str | None = None, avro_schema: str | dict | None = None) -> ValueFormat:
+    """The format called ``name``, checking that the schema it needs was given."""
+    name = name.lower()
+    if name == "bytes":
+        return ValueFormat()
+    if name == "string":
+        return StringFormat()
+    if name == "json":
+        if not value_schema:
+            raise OptionError("kafka: value_format 'json' needs option 'value_schema' (DDL, e.g. 'id bigint, name string')")
+        return JsonFormat(parse_schema(value_schema))
+    if name == "avro":
+        if not avro_schema:
+            raise OptionError("kafka: value_format 'avro' needs option 'avro_schema' (the Avro schema as JSON)")
+        return AvroFormat(avro_schema)
+    raise OptionError(f"kafka: option 'value_format' must be one of {', '.join(FORMATS)}, got {name!r}")
+
+
+# --- Avro schema -> Spark type ---------------------------------------------------------------------
+
+_AVRO_PRIMITIVES: dict[str, DataType] = {
+    "boolean": BooleanType(), "int": IntegerType(), "long": LongType(), "float": FloatType(),
+    "double": DoubleType(), "bytes": BinaryType(), "string": StringType(), "fixed": BinaryType(),
+    "enum": StringType(),
+}
+_AVRO_LOGICAL: dict[str, DataType] = {
+    "timestamp-millis": TimestampType(), "timestamp-micros": TimestampType(), "date": DateType(),
+}
+
+
+def avro_to_spark(schema: Any) -> DataType:
+    """The Spark type fastavro's decoded values of ``schema`` fit in (records become structs)."""
+    if isinstance(schema, list):  # a union: only [null, X] maps to a Spark type
+        branches = [s for s in schema if s != "null"]
+        if len(branches) != 1:
+            raise OptionError(f"kafka: Avro union {schema} is not supported, only [\"null\", type]")
+        return avro_to_spark(branches[0])
+    if isinstance(schema, str):
+        if schema in _AVRO_PRIMITIVES:
+            return _AVRO_PRIMITIVES[schema]
+        raise OptionError(f"kafka: Avro type {schema!r} is not supported (named type references are not)")
+    kind = schema.get("type")
+    if schema.get("logicalType") in _AVRO_LOGICAL:
+        return _AVRO_LOGICAL[schema["logicalType"]]
+    if kind == "record":
+        return StructType([StructField(f["name"], avro_to_spark(f["type"]), True) for f in schema["fields"]])
+    if kind == "array":
+        return ArrayType(avro_to_spark(schema["items"]), True)
+    if kind == "map":
+        return MapType(StringType(), avro_to_spark(schema["values"]), True)
+    return avro_to_spark(kind)
+
+
+__all__ = ["FORMATS", "AvroFormat", "DecodeError", "JsonFormat", "StringFormat", "ValueFormat", "avro_to_spark", "value_format"]

@@ -1,0 +1,252 @@
+"""The Kafka sink: each micro-batch partition in one Kafka transaction, skipped if already in.
+
+Exactly-once (the default): the task of ``(query, batch N, partition p)`` uses the transactional
+id ``jetconnect-<query>-<p>``. ``init_transactions`` fences any older attempt and aborts what it
+left open; the task then asks the :class:`~jetconnect_kafka.ledger.Ledger` whether N/p is already
+committed (Spark re-delivers a batch after a crash between our commit and its own), and if not
+writes the rows and a marker in one transaction. Readers must use ``isolation.level=read_committed``.
+At-least-once: an idempotent producer, flushed at the end of the task: faster, duplicates after
+a crash. See plugins/kafka/README.md for the design and its limits.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow as pa
+from confluent_kafka import KafkaException, Producer
+from pyspark.sql.types import ArrayType, BinaryType, IntegerType, LongType, ShortType, StringType, StructType
+
+from jetconnect.connector import CommitContext, Guarantee, Sink, WriteContext
+from jetconnect.errors import OptionError, SchemaError
+from jetconnect.retry import Backoff
+
+from jetconnect_kafka import config
+from jetconnect_kafka.errors import KafkaSinkError
+from jetconnect_kafka.ledger import DEFAULT_TOPIC, Ledger, marker
+from jetconnect_kafka.serde import ValueFormat, value_format
+
+DELIVERY = ("exactly-once", "at-least-once")
+COLUMNS = ("key", "value", "topic", "partition", "headers")
+
+
+@dataclass(frozen=True)
+class WriteReport:
+    """What one task wrote (the commit message): enough to log and to test the skip path."""
+
+    partition_id: int
+    batch_id: int | None
+    records: int
+    skipped: bool = False
+
+
+class KafkaSink(Sink):
+    """Rows with a ``value`` column (and optionally key, topic, partition, headers) to Kafka."""
+
+    name = "kafka"
+    input_format = "arrow"
+
+    def __init__(
+        self,
+        *,
+        bootstrap_servers: str,
+        topic: str | None = None,
+        value_format_name: str = "bytes",
+        value_schema: str | None = None,
+        avro_schema: str | None = None,
+        delivery: str = "exactly-once",
+        commit_topic: str = DEFAULT_TOPIC,
+        broker_timeout_s: float = 30.0,
+        client_config: Mapping[str, Any] | None = None,
+    ) -> None:
+        if delivery not in DELIVERY:
+            raise OptionError(f"kafka sink: option 'delivery' must be one of {', '.join(DELIVERY)}, got {delivery!r}")
+        self.topic = topic
+        self.value_format: ValueFormat = value_format(value_format_name, value_schema, avro_schema)
+        self.delivery = delivery
+        self.guarantee = Guarantee.EXACTLY_ONCE if delivery == "exactly-once" else Guarantee.AT_LEAST_ONCE
+        self.backoff = Backoff(initial=0.1, maximum=2.0, deadline=broker_timeout_s)
+        self.config = config.client_config(bootstrap_servers, client_config or {})
+        self.commit_topic = commit_topic
+
+    def __repr__(self) -> str:
+        return f"KafkaSink(topic={self.topic!r}, delivery={self.delivery!r}, bootstrap.servers={self.config['bootstrap.servers']!r})"
+
+    def check_schema(self, schema: StructType) -> None:
+        names = {f.name.lower(): f.dataType for f in schema.fields}
+        if "value" not in names:
+            raise SchemaError(f"kafka sink: the DataFrame needs a 'value' column; it has {', '.join(schema.fieldNames())}")
+        if self.topic is None and "topic" not in names:
+            raise SchemaError("kafka sink: give option 'topic' or a 'topic' column")
+        allowed = {
+            "key": (BinaryType, StringType),
+            "topic": (StringType,),
+            "partition": (IntegerType, LongType, ShortType),
+            "headers": (ArrayType,),
+        }
+        for name, types in allowed.items():
+            if name in names and not isinstance(names[name], types):
+                raise SchemaError(f"kafka sink: column '{name}' is {names[name].simpleString()}, "
+                                  f"expected {' or '.join(t.typeName() for t in types)}")
+
+    # --- executors ------------------------------------------------------------------------------
+
+    def write_partition(self, data: Iterator[Any], ctx: WriteContext) -> WriteReport:
+        if self.delivery == "at-least-once":
+            return self._write_at_least_once(data, ctx)
+        return self._write_transaction(data, ctx)
+
+    def _write_at_least_once(self, data: Iterator[pa.RecordBatch], ctx: WriteContext) -> WriteReport:
+        producer = config.producer(self.config, **{"enable.idempotence": True, "linger.ms": 5})
+        writer = _RowWriter(self, producer, ctx)
+        records = writer.write_all(data)
+        remaining = producer.flush(self.backoff.deadline)
+        writer.raise_failure()
+        if remaining:
+            raise KafkaSinkError(f"kafka sink: {remaining} record(s) of partition {ctx.partition_id} "
+                                 f"not delivered within {self.backoff.deadline:.0f} s (broker unreachable?)")
+        return WriteReport(ctx.partition_id, ctx.batch_id, records)
+
+    def _write_transaction(self, data: Iterator[pa.RecordBatch], ctx: WriteContext) -> WriteReport:
+        ledger = Ledger(self.config, self.commit_topic, self.backoff)
+        ledger.ensure_topic()
+        streaming = ctx.batch_id is not None and ctx.query_id is not None
+        # Streaming: one id per (query, Spark partition), stable across restarts, so a new attempt
+        # fences the old one. A batch write has no batch id to re-deliver: any unique id will do.
+        query = ctx.query_id if streaming else f"write-{uuid.uuid4()}"
+        producer = config.producer(self.config, **{
+            "transactional.id": f"jetconnect-{query}-{ctx.partition_id}",
+            "linger.ms": 5,
+        })
+        try:
+            producer.init_transactions(self.backoff.deadline)
+            if streaming and ledger.committed(query, ctx.batch_id, ctx.partition_id):
+                return WriteReport(ctx.partition_id, ctx.batch_id, 0, skipped=True)
+            producer.begin_transaction()
+            writer = _RowWriter(self, producer, ctx)
+            records = writer.write_all(data)
+            producer.flush(self.backoff.deadline)
+            writer.raise_failure()
+            key, value = marker(query, ctx.batch_id if streaming else 0, ctx.partition_id)
+            producer.produce(self.commit_topic, value=value, key=key, partition=0)
+            producer.commit_transaction(self.backoff.deadline)
+        except KafkaException as exc:
+            _abort_quietly(producer)
+            raise KafkaSinkError(f"kafka sink: the transaction of batch {ctx.batch_id} partition "
+                                 f"{ctx.partition_id} failed: {exc.args[0].str() if exc.args else exc}") from exc
+        except BaseException:
+            _abort_quietly(producer)
+            raise
+        return WriteReport(ctx.partition_id, ctx.batch_id, records)
+
+    # --- driver -----------------------------------------------------------------------------------
+
+    def commit(self, messages: list[Any], ctx: CommitContext) -> None:
+        # Every task committed its own transaction; there is nothing left to make visible.
+        return None
+
+
+def _abort_quietly(producer: Producer) -> None:
+    try:
+        producer.abort_transaction(5)
+    except KafkaException:
+        pass  # no transaction in progress, or fenced: the next attempt's init_transactions aborts it
+
+
+class _RowWriter:
+    """Produces Arrow batches row by row, remembering the first delivery failure."""
+
+    def __init__(self, sink: KafkaSink, producer: Producer, ctx: WriteContext) -> None:
+        self.sink, self.producer, self.ctx = sink, producer, ctx
+        self.failure: str | None = None
+        self.written = 0
+
+    def _delivered(self, error: Any, message: Any) -> None:
+        if error is not None and self.failure is None:
+            self.failure = f"topic '{message.topic()}': {error.str()}"
+
+    def raise_failure(self) -> None:
+        if self.failure is not None:
+            raise KafkaSinkError(f"kafka sink: a record of partition {self.ctx.partition_id} was not delivered: {self.failure}")
+
+    def write_all(self, batches: Iterator[pa.RecordBatch]) -> int:
+        for batch in batches:
+            self.write(batch)
+        return self.written
+
+    def write(self, batch: pa.RecordBatch) -> None:
+        names = {name.lower(): i for i, name in enumerate(batch.schema.names)}
+        n = batch.num_rows
+        try:
+            values = self.sink.value_format.encode(batch.column(names["value"]))
+        except Exception as exc:  # fastavro/json raise many types; the row at fault is named below
+            raise self._bad_value(batch.column(names["value"]), exc) from None
+        keys = _column(batch, names, "key", n)
+        if keys is not None:
+            keys = [k.encode() if isinstance(k, str) else k for k in keys]
+        topics = _column(batch, names, "topic", n)
+        partitions = _column(batch, names, "partition", n)
+        headers = _column(batch, names, "headers", n)
+        produce, poll = self.producer.produce, self.producer.poll
+        for i in range(n):
+            topic = topics[i] if topics is not None and topics[i] is not None else self.sink.topic
+            if topic is None:
+                raise KafkaSinkError(f"kafka sink: row {self.written + i} of partition {self.ctx.partition_id} "
+                                     f"has a null topic and option 'topic' is not set")
+            kwargs: dict[str, Any] = {"key": keys[i] if keys is not None else None, "on_delivery": self._delivered}
+            if partitions is not None and partitions[i] is not None:
+                kwargs["partition"] = partitions[i]
+            if headers is not None and headers[i]:
+                kwargs["headers"] = [(h["key"], h["value"]) for h in headers[i]]
+            while True:
+                try:
+                    produce(topic, values[i], **kwargs)
+                    break
+                except BufferError:  # the local queue is full: let librdkafka send some
+                    poll(0.05)
+        poll(0)
+        self.written += n
+
+    def _bad_value(self, column: pa.Array, exc: Exception) -> KafkaSinkError:
+        fmt = self.sink.value_format
+        for i in range(len(column)):
+            try:
+                fmt.encode(column.slice(i, 1))
+            except Exception as row_exc:
+                return KafkaSinkError(f"kafka sink: cannot encode the value of row {self.written + i} of partition "
+                                      f"{self.ctx.partition_id} as {fmt.name}: {type(row_exc).__name__}: {row_exc}")
+        return KafkaSinkError(f"kafka sink: cannot encode values as {fmt.name}: {exc}")
+
+
+def _column(batch: pa.RecordBatch, names: Mapping[str, int], name: str, n: int) -> list[Any] | None:
+    return batch.column(names[name]).to_pylist() if name in names else None
+
+
+def kafka_sink(
+    bootstrap_servers: str,
+    topic: str | None = None,
+    value_format: str = "bytes",
+    value_schema: str | None = None,
+    avro_schema: str | None = None,
+    delivery: str = "exactly-once",
+    commit_topic: str = DEFAULT_TOPIC,
+    broker_timeout_s: float = 30.0,
+    **client_config: Any,
+) -> KafkaSink:
+    """Write a ``value`` column (plus optional key, topic, partition, headers columns) to Kafka.
+
+    ``delivery="exactly-once"`` (default) writes each micro-batch partition in one transaction and
+    skips a re-delivered one (read with ``isolation.level=read_committed``); ``"at-least-once"`` is
+    faster and may duplicate after a crash. Other keyword arguments are librdkafka settings.
+    """
+    return KafkaSink(
+        bootstrap_servers=bootstrap_servers, topic=topic, value_format_name=value_format, value_schema=value_schema,
+        avro_schema=avro_schema, delivery=delivery, commit_topic=commit_topic, broker_timeout_s=broker_timeout_s,
+        client_config=client_config,
+    )
+
+
+__all__ = ["KafkaSink", "WriteReport", "kafka_sink"]

@@ -1,0 +1,349 @@
+"""The Kafka source: exact offset ranges per topic-partition, replayed from Spark's checkpoint.
+
+The driver asks the broker for each partition's watermarks and fixes every micro-batch as
+``{"topic:partition": end offset}``; executors assign themselves one partition (no consumer
+group, nothing committed to Kafka) and read exactly ``[start, end)``. Reading a range twice gives
+the same records, so a restarted query replays what it had not committed: exactly-once.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
+from pyspark.sql.types import StructType
+
+from jetconnect.arrow import to_arrow_schema
+from jetconnect.connector import BatchSource, Guarantee, Offset, Range, StreamSource
+from jetconnect.errors import OptionError
+from jetconnect.retry import Backoff
+
+from jetconnect_kafka import config
+from jetconnect_kafka.errors import KafkaOffsetError, KafkaSourceError
+from jetconnect_kafka.offsets import EARLIEST, LATEST, StartingOffsets, admit, parse_starting_offsets, partition_key, split_key
+from jetconnect_kafka.schema import record_schema
+from jetconnect_kafka.serde import DecodeError, ValueFormat, value_format
+
+OUT_OF_RANGE = ("fail", "earliest", "latest")
+#: Records asked of librdkafka per ``consume`` call, and so the most rows of one Arrow batch.
+CHUNK = 20_000
+
+
+class KafkaSource(StreamSource, BatchSource):
+    """Topics (by name or regex pattern) as a stream, or a fixed offset range as a batch."""
+
+    name = "kafka"
+    guarantee = Guarantee.EXACTLY_ONCE
+
+    def __init__(
+        self,
+        *,
+        bootstrap_servers: str,
+        topics: Sequence[str] | None = None,
+        pattern: str | None = None,
+        starting_offsets: str = "earliest",
+        ending_offsets: str = "latest",
+        key_format: str = "bytes",
+        value_format_name: str = "bytes",
+        value_schema: str | None = None,
+        avro_schema: str | None = None,
+        on_offset_out_of_range: str = "fail",
+        max_records_per_batch: int | None = None,
+        broker_timeout_s: float = 30.0,
+        client_config: Mapping[str, Any] | None = None,
+    ) -> None:
+        if bool(topics) == bool(pattern):
+            raise OptionError("kafka: give exactly one of options 'topics' (a list) and 'pattern' (a regex)")
+        if on_offset_out_of_range not in OUT_OF_RANGE:
+            raise OptionError(f"kafka: option 'on_offset_out_of_range' must be one of {', '.join(OUT_OF_RANGE)}, "
+                              f"got {on_offset_out_of_range!r}")
+        if key_format not in ("bytes", "string"):
+            raise OptionError(f"kafka: option 'key_format' must be bytes or string, got {key_format!r}")
+        self.topics = list(topics or [])
+        self.pattern = pattern
+        try:
+            self._regex = re.compile(pattern) if pattern else None
+        except re.error as exc:
+            raise OptionError(f"kafka: option 'pattern' is not a regular expression: {exc}") from None
+        self.starting: StartingOffsets = parse_starting_offsets(starting_offsets)
+        self.ending = ending_offsets
+        if ending_offsets != "latest":
+            parse_starting_offsets(ending_offsets, "ending_offsets")
+        self.key_format: ValueFormat = value_format(key_format)
+        self.value_format: ValueFormat = value_format(value_format_name, value_schema, avro_schema)
+        self.on_out_of_range = on_offset_out_of_range
+        self.max_records_per_batch = max_records_per_batch
+        self.backoff = Backoff(initial=0.1, maximum=2.0, deadline=broker_timeout_s)
+        self.broker_timeout_s = broker_timeout_s
+        self.config = config.client_config(bootstrap_servers, client_config or {})
+        self._schema = record_schema(self.key_format.spark_type(), self.value_format.spark_type())
+        self._client: Consumer | None = None  # driver side, for metadata and watermarks
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        state["_client"] = None  # a librdkafka handle does not pickle; each process makes its own
+        return state
+
+    def __repr__(self) -> str:
+        what = f"topics={self.topics}" if self.topics else f"pattern={self.pattern!r}"
+        return f"KafkaSource({what}, bootstrap.servers={self.config['bootstrap.servers']!r})"
+
+    def schema(self) -> StructType:
+        return self._schema
+
+    # --- the driver: partitions and positions ------------------------------------------------
+
+    def _metadata_client(self) -> Consumer:
+        if self._client is None:
+            self._client = config.consumer(self.config)
+        return self._client
+
+    def partitions(self) -> list[tuple[str, int]]:
+        """Every ``(topic, partition)`` this source reads now, sorted."""
+        metadata = config.cluster_metadata(self._metadata_client(), f"{self!r}: listing topics", self.backoff)
+        found = []
+        for topic, info in metadata.topics.items():
+            wanted = topic in self.topics if self.topics else (
+                not topic.startswith("__") and self._regex is not None and self._regex.fullmatch(topic))
+            if wanted and info.error is None:
+                found.extend((topic, p) for p in info.partitions)
+        return sorted(found)
+
+    def _watermarks(self, parts: Sequence[tuple[str, int]]) -> dict[str, tuple[int, int]]:
+        client = self._metadata_client()
+        return {
+            partition_key(t, p): config.watermarks(client, t, p, f"{self!r}: watermarks of {t}:{p}", self.backoff)
+            for t, p in parts
+        }
+
+    def initial_offset(self) -> Offset:
+        marks = self._watermarks(self.partitions())
+        return self._positions(self.starting, marks, "starting_offsets")
+
+    def _positions(self, spec: StartingOffsets, marks: Mapping[str, tuple[int, int]], option: str) -> dict[str, int]:
+        by_time = self._offsets_for_time(spec.timestamp_ms, marks) if spec.default == "timestamp" else {}
+        positions = {}
+        for key, (low, high) in marks.items():
+            wanted = (spec.offsets or {}).get(key)
+            if wanted is None:
+                wanted = by_time.get(key, EARLIEST if spec.default == "earliest" else LATEST)
+            if wanted == EARLIEST:
+                positions[key] = low
+            elif wanted == LATEST:
+                positions[key] = high
+            elif not low <= wanted <= high:
+                raise KafkaOffsetError(f"kafka: option '{option}' asks for offset {wanted} of {key}, "
+                                       f"which holds offsets {low} to {high}")
+            else:
+                positions[key] = wanted
+        missing = set(spec.offsets or {}) - set(marks)
+        if missing:
+            raise OptionError(f"kafka: option '{option}' names partitions that do not exist: {', '.join(sorted(missing))}")
+        return positions
+
+    def _offsets_for_time(self, timestamp_ms: int | None, marks: Mapping[str, tuple[int, int]]) -> dict[str, int]:
+        # The first offset whose timestamp is at or after the time; the end if there is none.
+        asked = [TopicPartition(*split_key(k), timestamp_ms) for k in marks]
+        found = self._metadata_client().offsets_for_times(asked, timeout=self.broker_timeout_s)
+        return {partition_key(tp.topic, tp.partition): (tp.offset if tp.offset >= 0 else LATEST) for tp in found}
+
+    def latest_offset(self, start: Offset, max_records: int | None) -> Offset:
+        marks = self._watermarks(self.partitions())
+        end: dict[str, int] = {}
+        begin: dict[str, int] = {}
+        for key, position in start.items():
+            if key not in marks:
+                self._out_of_range(key, position, None)
+                continue  # reset asked: a deleted topic is dropped
+            low, high = marks[key]
+            if not low <= position <= high:
+                self._out_of_range(key, position, (low, high))
+                begin[key] = low if self.on_out_of_range == "earliest" else high
+            else:
+                begin[key] = position
+        for key, (low, high) in marks.items():
+            begin.setdefault(key, low)  # a partition that appeared since: from its beginning
+            end[key] = high
+        limit = min(n for n in (max_records, self.max_records_per_batch) if n is not None) \
+            if (max_records, self.max_records_per_batch) != (None, None) else None
+        return admit(begin, end, limit) if limit is not None else end
+
+    def _out_of_range(self, key: str, position: int, marks: tuple[int, int] | None) -> None:
+        if self.on_out_of_range != "fail":
+            return
+        if marks is None:
+            raise KafkaOffsetError(
+                f"kafka: the checkpoint reads {key} at offset {position}, but that partition no longer "
+                f"exists (topic deleted?); set on_offset_out_of_range=earliest|latest to go on without it")
+        low, high = marks
+        why = "past the end: the topic was recreated?" if position > high else "before the start: records expired?"
+        raise KafkaOffsetError(
+            f"kafka: the checkpoint reads {key} at offset {position}, but it holds offsets {low} to {high} "
+            f"({why}); set on_offset_out_of_range=earliest|latest to reset")
+
+    def stop(self) -> None:
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+
+    # --- batch reads: a fixed range ----------------------------------------------------------
+
+    def splits(self) -> list[Range]:
+        marks = self._watermarks(self.partitions())
+        start = self._positions(self.starting, marks, "starting_offsets")
+        if self.ending == "latest":
+            end = {k: high for k, (_, high) in marks.items()}
+        else:
+            end = self._positions(parse_starting_offsets(self.ending, "ending_offsets"), marks, "ending_offsets")
+        return [Range(k, start[k], end[k]) for k in sorted(marks) if end[k] > start[k]]
+
+    def read_split(self, split: Range) -> Iterator[pa.RecordBatch]:
+        return self.read_range(split)
+
+    # --- executors: one exact range ----------------------------------------------------------
+
+    def read_range(self, range_: Range) -> Iterator[pa.RecordBatch]:
+        topic, partition = split_key(range_.partition)
+        reader = _RangeReader(self, topic, partition, range_.start, range_.end)
+        try:
+            yield from reader.batches()
+        finally:
+            reader.close()
+
+
+class _RangeReader:
+    """Reads offsets ``[start, end)`` of one partition into Arrow batches of the source's schema."""
+
+    def __init__(self, source: KafkaSource, topic: str, partition: int, start: int | None, end: int) -> None:
+        self.source, self.topic, self.partition, self.end = source, topic, partition, end
+        # auto.offset.reset=error: an offset that is gone must be an error here, never a silent jump
+        self.consumer = config.consumer(source.config, **{"auto.offset.reset": "error"})
+        if start is None:  # a partition that appeared after the previous batch was planned
+            start = config.watermarks(self.consumer, topic, partition, f"{source!r}: watermarks", source.backoff)[0]
+        low, high = config.watermarks(self.consumer, topic, partition, f"{source!r}: watermarks", source.backoff)
+        if not low <= start <= high:
+            if source.on_out_of_range == "fail":
+                raise KafkaOffsetError(f"kafka: cannot read {topic}:{partition} from offset {start}: it holds "
+                                       f"offsets {low} to {high} (the topic was recreated, or records expired)")
+            start = low if source.on_out_of_range == "earliest" else end
+        self.start = start
+        self.tp = TopicPartition(topic, partition, start)
+        self.arrow_schema = to_arrow_schema(source.schema())
+
+    def where(self, offset: int) -> str:
+        return f"topic '{self.topic}' partition {self.partition} offset {offset}"
+
+    def batches(self) -> Iterator[pa.RecordBatch]:
+        if self.start >= self.end:
+            return
+        self.consumer.assign([self.tp])
+        position = self.start
+        idle_since = time.monotonic()
+        while position < self.end:
+            messages = self.consumer.consume(num_messages=min(CHUNK, self.end - position), timeout=0.2)
+            records = []
+            for message in messages:
+                if message.error() is not None:
+                    self._fail(message.error(), position)
+                offset = message.offset()
+                if offset >= self.end:
+                    break
+                records.append(message)
+            if records:
+                position = records[-1].offset() + 1
+                idle_since = time.monotonic()
+                yield self._to_batch(records)
+            elif not messages:
+                # Transaction markers and compacted gaps hold offsets that no record has.
+                position = max(position, self.consumer.position([self.tp])[0].offset)
+                if time.monotonic() - idle_since > self.source.broker_timeout_s and position < self.end:
+                    raise KafkaSourceError(
+                        f"kafka: reading {self.topic}:{self.partition} offsets {self.start} to "
+                        f"{self.end}: no record after offset {position} for {self.source.broker_timeout_s:.0f} s "
+                        f"(broker unreachable?)")
+            if messages and messages[-1].offset() >= self.end - 1:
+                break
+
+    def _fail(self, error: KafkaError, position: int) -> None:
+        if error.code() in (KafkaError.OFFSET_OUT_OF_RANGE, KafkaError._AUTO_OFFSET_RESET):
+            raise KafkaOffsetError(f"kafka: {self.where(position)} is out of range while reading up to offset "
+                                   f"{self.end} (topic recreated, or records expired): {error.str()}")
+        raise KafkaSourceError(f"kafka: reading {self.where(position)}: {error.str()}") from KafkaException(error)
+
+    def _to_batch(self, records: list[Any]) -> pa.RecordBatch:
+        n = len(records)
+        keys, values, offsets, stamps, kinds, headers = [], [], [], [], [], []
+        for m in records:
+            keys.append(m.key())
+            values.append(m.value())
+            offsets.append(m.offset())
+            kind, stamp = m.timestamp()
+            kinds.append(kind - 1 if kind else None)  # librdkafka: 0 = none, 1 = create, 2 = log append
+            stamps.append(stamp if kind else None)
+            headers.append(m.headers())
+        columns = [
+            self._decode(self.source.key_format, keys, offsets, "key"),
+            self._decode(self.source.value_format, values, offsets, "value"),
+            pa.array([self.topic] * n, pa.string()),
+            pa.array([self.partition] * n, pa.int32()),
+            pa.array(offsets, pa.int64()),
+            pc.multiply(pa.array(stamps, pa.int64()), 1000).cast(self.arrow_schema.field("timestamp").type),
+            pa.array(kinds, pa.int32()),
+            pa.array(headers, self.arrow_schema.field("headers").type),
+        ]
+        return pa.RecordBatch.from_arrays(columns, schema=self.arrow_schema)
+
+    def _decode(self, fmt: ValueFormat, raw: list[bytes | None], offsets: list[int], what: str) -> pa.Array:
+        try:
+            return fmt.decode(raw)
+        except DecodeError as exc:
+            raise KafkaSourceError(f"kafka: cannot decode the {what} at {self.where(offsets[exc.index])} "
+                                   f"as {fmt.name}: {exc.reason}") from None
+
+    def close(self) -> None:
+        self.consumer.close()
+
+
+def kafka_source(
+    bootstrap_servers: str,
+    topics: list[str] | None = None,
+    pattern: str | None = None,
+    starting_offsets: str = "earliest",
+    ending_offsets: str = "latest",
+    key_format: str = "bytes",
+    value_format: str = "bytes",
+    value_schema: str | None = None,
+    avro_schema: str | None = None,
+    on_offset_out_of_range: str = "fail",
+    max_records_per_batch: int | None = None,
+    broker_timeout_s: float = 30.0,
+    **client_config: Any,
+) -> KafkaSource:
+    """Kafka topics as a stream (exact replay from checkpointed offsets) or a batch of a range.
+
+    ``topics`` or ``pattern`` (a regex over topic names); ``starting_offsets``: earliest, latest,
+    epoch milliseconds / ISO time, or a JSON map ``{"topic:partition": offset}``; ``value_format``:
+    bytes, string, json (with ``value_schema`` DDL) or avro (with ``avro_schema``). Other keyword
+    arguments are librdkafka settings (``security_protocol="SSL"`` or ``"security.protocol"``).
+    """
+    if isinstance(topics, str):
+        topics = [t.strip() for t in topics.split(",") if t.strip()]
+    if isinstance(starting_offsets, dict):
+        starting_offsets = json.dumps(starting_offsets)
+    if isinstance(ending_offsets, dict):
+        ending_offsets = json.dumps(ending_offsets)
+    return KafkaSource(
+        bootstrap_servers=bootstrap_servers, topics=topics, pattern=pattern, starting_offsets=str(starting_offsets),
+        ending_offsets=str(ending_offsets), key_format=key_format, value_format_name=value_format,
+        value_schema=value_schema, avro_schema=avro_schema, on_offset_out_of_range=on_offset_out_of_range,
+        max_records_per_batch=max_records_per_batch, broker_timeout_s=broker_timeout_s, client_config=client_config,
+    )
+
+
+__all__ = ["KafkaSource", "kafka_source"]

