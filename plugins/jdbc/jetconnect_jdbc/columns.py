@@ -1,0 +1,79 @@
+"""What a source reads: its columns with their SQL, Spark and Arrow types, found once on the driver.
+
+A table's columns come from SQLAlchemy reflection; a query's from PostgreSQL's result description,
+or, for databases whose results carry no types (SQLite), from the first rows' values. A schema the
+user gives wins over both.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import pyarrow as pa
+import sqlalchemy as sa
+from pyspark.sql import types as T
+
+from jetconnect_jdbc.sql_types import ColumnType, column_type, postgres_type, python_value_type
+
+_SAMPLE_ROWS = 100
+
+
+@dataclass(frozen=True)
+class Column:
+    """One column read by the source."""
+
+    name: str
+    sql_type: sa.types.TypeEngine
+    type: ColumnType
+
+
+def reflect_table(conn: sa.Connection, table: str, schema: str | None) -> list[Column]:
+    columns = sa.inspect(conn).get_columns(table, schema=schema)
+    return [Column(c["name"], c["type"], column_type(c["type"])) for c in columns]
+
+
+def describe_query(conn: sa.Connection, query: sa.Select) -> list[Column]:
+    """The columns of a query's result, without reading it (PostgreSQL) or from a sample (others)."""
+    if conn.dialect.name == "postgresql":
+        cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
+        try:
+            compiled = query.limit(0).compile(conn, compile_kwargs={"literal_binds": True})
+            cursor.execute(str(compiled))
+            types = cursor.connection.adapters.types
+            columns = []
+            for d in cursor.description:
+                info = types.get(d.type_code)
+                sql_type = postgres_type(info.name if info else "", d.precision, d.scale)
+                columns.append(Column(d.name, sql_type, column_type(sql_type)))
+            return columns
+        finally:
+            cursor.close()
+    result = conn.execute(query.limit(_SAMPLE_ROWS))
+    names = list(result.keys())
+    rows = result.fetchall()
+    columns = []
+    for i, name in enumerate(names):
+        sample = next((row[i] for row in rows if row[i] is not None), None)
+        sql_type = python_value_type(sample)
+        columns.append(Column(name, sql_type, column_type(sql_type)))
+    return columns
+
+
+def from_spark_schema(schema: T.StructType) -> list[Column]:
+    """Columns as the user declared them: read as they come, converted to the declared types."""
+    from jetconnect.arrow import to_arrow_schema
+
+    arrow = to_arrow_schema(schema)
+    return [
+        Column(field.name, sa.types.NullType(), ColumnType(field.dataType, arrow.field(field.name).type))
+        for field in schema.fields
+    ]
+
+
+def spark_schema(columns: Sequence[Column]) -> T.StructType:
+    return T.StructType([T.StructField(c.name, c.type.spark, True) for c in columns])
+
+
+def arrow_schema(columns: Sequence[Column]) -> pa.Schema:
+    return pa.schema([pa.field(c.name, c.type.arrow, nullable=True) for c in columns])

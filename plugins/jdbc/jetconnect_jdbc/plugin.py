@@ -1,0 +1,16 @@
+"""Registers the JDBC source and sink with jetconnect (entry point ``jdbc``)."""
+
+from __future__ import annotations
+
+from jetconnect import hookimpl
+from jetconnect_jdbc.factories import jdbc_sink, jdbc_source
+
+
+@hookimpl
+def register_sources(register) -> None:  # type: ignore[no-untyped-def]
+    register(jdbc_source, name="jdbc", guarantee="exactly-once")
+
+
+@hookimpl
+def register_sinks(register) -> None:  # type: ignore[no-untyped-def]
+    register(jdbc_sink, name="jdbc", guarantee="exactly-once")

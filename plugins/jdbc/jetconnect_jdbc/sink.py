@@ -1,0 +1,227 @@
+"""The JDBC sink: each Spark partition in one transaction, exactly once per streaming micro-batch.
+
+A streaming partition's rows and its progress record (:mod:`jetconnect_jdbc.progress`) commit
+together, so a micro-batch Spark re-delivers after a crash is recognised and skipped. A lost
+connection or a restarting server is retried with backoff (the partition's rows are kept in
+memory for that); a refused row fails the write with the statement and that row's key, and the
+password of the URL never appears in a message.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow as pa
+import sqlalchemy as sa
+from pyspark.sql import types as T
+
+from jetconnect.connector import CommitContext, Guarantee, Sink, WriteContext
+from jetconnect.errors import OptionError, SchemaError, SinkError
+from jetconnect.retry import Backoff, retry_call
+from jetconnect_jdbc import progress
+from jetconnect_jdbc.engines import dialect_name, engine_for, safe_url, scrub
+from jetconnect_jdbc.source import _split_table_name
+from jetconnect_jdbc.sql_types import sql_type_for
+from jetconnect_jdbc.transient import is_transient
+from jetconnect_jdbc.writers import MODES, Writer, make_writer
+
+
+#: (url, table, progress table) already checked or created by this process.
+_ensured: set[tuple[str, str | None, str]] = set()
+
+
+class TransientWriteError(SinkError):
+    """A write failed for a reason that may go away (connection lost); it is retried."""
+
+
+@dataclass(frozen=True)
+class PartitionWritten:
+    """The commit message of one partition: how many rows it wrote, or that it was a replay."""
+
+    partition_id: int
+    row_count: int
+    skipped: bool
+
+
+class JdbcSink(Sink):
+    """Writes to a table (``insert``, ``upsert``, ``ignore``) or through the user's statement."""
+
+    name = "jdbc"
+    guarantee = Guarantee.EXACTLY_ONCE
+    input_format = "arrow"
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        table: str | None = None,
+        statement: str | None = None,
+        mode: str = "insert",
+        key_columns: Sequence[str] | str | None = None,
+        batch_size: int = 10_000,
+        create_table: bool = True,
+        progress_table: str = "jetconnect_progress",
+        retry_deadline: float = 60.0,
+    ) -> None:
+        owner = f"jdbc sink ({safe_url(url)})"
+        if (table is None) == (statement is None):
+            raise OptionError(f"{owner}: give option 'table' or option 'statement', not both or neither")
+        mode = mode.lower()
+        if mode not in MODES:
+            raise OptionError(f"{owner}: option 'mode' must be one of {', '.join(MODES)}, got {mode!r}")
+        keys = [k.strip() for k in key_columns.split(",")] if isinstance(key_columns, str) else list(key_columns or [])
+        if mode in ("upsert", "ignore") and not keys:
+            raise OptionError(f"{owner}: option 'mode' {mode} needs option 'key_columns'")
+        if batch_size < 1:
+            raise OptionError(f"{owner}: option 'batch_size' must be at least 1, got {batch_size}")
+        self.url = url
+        self.table = table
+        self.statement = statement
+        self.mode = mode
+        self.key_columns = keys
+        self.batch_size = batch_size
+        self.create_table = create_table
+        self.progress_table = progress_table
+        self.retry_deadline = retry_deadline
+        self.owner = owner
+
+    # --- tables ---------------------------------------------------------------------------------
+
+    def _table(self, schema: T.StructType) -> sa.Table | None:
+        if self.table is None:
+            return None
+        name, db_schema = _split_table_name(self.table)
+        columns = []
+        for field in schema.fields:
+            try:
+                sql_type = sql_type_for(field.dataType)
+            except TypeError as exc:
+                raise SchemaError(f"{self.owner}: column '{field.name}': {exc}") from None
+            columns.append(sa.Column(field.name, sql_type, primary_key=field.name in self.key_columns))
+        return sa.Table(name, sa.MetaData(), *columns, schema=db_schema)
+
+    def check_schema(self, schema: T.StructType) -> None:
+        missing = [k for k in self.key_columns if k not in schema.fieldNames()]
+        if missing:
+            raise SchemaError(f"{self.owner}: option 'key_columns' names {', '.join(missing)}, not in the data's columns {', '.join(schema.fieldNames())}")
+        self._ensure_tables(schema)
+
+    def _ensure_tables(self, schema: T.StructType) -> None:
+        """Create the target (if allowed) and the progress table when missing, once per process."""
+        if (self.url, self.table, self.progress_table) in _ensured:
+            return
+        tables = [progress.progress_table(self.progress_table)]
+        target = self._table(schema)
+        if target is not None and self.create_table:
+            tables.append(target)
+        engine = engine_for(self.url)
+        for table in tables:
+            try:
+                table.create(engine, checkfirst=True)
+            except sa.exc.DBAPIError as exc:
+                # Two tasks creating the same table at once: the loser finds it there.
+                if not sa.inspect(engine).has_table(table.name, schema=table.schema):
+                    raise SinkError(f"{self.owner}: cannot create table '{table.name}': {scrub(str(exc.orig), self.url)}") from None
+        _ensured.add((self.url, self.table, self.progress_table))
+
+    # --- writing --------------------------------------------------------------------------------
+
+    def write_partition(self, data: Iterator[pa.RecordBatch], ctx: WriteContext) -> PartitionWritten:
+        if ctx.overwrite:
+            raise SinkError(f"{self.owner}: overwrite is not supported; delete the rows first or use mode 'upsert'")
+        # Kept whole: a retried transaction must write the same rows again.
+        batches = [b for b in data if b.num_rows]
+        key = None
+        if ctx.batch_id is not None and ctx.query_id is not None:
+            key = progress.PartitionKey(ctx.query_id, ctx.batch_id, ctx.partition_id)
+        self._ensure_tables(ctx.schema)
+        table = self._table(ctx.schema)
+        writer = make_writer(dialect_name(self.url), self.mode, table, self.statement, self.key_columns, self.batch_size)
+        where = f"partition {ctx.partition_id}" + (f" of micro-batch {ctx.batch_id}" if ctx.batch_id is not None else "")
+        return retry_call(
+            lambda: self._write_once(writer, batches, key, ctx.partition_id),
+            retry_on=(TransientWriteError,),
+            what=f"{self.owner}: writing {where}",
+            backoff=Backoff(initial=0.2, maximum=5.0, deadline=self.retry_deadline),
+        )
+
+    def _write_once(
+        self, writer: Writer, batches: list[pa.RecordBatch], key: progress.PartitionKey | None, partition_id: int
+    ) -> PartitionWritten:
+        engine = engine_for(self.url)
+        marks = progress.progress_table(self.progress_table)
+        try:
+            with engine.begin() as conn:
+                if key is not None and progress.already_written(conn, marks, key):
+                    return PartitionWritten(partition_id, 0, skipped=True)
+                count = writer.write(conn, batches)
+                if key is not None:
+                    progress.record(conn, marks, key, self.table or "<statement>", count)
+                return PartitionWritten(partition_id, count, skipped=False)
+        except sa.exc.IntegrityError as exc:
+            if key is not None and _is_progress_conflict(exc, self.progress_table):
+                # Another attempt of this very partition committed first: its rows are there.
+                return PartitionWritten(partition_id, 0, skipped=True)
+            raise self._refused(writer, batches, exc) from None
+        except sa.exc.DBAPIError as exc:
+            if is_transient(exc):
+                engine.dispose()  # pooled connections to a restarted server are all dead
+                raise TransientWriteError(f"{self.owner}: {scrub(str(exc.orig), self.url)}") from None
+            raise self._refused(writer, batches, exc) from None
+
+    def _refused(self, writer: Writer, batches: list[pa.RecordBatch], exc: sa.exc.DBAPIError) -> SinkError:
+        """A non-transient error naming the statement and the first row the database refuses."""
+        engine = engine_for(self.url)
+        reason = scrub(str(exc.orig).strip(), self.url)
+        with engine.connect() as conn:
+            statement = writer.statement(conn)
+            culprit = _first_refused_row(conn, writer, batches)
+            conn.rollback()
+        if culprit is None:
+            return SinkError(f"{self.owner}: {statement} failed: {reason}")
+        index, row = culprit
+        shown = {k: row[k] for k in self.key_columns} if self.key_columns else row
+        return SinkError(f"{self.owner}: {statement} failed at row {index} of the partition ({_describe(shown)}): {reason}")
+
+    # --- commit ---------------------------------------------------------------------------------
+
+    def commit(self, messages: list[Any], ctx: CommitContext) -> None:
+        if ctx.batch_id is None or ctx.query_id is None:
+            return
+        marks = progress.progress_table(self.progress_table)
+        try:
+            with engine_for(self.url).begin() as conn:
+                progress.trim(conn, marks, ctx.query_id, ctx.batch_id)
+        except sa.exc.DBAPIError:
+            pass  # trimming is housekeeping: the next commit tries again
+
+    def __repr__(self) -> str:
+        target = f"table={self.table!r}" if self.table else f"statement={self.statement!r}"
+        return f"JdbcSink({safe_url(self.url)!r}, {target}, mode={self.mode!r})"
+
+
+def _first_refused_row(conn: sa.Connection, writer: Writer, batches: list[pa.RecordBatch]) -> tuple[int, dict] | None:
+    """Write row by row, each in a savepoint, inside a transaction that is rolled back."""
+    index = 0
+    for batch in batches:
+        for row in batch.to_pylist():
+            savepoint = conn.begin_nested()
+            try:
+                writer.write_row(conn, row)
+                savepoint.commit()  # later rows must see it: a duplicate key may be within the partition
+            except sa.exc.DBAPIError:
+                savepoint.rollback()
+                return index, row
+            index += 1
+    return None
+
+
+def _is_progress_conflict(exc: sa.exc.IntegrityError, progress_table: str) -> bool:
+    return progress_table in str(exc.statement or "")
+
+
+def _describe(row: dict[str, Any]) -> str:
+    text = ", ".join(f"{k}={v!r}" for k, v in row.items())
+    return text if len(text) <= 300 else text[:300] + "..."

@@ -1,0 +1,130 @@
+"""How a partition's rows reach the table: COPY on PostgreSQL, batched statements elsewhere.
+
+Every writer works inside the caller's transaction and can also write a single row, which is how
+the sink finds the row at fault when a whole block is refused. Table and column names are quoted
+by SQLAlchemy's dialect, never pasted into SQL text.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+import pyarrow as pa
+import pyarrow.csv as pacsv
+import sqlalchemy as sa
+
+from jetconnect.errors import OptionError
+
+MODES = ("insert", "upsert", "ignore")
+
+
+class Writer(Protocol):
+    """Writes Arrow batches inside an open transaction."""
+
+    def write(self, conn: sa.Connection, batches: Sequence[pa.RecordBatch]) -> int:
+        """Write every row; return how many."""
+
+    def write_row(self, conn: sa.Connection, row: dict[str, Any]) -> None:
+        """Write one row the same way (used to find which row the database refuses)."""
+
+    def statement(self, conn: sa.Connection) -> str:
+        """The SQL of this writer, without values, for error messages."""
+
+
+class StatementWriter:
+    """An INSERT, an upsert or the user's statement, executed for blocks of rows (executemany)."""
+
+    def __init__(self, statement: sa.Executable, block_rows: int) -> None:
+        self._statement = statement
+        self._block_rows = block_rows
+
+    def write(self, conn: sa.Connection, batches: Sequence[pa.RecordBatch]) -> int:
+        count = 0
+        for batch in batches:
+            for offset in range(0, batch.num_rows, self._block_rows):
+                rows = batch.slice(offset, self._block_rows).to_pylist()
+                if rows:
+                    conn.execute(self._statement, rows)
+                    count += len(rows)
+        return count
+
+    def write_row(self, conn: sa.Connection, row: dict[str, Any]) -> None:
+        conn.execute(self._statement, [row])
+
+    def statement(self, conn: sa.Connection) -> str:
+        return str(self._statement.compile(dialect=conn.dialect))
+
+
+class CopyWriter:
+    """PostgreSQL ``COPY ... FROM STDIN (FORMAT csv)`` fed with CSV that Arrow writes in C++.
+
+    About nine times faster than executemany here. Arrow's CSV is PostgreSQL's: NULL is an empty
+    field, an empty string is ``""``; binary columns are sent as bytea hex (``\\x...``).
+    """
+
+    def __init__(self, table: sa.Table, block_rows: int) -> None:
+        self._table = table
+        self._insert = StatementWriter(table.insert(), block_rows)
+
+    def statement(self, conn: sa.Connection) -> str:
+        quote = conn.dialect.identifier_preparer
+        columns = ", ".join(quote.quote(c.name) for c in self._table.columns)
+        return f"COPY {quote.format_table(self._table)} ({columns}) FROM STDIN (FORMAT csv)"
+
+    def write(self, conn: sa.Connection, batches: Sequence[pa.RecordBatch]) -> int:
+        cursor = conn.connection.driver_connection.cursor()  # type: ignore[union-attr]
+        count = 0
+        options = pacsv.WriteOptions(include_header=False)
+        with cursor.copy(self.statement(conn)) as copy:
+            for batch in batches:
+                if batch.num_rows == 0:
+                    continue
+                buffer = io.BytesIO()
+                pacsv.write_csv(_hex_binary_columns(batch), buffer, options)
+                copy.write(buffer.getbuffer())
+                count += batch.num_rows
+        return count
+
+    def write_row(self, conn: sa.Connection, row: dict[str, Any]) -> None:
+        self._insert.write_row(conn, row)
+
+
+def _hex_binary_columns(batch: pa.RecordBatch) -> pa.RecordBatch:
+    if not any(pa.types.is_binary(f.type) or pa.types.is_large_binary(f.type) for f in batch.schema):
+        return batch
+    arrays = []
+    for field, column in zip(batch.schema, batch.columns):
+        if pa.types.is_binary(field.type) or pa.types.is_large_binary(field.type):
+            column = pa.array([None if v is None else "\\x" + v.hex() for v in column.to_pylist()], pa.string())
+        arrays.append(column)
+    return pa.RecordBatch.from_arrays(arrays, names=batch.schema.names)
+
+
+def make_writer(
+    dialect: str, mode: str, table: sa.Table | None, statement: str | None, key_columns: Sequence[str], block_rows: int
+) -> Writer:
+    """The fastest correct writer for this dialect and mode."""
+    if statement is not None:
+        return StatementWriter(sa.text(statement), block_rows)
+    assert table is not None
+    if mode == "insert":
+        return CopyWriter(table, block_rows) if dialect == "postgresql" else StatementWriter(table.insert(), block_rows)
+    return StatementWriter(_on_conflict(dialect, mode, table, key_columns), block_rows)
+
+
+def _on_conflict(dialect: str, mode: str, table: sa.Table, keys: Sequence[str]) -> sa.Executable:
+    if dialect == "postgresql":
+        from sqlalchemy.dialects.postgresql import insert
+    elif dialect == "sqlite":
+        from sqlalchemy.dialects.sqlite import insert  # type: ignore[assignment]
+    else:
+        raise OptionError(f"jdbc sink: option 'mode' {mode} is supported for postgresql and sqlite, not {dialect}")
+    statement = insert(table)
+    others = [c.name for c in table.columns if c.name not in keys]
+    if mode == "ignore" or not others:
+        return statement.on_conflict_do_nothing(index_elements=list(keys))
+    return statement.on_conflict_do_update(
+        index_elements=list(keys), set_={name: statement.excluded[name] for name in others}
+    )

@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# PostgreSQL for jetconnect's JDBC connector: its own cluster under /tmp/jetconnect-postgresql,
+# listening on 127.0.0.1 only, no systemd needed (initdb + pg_ctl as the postgres user).
+#
+#   scripts/servers/postgresql.sh start|stop|restart|status
+#
+# Connection: postgresql+psycopg://jetconnect:jetconnect@127.0.0.1:${JETCONNECT_PG_PORT:-5432}/jetconnect
+set -euo pipefail
+
+ROOT=/tmp/jetconnect-postgresql
+DATA=$ROOT/data
+SOCKETS=$ROOT/sockets
+LOG=$ROOT/server.log
+PORT=${JETCONNECT_PG_PORT:-5432}
+ROLE=jetconnect
+PASSWORD=jetconnect
+DATABASE=jetconnect
+
+die() { echo "postgresql.sh: $*" >&2; exit 1; }
+
+pg_bin() {
+    # The newest installed major version (Debian 12 ships 15).
+    ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1
+}
+
+install_if_missing() {
+    if [ -z "$(pg_bin)" ]; then
+        echo "installing PostgreSQL (apt-get)..."
+        apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null
+    fi
+    [ -n "$(pg_bin)" ] || die "PostgreSQL binaries not found after apt-get install postgresql"
+}
+
+# initdb and the server refuse to run as root: run them as the postgres user when we are root.
+as_postgres() {
+    if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
+}
+
+answers() {
+    PGPASSWORD=$PASSWORD PGCONNECT_TIMEOUT=2 "$(pg_bin)/psql" -h 127.0.0.1 -p "$PORT" -U "$ROLE" \
+        -d "$DATABASE" -tAc "select 1" >/dev/null 2>&1
+}
+
+running() {
+    [ -f "$DATA/postmaster.pid" ] && as_postgres "$(pg_bin)/pg_ctl" -D "$DATA" status >/dev/null 2>&1
+}
+
+init_cluster() {
+    mkdir -p "$ROOT" "$SOCKETS"
+    [ "$(id -u)" = 0 ] && chown postgres:postgres "$ROOT" "$SOCKETS"
+    # Local socket: trust (only this script uses it, to create the role); TCP: password required.
+    as_postgres "$(pg_bin)/initdb" -D "$DATA" -U postgres --auth-local=trust --auth-host=scram-sha-256 \
+        --encoding=UTF8 --locale=C.UTF-8 >"$ROOT/initdb.log" 2>&1 || die "initdb failed: $(tail -5 "$ROOT/initdb.log")"
+}
+
+create_role_and_database() {
+    local psql=("$(pg_bin)/psql" -h "$SOCKETS" -p "$PORT" -U postgres -d postgres -v ON_ERROR_STOP=1 -qtA)
+    if [ -z "$(as_postgres "${psql[@]}" -c "select 1 from pg_roles where rolname = '$ROLE'")" ]; then
+        as_postgres "${psql[@]}" -c "create role $ROLE login password '$PASSWORD'" >/dev/null
+    fi
+    if [ -z "$(as_postgres "${psql[@]}" -c "select 1 from pg_database where datname = '$DATABASE'")" ]; then
+        as_postgres "${psql[@]}" -c "create database $DATABASE owner $ROLE" >/dev/null
+    fi
+}
+
+start() {
+    install_if_missing
+    if running && answers; then echo "postgresql already running on 127.0.0.1:$PORT"; return 0; fi
+    [ -f "$DATA/PG_VERSION" ] || init_cluster
+    if ! running; then
+        # pg_ctl -w waits until the server accepts connections (its own readiness check).
+        as_postgres "$(pg_bin)/pg_ctl" -D "$DATA" -l "$LOG" -w -t 60 \
+            -o "-c listen_addresses=127.0.0.1 -p $PORT -k $SOCKETS -c max_connections=200" start >/dev/null \
+            || die "server did not start; log: $(tail -20 "$LOG" 2>/dev/null)"
+    fi
+    create_role_and_database
+    for _ in $(seq 1 100); do
+        if answers; then echo "postgresql up on 127.0.0.1:$PORT (database $DATABASE, role $ROLE)"; return 0; fi
+        sleep 0.1
+    done
+    die "server started but a query as $ROLE does not succeed; log: $(tail -20 "$LOG" 2>/dev/null)"
+}
+
+stop() {
+    if [ -n "$(pg_bin)" ] && running; then
+        as_postgres "$(pg_bin)/pg_ctl" -D "$DATA" -m fast -w stop >/dev/null || die "pg_ctl stop failed"
+    fi
+    echo "postgresql stopped"
+}
+
+status() {
+    if [ -n "$(pg_bin)" ] && running && answers; then echo "postgresql running on 127.0.0.1:$PORT"; else echo "postgresql not running"; return 3; fi
+}
+
+case "${1:-}" in
+    start) start ;;
+    stop) stop ;;
+    restart) stop; start ;;
+    status) status ;;
+    *) die "usage: $0 start|stop|restart|status" ;;
+esac
