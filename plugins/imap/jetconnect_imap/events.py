@@ -1,0 +1,57 @@
+"""The event journal's vocabulary: event types, journal events, and the changes that make them."""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+
+class EventType(str, enum.Enum):
+    """What happened to an entry (Hazelcast's ``EntryEventType`` names)."""
+
+    ADDED = "ADDED"
+    UPDATED = "UPDATED"
+    REMOVED = "REMOVED"
+    EVICTED = "EVICTED"
+    #: ``clear()``: one event per partition, with no key.
+    CLEARED = "CLEARED"
+
+    @classmethod
+    def parse(cls, names: Iterable[str | "EventType"], owner: str = "event_types") -> frozenset["EventType"]:
+        """Event types from names such as ``"ADDED"`` (any case); unknown names raise ValueError."""
+        out = set()
+        for name in names:
+            try:
+                out.add(cls(str(name.value if isinstance(name, EventType) else name).strip().upper()))
+            except ValueError:
+                known = ", ".join(t.value for t in cls)
+                raise ValueError(f"{owner}: unknown event type {name!r} (known: {known})") from None
+        return frozenset(out)
+
+
+@dataclass(frozen=True)
+class JournalEvent:
+    """One change of a map entry, as its journal recorded it (values already deserialised)."""
+
+    partition: int
+    sequence: int
+    type: EventType
+    key: Any
+    old_value: Any
+    new_value: Any
+    #: When the change was made, in milliseconds since the epoch.
+    timestamp_ms: int
+
+
+@dataclass(frozen=True)
+class Change:
+    """A change to apply to one entry: put ``value`` (serialised), or remove it when None.
+
+    ``evict`` marks a removal as an eviction (journal type EVICTED instead of REMOVED).
+    """
+
+    key: str
+    value: str | None
+    evict: bool = False

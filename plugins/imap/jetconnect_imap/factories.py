@@ -1,0 +1,69 @@
+"""The factories behind ``sources.*`` and ``sinks.*``: Jet's names, annotated so that Spark's
+string options (``spark.read.format("jetconnect.map").option("name", ...)``) convert.
+
+Functions (predicates, projections, merge functions) can only be given from Python.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from jetconnect_imap.journal_source import MapJournalSource
+from jetconnect_imap.list_connectors import ListSink, ListSource
+from jetconnect_imap.map_sinks import MapSink, MapWithEntryProcessorSink, MapWithMergingSink, MapWithUpdatingSink
+from jetconnect_imap.map_source import MapSource
+
+
+def map_source(name: str, store: str | None = None, predicate: Callable[[Any, Any], bool] | None = None,
+               projection: Callable[[Any, Any], Any] | None = None, schema: str | None = None,
+               parallelism: int = 4) -> MapSource:
+    """Read every entry of map ``name`` (batch); ``predicate(key, value)``, ``projection(key, value)``."""
+    return MapSource(name, store, predicate, projection, schema, parallelism)
+
+
+def map_journal(name: str, store: str | None = None, start: str = "oldest",
+                predicate: Callable[..., bool] | None = None, projection: Callable[..., Any] | None = None,
+                event_types: list[str] | None = None, on_overflow: str = "fail", schema: str | None = None,
+                parallelism: int = 4) -> MapJournalSource:
+    """Stream the event journal of map ``name`` from the ``oldest`` kept event or the ``current`` end."""
+    return MapJournalSource(name, store, start, predicate, projection, event_types, on_overflow, schema, parallelism)
+
+
+def list_source(name: str, store: str | None = None, schema: str | None = None) -> ListSource:
+    """Read the items of list ``name`` (one partition)."""
+    return ListSource(name, store, schema)
+
+
+def map_sink(name: str, store: str | None = None, key_column: str = "key", value_column: str = "value",
+             partitions: int | None = None, journal_capacity: int | None = None,
+             journal_ttl: float | None = None) -> MapSink:
+    """Put rows into map ``name`` (``key`` -> ``value``; a null value removes the key)."""
+    return MapSink(name, store, key_column, value_column, partitions, journal_capacity, journal_ttl)
+
+
+def map_with_merging(name: str, key_fn: Callable[..., Any], value_fn: Callable[..., Any],
+                     merge_fn: Callable[[Any, Any], Any], store: str | None = None, partitions: int | None = None,
+                     journal_capacity: int | None = None, journal_ttl: float | None = None) -> MapWithMergingSink:
+    """Merge ``value_fn(row)`` into the entry at ``key_fn(row)`` with ``merge_fn(old, new)``."""
+    return MapWithMergingSink(name, key_fn, value_fn, merge_fn, store, partitions, journal_capacity, journal_ttl)
+
+
+def map_with_updating(name: str, key_fn: Callable[..., Any], update_fn: Callable[[Any, Any], Any],
+                      store: str | None = None, partitions: int | None = None,
+                      journal_capacity: int | None = None, journal_ttl: float | None = None) -> MapWithUpdatingSink:
+    """Set the entry at ``key_fn(row)`` to ``update_fn(old, row)`` (None removes it)."""
+    return MapWithUpdatingSink(name, key_fn, update_fn, store, partitions, journal_capacity, journal_ttl)
+
+
+def map_with_entry_processor(name: str, key_fn: Callable[..., Any], processor_fn: Callable[..., Any],
+                             store: str | None = None, partitions: int | None = None,
+                             journal_capacity: int | None = None,
+                             journal_ttl: float | None = None) -> MapWithEntryProcessorSink:
+    """Run ``processor_fn(entry)`` on the entry at ``key_fn(row)``; it may set ``entry.value``."""
+    return MapWithEntryProcessorSink(name, key_fn, processor_fn, store, partitions, journal_capacity, journal_ttl)
+
+
+def list_sink(name: str, store: str | None = None) -> ListSink:
+    """Append rows to list ``name``."""
+    return ListSink(name, store)

@@ -1,0 +1,173 @@
+"""``sources.map_journal``: a map's event journal as an infinite, exactly replayable stream.
+
+The offset is ``{partition: next sequence to read}`` for every map partition. The driver asks
+the store how far each partition's journal goes; executors read exact ``[start, end)`` ranges,
+several map partitions per Spark partition. A journal is a ring: if events the query has not
+read yet were pushed out (capacity) or expired (TTL), the query fails with an
+:class:`~jetconnect.errors.OffsetError` naming the partition and the lost sequences, or, with
+``on_overflow="skip"``, logs a warning and goes on from the oldest event still kept.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+from pyspark.sql.types import StructType
+
+from jetconnect.arrow import parse_schema
+from jetconnect.connector import Guarantee, Offset, Range, ReadOutput, StreamSource
+from jetconnect.errors import OffsetError, OptionError
+
+from jetconnect_imap.events import EventType, JournalEvent
+from jetconnect_imap.map_source import DEFAULT_PROJECTED_SCHEMA, spread
+from jetconnect_imap.rows import row_shaper
+from jetconnect_imap.serde import loads
+from jetconnect_imap.store import MapConfig, check_name, default_url, open_store
+
+log = logging.getLogger(__name__)
+
+DEFAULT_JOURNAL_SCHEMA = (
+    "partition int, sequence long, type string, key string, old_value string, new_value string, "
+    "timestamp timestamp"
+)
+START_FROM_OLDEST = "oldest"
+START_FROM_CURRENT = "current"
+
+
+class MapJournalSource(StreamSource):
+    """The change events of one map, from the oldest kept (or from now) on, forever."""
+
+    name = "map_journal"
+    guarantee = Guarantee.EXACTLY_ONCE  # ranges of sequence numbers replay exactly
+
+    def __init__(
+        self,
+        map_name: str,
+        store: str | None = None,
+        start: str = START_FROM_OLDEST,
+        predicate: Callable[[JournalEvent], bool] | None = None,
+        projection: Callable[[JournalEvent], Any] | None = None,
+        event_types: Iterable[str | EventType] | None = None,
+        on_overflow: str = "fail",
+        schema: str | StructType | None = None,
+        parallelism: int = 4,
+    ) -> None:
+        self.map_name = check_name("map", map_name)
+        self.store_url = store or default_url()
+        if start not in (START_FROM_OLDEST, START_FROM_CURRENT):
+            raise OptionError(f"source 'map_journal': option 'start' must be oldest or current, got {start!r}")
+        if on_overflow not in ("fail", "skip"):
+            raise OptionError(f"source 'map_journal': option 'on_overflow' must be fail or skip, got {on_overflow!r}")
+        try:
+            self.event_types = EventType.parse(event_types, "source 'map_journal': option 'event_types'") if event_types else None
+        except ValueError as exc:
+            raise OptionError(str(exc)) from None
+        self.start, self.on_overflow = start, on_overflow
+        self.predicate, self.projection = predicate, projection
+        self._schema = parse_schema(schema or (DEFAULT_PROJECTED_SCHEMA if projection else DEFAULT_JOURNAL_SCHEMA))
+        self.parallelism = parallelism
+
+    def __repr__(self) -> str:
+        return f"MapJournalSource({self.map_name!r})"
+
+    def schema(self) -> StructType:
+        return self._schema
+
+    def _config(self) -> MapConfig:
+        return open_store(self.store_url).map_config(self.map_name)
+
+    def _bounds(self) -> list[tuple[int, int]]:
+        return open_store(self.store_url).journal_bounds(self.map_name, self._config())
+
+    # --- driver side -------------------------------------------------------------------------
+
+    def initial_offset(self) -> Offset:
+        which = 0 if self.start == START_FROM_OLDEST else 1
+        return {str(p): bounds[which] for p, bounds in enumerate(self._bounds())}
+
+    def latest_offset(self, start: Offset, max_records: int | None) -> Offset:
+        bounds = self._bounds()
+        if len(start) != len(bounds):
+            raise OffsetError(
+                f"source 'map_journal': the offset has {len(start)} partitions but map '{self.map_name}' "
+                f"has {len(bounds)}; was the map recreated with another partition count?"
+            )
+        begin = {}
+        for p, (oldest, nxt) in enumerate(bounds):
+            saved = int(start[str(p)])
+            if saved > nxt:
+                raise OffsetError(
+                    f"source 'map_journal': map '{self.map_name}' partition {p} is at sequence {nxt}, "
+                    f"behind the saved offset {saved}; was the map's store wiped or replaced?"
+                )
+            begin[p] = self._check_overflow(p, saved, oldest)
+        backlog = {p: bounds[p][1] - begin[p] for p in begin}
+        allowed = share(backlog, max_records) if max_records is not None else backlog
+        return {str(p): begin[p] + allowed[p] for p in begin}
+
+    def _check_overflow(self, partition: int, saved: int, oldest: int) -> int:
+        """Where reading of ``partition`` really starts: ``saved``, or ``oldest`` when skipping."""
+        if saved >= oldest:
+            return saved
+        message = (
+            f"source 'map_journal': map '{self.map_name}' partition {partition} lost events "
+            f"{saved}..{oldest - 1} before they were read (the journal keeps "
+            f"{self._config().partition_capacity} events per partition"
+            + (f" for {self._config().journal_ttl:g} s" if self._config().journal_ttl else "")
+            + "); raise journal_capacity, read more often, or set on_overflow='skip'"
+        )
+        if self.on_overflow == "fail":
+            raise OffsetError(message)
+        log.warning("%s; skipping them as asked", message)
+        return oldest
+
+    def ranges(self, start: Offset, end: Offset) -> Sequence[Range]:
+        moved = [p for p in end if int(end[p]) != int(start.get(p, end[p]))]
+        return [
+            Range(f"partitions {group[0]}..", {p: start[p] for p in group}, {p: end[p] for p in group})
+            for group in spread(moved, self.parallelism)
+        ]
+
+    # --- executor side -----------------------------------------------------------------------
+
+    def read_range(self, range_: Range) -> ReadOutput:
+        store = open_store(self.store_url)
+        shape = row_shaper(self._schema)
+        for p_text, end in range_.end.items():
+            partition, start, end = int(p_text), int(range_.start[p_text]), int(end)
+            raw = store.read_journal(self.map_name, partition, start, end)
+            first = raw[0][0] if raw else end
+            if first != start:  # the ring moved past `start` since the driver looked
+                start = self._check_overflow(partition, start, first)
+            for seq, kind, key, old, new, ts in raw:
+                if seq < start or (self.event_types is not None and kind not in self.event_types):
+                    continue
+                event = JournalEvent(partition, seq, kind, loads(key), loads(old), loads(new), ts)
+                if self.predicate is not None and not self.predicate(event):
+                    continue
+                yield shape(self.projection(event) if self.projection is not None else _as_row(event))
+
+
+def _as_row(event: JournalEvent) -> tuple[Any, ...]:
+    when = dt.datetime.fromtimestamp(event.timestamp_ms / 1000, tz=dt.timezone.utc)
+    return (event.partition, event.sequence, event.type.value, event.key, event.old_value, event.new_value, when)
+
+
+def share(backlog: dict[int, int], budget: int) -> dict[int, int]:
+    """Split ``budget`` records over partitions with ``backlog`` waiting, fairly (max-min)."""
+    allowed = {p: 0 for p in backlog}
+    waiting = {p: n for p, n in backlog.items() if n > 0}
+    while budget > 0 and waiting:
+        each = max(1, budget // len(waiting))
+        for p in sorted(waiting):
+            take = min(each, waiting[p], budget)
+            allowed[p] += take
+            waiting[p] -= take
+            budget -= take
+            if budget == 0:
+                break
+        waiting = {p: n for p, n in waiting.items() if n > 0}
+    return allowed

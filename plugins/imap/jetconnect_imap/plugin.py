@@ -1,0 +1,25 @@
+"""Registers the IMap family's sources and sinks with jetconnect."""
+
+from __future__ import annotations
+
+from jetconnect import Guarantee, hookimpl
+
+from jetconnect_imap import factories as f
+
+
+@hookimpl
+def register_sources(register):
+    register(f.map_source, name="map", guarantee=Guarantee.EXACTLY_ONCE)
+    register(f.map_journal, name="map_journal", guarantee=Guarantee.EXACTLY_ONCE)
+    register(f.list_source, name="list", guarantee=Guarantee.EXACTLY_ONCE)
+
+
+@hookimpl
+def register_sinks(register):
+    # Exactly-once per micro-batch from a replayable source: a progress record per
+    # (query, Spark partition) is written atomically with the data (see map_sinks.py).
+    register(f.map_sink, name="map", guarantee=Guarantee.EXACTLY_ONCE)
+    register(f.map_with_merging, name="map_with_merging", guarantee=Guarantee.EXACTLY_ONCE)
+    register(f.map_with_updating, name="map_with_updating", guarantee=Guarantee.EXACTLY_ONCE)
+    register(f.map_with_entry_processor, name="map_with_entry_processor", guarantee=Guarantee.EXACTLY_ONCE)
+    register(f.list_sink, name="list", guarantee=Guarantee.EXACTLY_ONCE)

@@ -1,0 +1,243 @@
+"""The embedded store: one SQLite file in WAL mode, no server.
+
+Several processes (Spark's Python workers) may write at once: each write is one ``BEGIN
+IMMEDIATE`` transaction (entries, journal events and the progress record together), and a
+writer that finds the file locked waits (``busy_timeout``) rather than failing. WAL with
+``synchronous=NORMAL`` survives a killed process; only an OS crash can lose the last commits.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from urllib.parse import unquote, urlsplit
+from pathlib import Path
+
+from jetconnect_imap.events import Change, EventType
+from jetconnect_imap.store import Compute, MapConfig, Progress, RawEvent, Store, StoreError, check_name
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS maps (
+    name TEXT PRIMARY KEY, partitions INTEGER NOT NULL,
+    journal_capacity INTEGER NOT NULL, journal_ttl REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS entries (
+    map TEXT NOT NULL, partition INTEGER NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL,
+    PRIMARY KEY (map, partition, key)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS journal (
+    map TEXT NOT NULL, partition INTEGER NOT NULL, seq INTEGER NOT NULL, type TEXT NOT NULL,
+    key TEXT, old_value TEXT, new_value TEXT, ts INTEGER NOT NULL,
+    PRIMARY KEY (map, partition, seq)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS journal_heads (
+    map TEXT NOT NULL, partition INTEGER NOT NULL, next_seq INTEGER NOT NULL,
+    PRIMARY KEY (map, partition)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS progress (
+    owner TEXT NOT NULL, writer TEXT NOT NULL, batch INTEGER NOT NULL,
+    PRIMARY KEY (owner, writer)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS list_items (
+    list TEXT NOT NULL, idx INTEGER NOT NULL, value TEXT NOT NULL,
+    PRIMARY KEY (list, idx)) WITHOUT ROWID;
+"""
+_CHUNK = 500  # keys per "IN (...)" query, well under SQLite's variable limit
+
+
+class SqliteStore(Store):
+    """Maps, journals and lists in one SQLite file (``sqlite:///absolute/path.db``)."""
+
+    def __init__(self, url: str, busy_timeout_s: float = 120.0) -> None:
+        super().__init__(url)
+        parts = urlsplit(url)
+        path = unquote(parts.path)
+        if not path or path == "/":
+            raise StoreError(f"store URL {url!r} names no file; use sqlite:///absolute/path.db")
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        self._lock = threading.Lock()
+        # isolation_level=None: we issue BEGIN IMMEDIATE ourselves, so that a read-modify-write
+        # holds the write lock from its first read (a deferred transaction could deadlock).
+        self._conn = sqlite3.connect(path, timeout=busy_timeout_s, isolation_level=None, check_same_thread=False)
+        self._conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_s * 1000)}")
+        self._conn.execute("PRAGMA journal_mode = WAL")
+        self._conn.execute("PRAGMA synchronous = NORMAL")
+        # One script, one transaction: several workers may create the tables at the same time.
+        self._conn.executescript(f"BEGIN IMMEDIATE; {_SCHEMA} COMMIT;")
+
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._conn
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+            self._conn.execute("COMMIT")
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    # --- config ------------------------------------------------------------------------------
+
+    def _load_config(self, name: str) -> MapConfig | None:
+        with self._lock:
+            row = self._conn.execute(
+                "SELECT partitions, journal_capacity, journal_ttl FROM maps WHERE name = ?", (name,)
+            ).fetchone()
+        return MapConfig(*row) if row else None
+
+    def _create_config(self, name: str, config: MapConfig) -> MapConfig:
+        with self._write() as db:
+            db.execute(
+                "INSERT OR IGNORE INTO maps VALUES (?, ?, ?, ?)",
+                (name, config.partitions, config.journal_capacity, config.journal_ttl),
+            )
+            row = db.execute("SELECT partitions, journal_capacity, journal_ttl FROM maps WHERE name = ?", (name,)).fetchone()
+        return MapConfig(*row)
+
+    # --- entries -----------------------------------------------------------------------------
+
+    def apply(self, name: str, config: MapConfig, changes: Mapping[int, Sequence[Change]],
+              progress: Progress | None = None) -> bool:
+        keys = {p: [c.key for c in cs] for p, cs in changes.items()}
+        return self.update(name, config, keys, lambda p, _current: changes[p], progress)
+
+    def update(self, name: str, config: MapConfig, keys: Mapping[int, Sequence[str]], compute: Compute,
+               progress: Progress | None = None) -> bool:
+        now = int(time.time() * 1000)
+        with self._write() as db:
+            if progress is not None and not _claim(db, f"map:{name}", progress):
+                return False
+            for partition, partition_keys in keys.items():
+                current = _select(db, name, partition, partition_keys)
+                changes = compute(partition, {k: current.get(k) for k in partition_keys})
+                self._apply_partition(db, name, config, partition, current, changes, now)
+        return True
+
+    def _apply_partition(self, db: sqlite3.Connection, name: str, config: MapConfig, partition: int,
+                         current: dict[str, str], changes: Sequence[Change], now: int) -> None:
+        events: list[tuple[str, str | None, str | None, str | None]] = []
+        final: dict[str, str | None] = {}
+        for change in changes:
+            old = final[change.key] if change.key in final else current.get(change.key)
+            if change.value is not None:
+                events.append(("UPDATED" if old is not None else "ADDED", change.key, old, change.value))
+            elif old is not None:
+                events.append(("EVICTED" if change.evict else "REMOVED", change.key, old, None))
+            final[change.key] = change.value
+        db.executemany(
+            "INSERT INTO entries VALUES (?, ?, ?, ?) ON CONFLICT (map, partition, key) DO UPDATE SET value = excluded.value",
+            [(name, partition, k, v) for k, v in final.items() if v is not None],
+        )
+        db.executemany(
+            "DELETE FROM entries WHERE map = ? AND partition = ? AND key = ?",
+            [(name, partition, k) for k, v in final.items() if v is None and k in current],
+        )
+        _journal(db, name, config, partition, events, now)
+
+    def get(self, name: str, partition: int, keys: Sequence[str]) -> dict[str, str]:
+        with self._lock:
+            return _select(self._conn, name, partition, keys)
+
+    def scan(self, name: str, partition: int) -> Iterator[tuple[str, str]]:
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT key, value FROM entries WHERE map = ? AND partition = ?", (name, partition)
+            ).fetchall()
+        return iter(rows)
+
+    def size(self, name: str) -> int:
+        with self._lock:
+            return self._conn.execute("SELECT count(*) FROM entries WHERE map = ?", (name,)).fetchone()[0]
+
+    def clear(self, name: str, config: MapConfig) -> None:
+        now = int(time.time() * 1000)
+        with self._write() as db:
+            db.execute("DELETE FROM entries WHERE map = ?", (name,))
+            for partition in range(config.partitions):
+                _journal(db, name, config, partition, [("CLEARED", None, None, None)], now)
+
+    # --- journal -----------------------------------------------------------------------------
+
+    def journal_bounds(self, name: str, config: MapConfig) -> list[tuple[int, int]]:
+        with self._lock:
+            heads = dict(self._conn.execute("SELECT partition, next_seq FROM journal_heads WHERE map = ?", (name,)))
+            oldest = dict(self._conn.execute(
+                "SELECT partition, min(seq) FROM journal WHERE map = ? GROUP BY partition", (name,)
+            ))
+        out = []
+        for p in range(config.partitions):
+            nxt = heads.get(p, 0)
+            out.append((oldest.get(p, nxt), nxt))
+        return out
+
+    def read_journal(self, name: str, partition: int, start: int, end: int) -> list[RawEvent]:
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT seq, type, key, old_value, new_value, ts FROM journal "
+                "WHERE map = ? AND partition = ? AND seq >= ? AND seq < ? ORDER BY seq",
+                (name, partition, start, end),
+            ).fetchall()
+        return [(seq, EventType(kind), key, old, new, ts) for seq, kind, key, old, new, ts in rows]
+
+    # --- lists -------------------------------------------------------------------------------
+
+    def list_append(self, name: str, values: Sequence[str], progress: Progress | None = None) -> bool:
+        check_name("list", name)
+        with self._write() as db:
+            if progress is not None and not _claim(db, f"list:{name}", progress):
+                return False
+            start = db.execute("SELECT coalesce(max(idx) + 1, 0) FROM list_items WHERE list = ?", (name,)).fetchone()[0]
+            db.executemany("INSERT INTO list_items VALUES (?, ?, ?)", [(name, start + i, v) for i, v in enumerate(values)])
+        return True
+
+    def list_read(self, name: str) -> list[str]:
+        with self._lock:
+            return [v for (v,) in self._conn.execute("SELECT value FROM list_items WHERE list = ? ORDER BY idx", (name,))]
+
+    def list_clear(self, name: str) -> None:
+        with self._write() as db:
+            db.execute("DELETE FROM list_items WHERE list = ?", (name,))
+
+
+def _claim(db: sqlite3.Connection, owner: str, progress: Progress) -> bool:
+    """Record ``progress`` unless the writer already got that far (then the batch is a replay)."""
+    row = db.execute("SELECT batch FROM progress WHERE owner = ? AND writer = ?", (owner, progress.writer)).fetchone()
+    if row is not None and row[0] >= progress.batch:
+        return False
+    db.execute("INSERT OR REPLACE INTO progress VALUES (?, ?, ?)", (owner, progress.writer, progress.batch))
+    return True
+
+
+def _select(db: sqlite3.Connection, name: str, partition: int, keys: Sequence[str]) -> dict[str, str]:
+    unique = list(dict.fromkeys(keys))
+    found: dict[str, str] = {}
+    for i in range(0, len(unique), _CHUNK):
+        chunk = unique[i:i + _CHUNK]
+        marks = ",".join("?" * len(chunk))
+        found.update(db.execute(
+            f"SELECT key, value FROM entries WHERE map = ? AND partition = ? AND key IN ({marks})",
+            (name, partition, *chunk),
+        ).fetchall())
+    return found
+
+
+def _journal(db: sqlite3.Connection, name: str, config: MapConfig, partition: int,
+             events: list[tuple[str, str | None, str | None, str | None]], now: int) -> None:
+    """Append ``events`` to the partition's ring, then drop what overflowed or expired."""
+    capacity = config.partition_capacity
+    if not capacity or not events:
+        return
+    row = db.execute("SELECT next_seq FROM journal_heads WHERE map = ? AND partition = ?", (name, partition)).fetchone()
+    first = row[0] if row else 0
+    nxt = first + len(events)
+    # Only the last `capacity` events can survive, so older ones of this batch are not written.
+    kept = [(name, partition, first + i, *e, now) for i, e in enumerate(events) if first + i >= nxt - capacity]
+    db.executemany("INSERT INTO journal VALUES (?, ?, ?, ?, ?, ?, ?, ?)", kept)
+    db.execute("INSERT OR REPLACE INTO journal_heads VALUES (?, ?, ?)", (name, partition, nxt))
+    db.execute("DELETE FROM journal WHERE map = ? AND partition = ? AND seq < ?", (name, partition, nxt - capacity))
+    if config.journal_ttl:
+        cutoff = now - int(config.journal_ttl * 1000)
+        db.execute("DELETE FROM journal WHERE map = ? AND partition = ? AND ts < ?", (name, partition, cutoff))

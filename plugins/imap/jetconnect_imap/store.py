@@ -1,0 +1,234 @@
+"""The store interface behind every map and list, and ``open_store(url)`` to pick one.
+
+A store keeps, per map, 271 (by default) partitions of serialised entries and, per partition,
+a ring of journal events with consecutive sequence numbers. Every write of one partition updates
+the entries and the journal in one atomic step, and may carry a :class:`Progress` record: a
+writer's batch that the store has already recorded is skipped, atomically with the data, which is
+what makes a re-delivered Spark micro-batch harmless.
+
+URLs: ``sqlite:///abs/path.db`` (embedded, the default), ``redis://[user:password@]host:port/db``
+and ``redis+cluster://host:port`` (a Redis Cluster, reached through any of its nodes).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import threading
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+from jetconnect.errors import JetconnectError
+
+from jetconnect_imap.events import Change, EventType
+from jetconnect_imap.serde import DEFAULT_PARTITIONS
+
+#: Jet's default event journal capacity, per map, split evenly over the partitions.
+DEFAULT_JOURNAL_CAPACITY = 10_000
+#: Where maps live when no store URL is given (an env variable lets a whole job agree on one).
+STORE_ENV = "JETCONNECT_IMAP_STORE"
+
+#: ``compute(partition, current)`` gets the current serialised values of the requested keys
+#: (None for absent ones) and returns the changes to apply to that partition.
+Compute = Callable[[int, Mapping[str, "str | None"]], Sequence[Change]]
+#: A raw journal record: sequence, type, serialised key, old value, new value, timestamp (ms).
+RawEvent = tuple[int, EventType, "str | None", "str | None", "str | None", int]
+
+
+class StoreError(JetconnectError):
+    """The store cannot do what was asked (wrong URL, map configured differently, bad name)."""
+
+
+@dataclass(frozen=True)
+class MapConfig:
+    """How a map is laid out; fixed when the map is first created, like Hazelcast's config."""
+
+    partitions: int = DEFAULT_PARTITIONS
+    #: Journal events kept per map, split evenly over the partitions (0: no journal).
+    journal_capacity: int = DEFAULT_JOURNAL_CAPACITY
+    #: Seconds a journal event lives (0: until pushed out by newer ones).
+    journal_ttl: float = 0.0
+
+    def __post_init__(self) -> None:
+        if self.partitions < 1:
+            raise StoreError(f"partitions must be at least 1, got {self.partitions}")
+        if self.journal_capacity < 0 or self.journal_ttl < 0:
+            raise StoreError("journal_capacity and journal_ttl must not be negative")
+
+    @property
+    def partition_capacity(self) -> int:
+        """Events kept per partition (Hazelcast splits the map's capacity the same way)."""
+        return math.ceil(self.journal_capacity / self.partitions) if self.journal_capacity else 0
+
+
+@dataclass(frozen=True)
+class Progress:
+    """A writer's position: ``writer`` (e.g. ``query/spark-partition``) has written ``batch``.
+
+    A write carrying a progress whose batch is not newer than the one recorded is skipped.
+    """
+
+    writer: str
+    batch: int
+
+
+_NAME = re.compile(r"^[A-Za-z0-9_.:\-]+$")
+
+
+def check_name(kind: str, name: str) -> str:
+    """Map and list names are plain words (Redis hash tags and SQL stay simple and safe)."""
+    if not isinstance(name, str) or not _NAME.match(name):
+        raise StoreError(f"{kind} name {name!r} must be letters, digits, '_', '.', ':' or '-'")
+    return name
+
+
+class Store(ABC):
+    """Partitioned maps with event journals, and lists; implementations must be process-safe."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+
+    @property
+    def display_url(self) -> str:
+        """The URL with any password hidden: what errors and logs may show."""
+        return redact_url(self.url)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.display_url!r})"
+
+    # --- map configuration -------------------------------------------------------------------
+
+    def map_config(self, name: str, wanted: MapConfig | None = None) -> MapConfig:
+        """The stored config of map ``name``, creating it from ``wanted`` (or defaults) if new.
+
+        Asking for a different partition count than the map has is an error: every key would
+        move. A different journal capacity or TTL is ignored, as in Hazelcast after creation.
+        """
+        check_name("map", name)
+        config = self._load_config(name) or self._create_config(name, wanted or MapConfig())
+        if wanted is not None and wanted.partitions != config.partitions:
+            raise StoreError(
+                f"map '{name}' in {self.display_url} has {config.partitions} partitions, "
+                f"not {wanted.partitions}; a map's partition count is fixed when it is created"
+            )
+        return config
+
+    @abstractmethod
+    def _load_config(self, name: str) -> MapConfig | None: ...
+
+    @abstractmethod
+    def _create_config(self, name: str, config: MapConfig) -> MapConfig:
+        """Store ``config`` unless another process stored one first; return the winner."""
+
+    # --- map entries -------------------------------------------------------------------------
+
+    @abstractmethod
+    def apply(self, name: str, config: MapConfig, changes: Mapping[int, Sequence[Change]],
+              progress: Progress | None = None) -> bool:
+        """Apply ``changes`` per partition, each partition atomically with its journal events.
+
+        Returns False if ``progress`` shows the batch was already written (nothing applied).
+        """
+
+    @abstractmethod
+    def update(self, name: str, config: MapConfig, keys: Mapping[int, Sequence[str]], compute: Compute,
+               progress: Progress | None = None) -> bool:
+        """Read-modify-write: per partition, read ``keys``, ``compute`` the changes, apply them,
+        with no other write to those keys in between. Returns False as :meth:`apply` does."""
+
+    @abstractmethod
+    def get(self, name: str, partition: int, keys: Sequence[str]) -> dict[str, str]:
+        """The serialised values of those ``keys`` of ``partition`` that are present."""
+
+    @abstractmethod
+    def scan(self, name: str, partition: int) -> Iterator[tuple[str, str]]:
+        """Every serialised ``(key, value)`` of one partition, in no particular order."""
+
+    @abstractmethod
+    def size(self, name: str) -> int: ...
+
+    @abstractmethod
+    def clear(self, name: str, config: MapConfig) -> None:
+        """Remove every entry; each partition's journal gets one CLEARED event."""
+
+    # --- journal -----------------------------------------------------------------------------
+
+    @abstractmethod
+    def journal_bounds(self, name: str, config: MapConfig) -> list[tuple[int, int]]:
+        """Per partition, ``(oldest, next)``: the oldest sequence still kept and the next one."""
+
+    @abstractmethod
+    def read_journal(self, name: str, partition: int, start: int, end: int) -> list[RawEvent]:
+        """The kept events of ``partition`` with ``start <= sequence < end``, in order."""
+
+    # --- lists -------------------------------------------------------------------------------
+
+    @abstractmethod
+    def list_append(self, name: str, values: Sequence[str], progress: Progress | None = None) -> bool: ...
+
+    @abstractmethod
+    def list_read(self, name: str) -> list[str]: ...
+
+    @abstractmethod
+    def list_clear(self, name: str) -> None: ...
+
+    def close(self) -> None:
+        """Release connections (the store cache closes what it opened at exit)."""
+
+
+def redact_url(url: str) -> str:
+    """``url`` with its password replaced by ``***``."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    user = parts.username or ""
+    host = parts.hostname or ""
+    netloc = f"{user}:***@{host}" + (f":{parts.port}" if parts.port else "")
+    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+
+
+def default_url() -> str:
+    """``$JETCONNECT_IMAP_STORE``, or an SQLite file in the working directory (absolute, so
+    that Spark's worker processes, whatever their directory, open the same file)."""
+    return os.environ.get(STORE_ENV) or "sqlite:///" + os.path.abspath("jetconnect-imap.db")
+
+
+_stores: dict[tuple[int, str], Store] = {}
+_stores_lock = threading.Lock()
+
+
+def open_store(url: str | None = None) -> Store:
+    """The store at ``url``, one per URL per process (Spark reuses its Python workers)."""
+    url = url or default_url()
+    key = (os.getpid(), url)  # a forked worker must not share its parent's sockets
+    with _stores_lock:
+        store = _stores.get(key)
+        if store is None:
+            store = _stores[key] = _create(url)
+        return store
+
+
+def _create(url: str) -> Store:
+    scheme = urlsplit(url).scheme.lower()
+    if scheme == "sqlite":
+        from jetconnect_imap.sqlite_store import SqliteStore
+
+        return SqliteStore(url)
+    if scheme in ("redis", "rediss", "redis+cluster", "rediss+cluster"):
+        from jetconnect_imap.redis_store import RedisStore
+
+        return RedisStore(url)
+    raise StoreError(
+        f"store URL {redact_url(url)!r} is not supported: use sqlite:///path/file.db, "
+        "redis://host:port/db or redis+cluster://host:port"
+    )
+
+
+__all__ = [
+    "Compute", "DEFAULT_JOURNAL_CAPACITY", "MapConfig", "Progress", "RawEvent", "STORE_ENV", "Store",
+    "StoreError", "check_name", "default_url", "open_store", "redact_url",
+]

@@ -1,0 +1,147 @@
+"""The IMap sources and sinks without Spark: offsets, overflow, replayed micro-batches.
+
+They call the connector methods the Spark adapter calls, on a real SQLite store.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+import pyarrow as pa
+import pytest
+from pyspark.sql.types import StructType
+
+from jetconnect.connector import WriteContext
+from jetconnect.errors import OffsetError, OptionError, SchemaError
+from jetconnect_imap import connect
+from jetconnect_imap.factories import map_journal, map_sink, map_source, map_with_merging
+from jetconnect_imap.journal_source import share
+from jetconnect_imap.serde import dumps, partition_of
+
+
+@pytest.fixture
+def url(tmp_path) -> str:
+    return f"sqlite:///{tmp_path}/imap.db"
+
+
+def _name() -> str:
+    return f"m{uuid.uuid4().hex[:8]}"
+
+
+def _ctx(partition: int = 0, batch: int | None = 0, query: str | None = "q1") -> WriteContext:
+    return WriteContext(partition_id=partition, attempt=0, batch_id=batch, query_id=query, schema=StructType())
+
+
+def _rows(source, ranges) -> list[tuple]:
+    return [row for r in ranges for row in source.read_range(r)]
+
+
+def test_journal_offsets_cover_every_partition_and_replay_exactly(url: str) -> None:
+    m = connect(url).map(_name(), partitions=8)
+    source = map_journal(m.name, store=url, parallelism=3)
+    start = source.initial_offset()
+    assert start == {str(p): 0 for p in range(8)}
+    m.put_all({i: i for i in range(40)})
+    end = source.latest_offset(start, None)
+    assert sum(end.values()) == 40
+    ranges = source.ranges(start, end)
+    assert len(ranges) == 3
+    first = _rows(source, ranges)
+    assert sorted(r[3] for r in first) == sorted(dumps(i) for i in range(40))
+    assert _rows(source, source.ranges(start, end)) == first  # the same range, the same rows
+    m.put(1, 100)
+    later = source.latest_offset(end, None)
+    (row,) = _rows(source, source.ranges(end, later))
+    assert row[2:6] == ("UPDATED", "1", "1", "100")
+
+
+def test_start_from_current_skips_history(url: str) -> None:
+    m = connect(url).map(_name(), partitions=4)
+    m.put_all({i: i for i in range(10)})
+    source = map_journal(m.name, store=url, start="current")
+    assert source.latest_offset(source.initial_offset(), None) == source.initial_offset()
+
+
+def test_admission_control_shares_the_budget(url: str) -> None:
+    assert share({0: 10, 1: 1, 2: 0}, 5) == {0: 4, 1: 1, 2: 0}
+    assert share({0: 3, 1: 3}, 100) == {0: 3, 1: 3}
+    m = connect(url).map(_name(), partitions=4)
+    m.put_all({i: i for i in range(100)})
+    source = map_journal(m.name, store=url)
+    start = source.initial_offset()
+    end = source.latest_offset(start, 30)
+    assert sum(end.values()) == 30
+
+
+def test_overflow_past_the_saved_offset_fails_naming_the_partition(url: str) -> None:
+    m = connect(url).map(_name(), partitions=1, journal_capacity=5)
+    source = map_journal(m.name, store=url)
+    start = source.initial_offset()
+    for i in range(8):
+        m.put(i, i)
+    with pytest.raises(OffsetError, match=r"partition 0 lost events 0\.\.2"):
+        source.latest_offset(start, None)
+    skipping = map_journal(m.name, store=url, on_overflow="skip")
+    end = skipping.latest_offset(start, None)
+    assert [r[1] for r in _rows(skipping, skipping.ranges(start, end))] == [3, 4, 5, 6, 7]
+
+
+def test_event_types_predicate_and_projection(url: str) -> None:
+    m = connect(url).map(_name(), partitions=2)
+    m.put("a", 1)
+    m.put("a", 2)
+    m.remove("a")
+    source = map_journal(m.name, store=url, event_types=["updated", "REMOVED"],
+                         predicate=lambda e: e.old_value is not None, projection=lambda e: (e.type.value, e.old_value),
+                         schema="type string, old long")
+    rows = _rows(source, source.ranges(source.initial_offset(), source.latest_offset(source.initial_offset(), None)))
+    assert rows == [("UPDATED", 1), ("REMOVED", 2)]
+    with pytest.raises(OptionError, match="unknown event type 'PUT'"):
+        map_journal(m.name, store=url, event_types=["PUT"])
+    with pytest.raises(OptionError, match="'start'"):
+        map_journal(m.name, store=url, start="newest")
+
+
+def test_map_source_splits_partitions_and_applies_predicate(url: str) -> None:
+    m = connect(url).map(_name(), partitions=10)
+    m.put_all({i: {"n": i} for i in range(50)})
+    source = map_source(m.name, store=url, predicate=lambda k, v: v["n"] % 2 == 0, parallelism=3)
+    splits = source.splits()
+    assert sorted(p for s in splits for p in s) == list(range(10)) and len(splits) == 3
+    rows = [row for s in splits for row in source.read_split(s)]
+    assert sorted(rows) == sorted((dumps(i), dumps({"n": i})) for i in range(0, 50, 2))
+
+
+def _batch(pairs) -> pa.RecordBatch:
+    return pa.RecordBatch.from_pylist([{"key": k, "value": v} for k, v in pairs])
+
+
+def test_map_sink_skips_a_redelivered_micro_batch(url: str) -> None:
+    name = _name()
+    sink = map_sink(name, store=url, partitions=4)
+    report = sink.write_partition(iter([_batch([("a", 1), ("b", 2)])]), _ctx(batch=0))
+    assert not report.replayed
+    again = sink.write_partition(iter([_batch([("a", 1), ("b", 2)])]), _ctx(batch=0))
+    assert again.replayed
+    sink.write_partition(iter([_batch([("a", None)])]), _ctx(batch=1))
+    m = connect(url).map(name)
+    assert m.to_dict() == {"b": 2}
+    assert [e.type.value for e in m.journal(partition_of(dumps("a"), 4))] == ["ADDED", "REMOVED"]
+
+
+def test_merging_sink_merges_within_and_across_batches_once(url: str) -> None:
+    name = _name()
+    sink = map_with_merging(name, key_fn=lambda r: r["key"], value_fn=lambda r: r["value"],
+                            merge_fn=lambda old, new: old + new, store=url)
+    batch = _batch([("a", 1), ("a", 2), ("b", 5)])
+    sink.write_partition(iter([batch]), _ctx(batch=3))
+    sink.write_partition(iter([batch]), _ctx(batch=3))  # re-delivered: skipped
+    sink.write_partition(iter([batch]), _ctx(partition=1, batch=3))  # another task: counted
+    assert connect(url).map(name).to_dict() == {"a": 6, "b": 10}
+
+
+def test_map_sink_names_a_missing_key_column(url: str) -> None:
+    from pyspark.sql.types import LongType, StructField
+
+    with pytest.raises(SchemaError, match="no column 'key'"):
+        map_sink(_name(), store=url).check_schema(StructType([StructField("id", LongType())]))
