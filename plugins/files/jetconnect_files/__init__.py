@@ -1,0 +1,11 @@
+"""jetconnect's files family: lines (batch and watched), Avro container files, exactly-once file sinks."""
+
+from __future__ import annotations
+
+from jetconnect_files.avro_sink import AvroSink
+from jetconnect_files.avro_source import AvroSource
+from jetconnect_files.lines_sink import FilesSink
+from jetconnect_files.lines_source import FilesSource
+from jetconnect_files.watcher import FileWatcherSource
+
+__all__ = ["AvroSink", "AvroSource", "FileWatcherSource", "FilesSink", "FilesSource"]

@@ -1,0 +1,153 @@
+"""``sinks.avro``: Avro Object Container Files, one per partition and micro-batch, exactly-once.
+
+The Avro schema is the user's, or derived from the DataFrame's (nullable columns become unions
+with null). Files are staged and committed like the lines sink (:mod:`jetconnect.staged_commit`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
+
+import fastavro
+import fastavro.write
+import pyarrow as pa
+
+from jetconnect.connector import CommitContext, Guarantee, Sink, WriteContext
+from jetconnect.errors import OptionError, SinkError
+from jetconnect.filesystem import FileSystem
+from jetconnect.staged_commit import StagedCommit
+
+from jetconnect_files.avro_schema import load_avro_schema, to_avro_schema
+
+if TYPE_CHECKING:  # pragma: no cover
+    from pyspark.sql.types import DataType, StructType
+
+#: Our option values -> the codec names of the Avro specification.
+CODECS = {"null": "null", "deflate": "deflate", "snappy": "snappy", "zstd": "zstandard", "zstandard": "zstandard"}
+
+
+class AvroSink(Sink):
+    """Rows into Avro container files in ``directory`` (``<prefix>-<batch>-<partition>-<seq>-<query>.avro``)."""
+
+    name = "avro"
+    guarantee = Guarantee.EXACTLY_ONCE
+    input_format = "arrow"
+
+    def __init__(
+        self,
+        fs: FileSystem,
+        directory: str,
+        schema: str | dict | None = None,
+        codec: str = "null",
+        prefix: str = "part",
+        suffix: str = ".avro",
+        roll_bytes: int = 0,
+        sync_interval: int = 64000,
+    ) -> None:
+        if codec.lower() not in CODECS:
+            raise OptionError(f"avro sink: option 'codec' must be one of null, deflate, snappy, zstd; got {codec!r}")
+        self.staged = StagedCommit(fs, directory.rstrip("/") or "/", prefix, suffix)
+        self.codec = CODECS[codec.lower()]
+        self.avro_schema = load_avro_schema(schema) if schema is not None else None
+        self.roll_bytes = roll_bytes
+        self.sync_interval = sync_interval
+
+    def _parsed_schema(self, schema: "StructType") -> Any:
+        try:
+            return fastavro.parse_schema(self.avro_schema if self.avro_schema is not None else to_avro_schema(schema))
+        except fastavro.schema.SchemaParseException as exc:
+            raise OptionError(f"avro sink: option 'schema' is not a valid Avro schema: {exc}") from None
+
+    def check_schema(self, schema: "StructType") -> None:
+        self._parsed_schema(schema)
+
+    def write_partition(self, data: Iterator[pa.RecordBatch], ctx: WriteContext) -> Any:
+        parsed = self._parsed_schema(ctx.schema)
+        to_python = _python_converter(ctx.schema)
+        task = self.staged.task(ctx)
+        writer, stream, written = None, None, 0
+        try:
+            for batch in data:
+                if not batch.num_rows:
+                    continue
+                if writer is None or (self.roll_bytes and stream.tell() >= self.roll_bytes):
+                    if writer is not None:
+                        writer.flush()
+                    stream = task.new_file()
+                    writer = fastavro.write.Writer(stream, parsed, self.codec, self.sync_interval)
+                for record in to_python(batch):
+                    try:
+                        writer.write(record)
+                    except Exception as exc:  # fastavro raises ValueError, TypeError, AttributeError...
+                        raise _mismatch(parsed, record, written, exc) from exc
+                    written += 1
+            if writer is not None:
+                writer.flush()
+            return task.finish()
+        except BaseException:
+            task.discard()
+            raise
+
+    def commit(self, messages: list[Any], ctx: CommitContext) -> None:
+        self.staged.commit(messages, ctx)
+
+    def abort(self, messages: list[Any], ctx: CommitContext) -> None:
+        self.staged.abort(messages, ctx)
+
+
+def _mismatch(parsed: Any, record: dict, index: int, exc: Exception) -> SinkError:
+    """Name the record and, through fastavro's validator, the field that does not fit."""
+    detail = f"{type(exc).__name__}: {exc}"
+    try:
+        fastavro.validation.validate(record, parsed, raise_errors=True)
+    except fastavro.validation.ValidationError as invalid:
+        detail = "; ".join(str(e) for e in invalid.errors)[:500]
+    except Exception:  # the validator itself failing: keep the writer's message
+        pass
+    return SinkError(f"avro sink: record #{index} of this partition does not match the Avro schema: {detail}")
+
+
+def _python_converter(schema: "StructType") -> Callable[[pa.RecordBatch], list[dict]]:
+    """Arrow batch -> records fastavro writes. Arrow gives maps as lists of pairs: make them dicts."""
+    fixers = {f.name: fix for f in schema.fields if (fix := _value_fixer(f.dataType)) is not None}
+    if not fixers:
+        return pa.RecordBatch.to_pylist
+
+    def convert(batch: pa.RecordBatch) -> list[dict]:
+        records = batch.to_pylist()
+        for record in records:
+            for name, fix in fixers.items():
+                if record[name] is not None:
+                    record[name] = fix(record[name])
+        return records
+
+    return convert
+
+
+def _value_fixer(data_type: "DataType") -> Callable[[Any], Any] | None:
+    from pyspark.sql.types import ArrayType, MapType, StructType
+
+    if isinstance(data_type, MapType):
+        inner = _value_fixer(data_type.valueType)
+        if inner is None:
+            return dict
+        return lambda pairs: {k: (inner(v) if v is not None else None) for k, v in pairs}
+    if isinstance(data_type, ArrayType):
+        inner = _value_fixer(data_type.elementType)
+        if inner is None:
+            return None
+        return lambda items: [inner(v) if v is not None else None for v in items]
+    if isinstance(data_type, StructType):
+        fixers = {f.name: fix for f in data_type.fields if (fix := _value_fixer(f.dataType)) is not None}
+        if not fixers:
+            return None
+
+        def fix_struct(value: dict) -> dict:
+            for name, fix in fixers.items():
+                if value[name] is not None:
+                    value[name] = fix(value[name])
+            return value
+
+        return fix_struct
+    return None

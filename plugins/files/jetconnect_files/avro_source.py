@@ -1,0 +1,102 @@
+"""``sources.avro``: records of Avro Object Container Files, blocks split across partitions."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+
+from jetconnect.arrow import to_arrow_schema
+from jetconnect.connector import BatchSource, Guarantee, ReadOutput
+from jetconnect.errors import SourceError
+from jetconnect.filesystem import FileSystem
+from jetconnect.line_splits import FileRange, plan_splits
+
+from jetconnect_files.avro_container import AvroFileError, decode_records, read_block_groups, read_header
+from jetconnect_files.avro_schema import load_avro_schema, needs_fixing, to_spark_schema, value_fixer
+
+if TYPE_CHECKING:  # pragma: no cover
+    from pyspark.sql.types import StructType
+
+
+class AvroSource(BatchSource):
+    """Every container file matching ``glob``; the Spark schema comes from ``schema`` (a reader
+    schema every file is projected onto) or else from the first file's writer schema."""
+
+    name = "avro"
+    guarantee = Guarantee.EXACTLY_ONCE
+
+    def __init__(
+        self,
+        fs: FileSystem,
+        directory: str,
+        glob: str = "*.avro",
+        schema: str | dict | None = None,
+        recursive: bool = False,
+        max_split_bytes: int = 128 << 20,
+        min_splits: int | None = None,
+    ) -> None:
+        self.fs = fs
+        self.directory = directory.rstrip("/") or "/"
+        self.glob = glob
+        self.recursive = recursive
+        self.max_split_bytes = max_split_bytes
+        self.min_splits = min_splits or os.cpu_count() or 2
+        self._avro: Any = load_avro_schema(schema) if schema is not None else None
+        self._from_user = schema is not None
+
+    def _reference_schema(self) -> Any:
+        """The Avro schema rows are shaped by: the user's reader schema, or the first file's."""
+        if self._avro is None:
+            files = self._files()
+            if not files:
+                raise SourceError(
+                    f"avro source: no files matching '{self.glob}' in '{self.directory}' to take a "
+                    f"schema from; give option 'schema' (an Avro reader schema)"
+                )
+            self._avro = read_header(self.fs, files[0].path).schema
+        return self._avro
+
+    def _files(self):
+        if not self.fs.exists(self.directory):
+            raise SourceError(f"avro source: directory '{self.directory}' does not exist")
+        return self.fs.list_files(self.directory, self.glob, recursive=self.recursive)
+
+    def schema(self) -> "StructType":
+        where = "avro source: option 'schema'" if self._from_user else f"avro source: files in '{self.directory}'"
+        return to_spark_schema(self._reference_schema(), where)
+
+    def splits(self) -> Sequence[list[FileRange]]:
+        self._reference_schema()  # fixed on the driver, so every task shapes rows alike
+        return plan_splits(self._files(), self.max_split_bytes, min_splits=self.min_splits)
+
+    def read_split(self, split: list[FileRange]) -> ReadOutput:
+        spark_schema = self.schema()
+        arrow_schema = to_arrow_schema(spark_schema)
+        reference = self._reference_schema()
+        for range_ in split:
+            header = read_header(self.fs, range_.path)
+            # Files written with the reference schema need no resolution (fastavro is faster without).
+            reader_schema = None if header.schema == reference else reference
+            fix = value_fixer(spark_schema) if needs_fixing(header.schema) else None
+            for offsets, blocks in read_block_groups(self.fs, range_.path, header, range_.start, range_.end):
+                records: list[dict] = []
+                for block in decode_records(range_.path, header, offsets, blocks, reader_schema):
+                    records.extend(block)
+                if fix is not None:
+                    records = [fix(r) for r in records]
+                yield _to_batch(records, arrow_schema, range_.path, offsets)
+
+def _to_batch(records: list[dict], arrow_schema: pa.Schema, path: str, offsets: list[int]) -> pa.RecordBatch:
+    try:
+        return pa.RecordBatch.from_pylist(records, schema=arrow_schema)
+    except (pa.ArrowException, TypeError, ValueError, OverflowError) as exc:
+        raise AvroFileError(
+            f"avro: '{path}' blocks at bytes {offsets[0]}..{offsets[-1]} hold a record that does not fit "
+            f"the Spark schema: {exc}"
+        ) from exc
+
+
+__all__ = ["AvroSource"]

@@ -1,0 +1,87 @@
+"""The registered factories: keyword parameters typed so Spark's string options convert to them.
+
+Each builds its connector on the local file system (or any POSIX mount); another file system
+plugs in by building the connector classes with its own :class:`~jetconnect.filesystem.FileSystem`.
+"""
+
+from __future__ import annotations
+
+from jetconnect.filesystem import LocalFileSystem
+
+from jetconnect_files.avro_sink import AvroSink
+from jetconnect_files.avro_source import AvroSource
+from jetconnect_files.lines_sink import FilesSink
+from jetconnect_files.lines_source import FilesSource
+from jetconnect_files.watcher import FileWatcherSource
+
+
+def files_source(
+    directory: str,
+    glob: str = "*",
+    charset: str = "utf-8",
+    include_file_name: bool = False,
+    shared_file_system: bool = False,
+    recursive: bool = False,
+    max_split_bytes: int = 128 << 20,
+    min_splits: int = 0,
+) -> FilesSource:
+    """Lines of the files in a directory (batch), large files split by byte ranges.
+
+    ``shared_file_system`` is Jet's option; here the driver plans and executors read, so the
+    directory must be visible at the same path everywhere (local mode, or a shared mount) in
+    either case, and a file an executor cannot see is an error naming it.
+    """
+    return FilesSource(
+        LocalFileSystem(), directory, glob, charset, include_file_name, recursive, max_split_bytes, min_splits or None
+    )
+
+
+def file_watcher(
+    directory: str,
+    glob: str = "*",
+    charset: str = "utf-8",
+    include_file_name: bool = False,
+    read_existing: bool = False,
+    recursive: bool = False,
+    max_split_bytes: int = 64 << 20,
+) -> FileWatcherSource:
+    """Lines appended to the files of a directory, and new files (stream, exactly-once replay)."""
+    return FileWatcherSource(
+        LocalFileSystem(), directory, glob, charset, include_file_name, read_existing, recursive, max_split_bytes
+    )
+
+
+def files_sink(
+    directory: str,
+    prefix: str = "part",
+    suffix: str = ".txt",
+    charset: str = "utf-8",
+    roll_bytes: int = 0,
+    column: str | None = None,
+) -> FilesSink:
+    """One line per row into files committed atomically per partition and micro-batch."""
+    return FilesSink(LocalFileSystem(), directory, prefix, suffix, charset, roll_bytes, column)
+
+
+def avro_source(
+    directory: str,
+    glob: str = "*.avro",
+    schema: str | None = None,
+    recursive: bool = False,
+    max_split_bytes: int = 128 << 20,
+    min_splits: int = 0,
+) -> AvroSource:
+    """Records of Avro container files; ``schema`` is an optional Avro reader schema (JSON)."""
+    return AvroSource(LocalFileSystem(), directory, glob, schema, recursive, max_split_bytes, min_splits or None)
+
+
+def avro_sink(
+    directory: str,
+    schema: str | None = None,
+    codec: str = "null",
+    prefix: str = "part",
+    suffix: str = ".avro",
+    roll_bytes: int = 0,
+) -> AvroSink:
+    """Avro container files (codec null, deflate, snappy or zstd), committed atomically per micro-batch."""
+    return AvroSink(LocalFileSystem(), directory, schema, codec, prefix, suffix, roll_bytes)

@@ -1,0 +1,20 @@
+"""Registers the files family: ``files``, ``file_watcher`` and ``avro`` sources, ``files`` and ``avro`` sinks."""
+
+from __future__ import annotations
+
+from jetconnect import Guarantee, hookimpl
+
+from jetconnect_files import factories
+
+
+@hookimpl
+def register_sources(register) -> None:
+    register(factories.files_source, name="files", guarantee=Guarantee.EXACTLY_ONCE)
+    register(factories.file_watcher, name="file_watcher", guarantee=Guarantee.EXACTLY_ONCE)
+    register(factories.avro_source, name="avro", guarantee=Guarantee.EXACTLY_ONCE)
+
+
+@hookimpl
+def register_sinks(register) -> None:
+    register(factories.files_sink, name="files", guarantee=Guarantee.EXACTLY_ONCE)
+    register(factories.avro_sink, name="avro", guarantee=Guarantee.EXACTLY_ONCE)

@@ -1,0 +1,45 @@
+"""The lines sink on its own: encoding, rolling, schema checks, exactly-once commit."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pytest
+from pyspark.sql.types import LongType, StringType, StructField, StructType
+
+from jetconnect.connector import CommitContext, WriteContext
+from jetconnect.errors import SchemaError
+from jetconnect.filesystem import LocalFileSystem
+from jetconnect_files.lines_sink import FilesSink, encode_lines
+
+SCHEMA = StructType([StructField("value", StringType())])
+
+
+def test_encode_lines() -> None:
+    column = pa.array(["a", None, "ünï", ""]).slice(1)
+    assert encode_lines(column, "utf-8") == "\nünï\n\n".encode()
+    assert encode_lines(pa.array(["café"]), "latin-1") == "café\n".encode("latin-1")
+    assert encode_lines(pa.array([], pa.string()), "utf-8") == b""
+
+
+def test_write_roll_and_commit_twice(tmp_path) -> None:
+    sink = FilesSink(LocalFileSystem(), str(tmp_path), roll_bytes=10)
+    batches = [pa.RecordBatch.from_pydict({"value": [f"line{i}" for i in range(j, j + 2)]}) for j in range(0, 6, 2)]
+    ctx = WriteContext(partition_id=0, attempt=0, batch_id=4, query_id="abc", schema=SCHEMA)
+    message = sink.write_partition(iter(batches), ctx)
+    assert len(message) == 3
+    sink.commit([message], CommitContext(batch_id=4, query_id="abc"))
+    # Spark re-delivers batch 4 after a crash: nothing is added.
+    sink.commit([sink.write_partition(iter(batches), ctx)], CommitContext(batch_id=4, query_id="abc"))
+    files = sorted(p for p in tmp_path.iterdir() if p.is_file())
+    assert [p.name for p in files] == [f"part-0000000004-00000-00{i}-abc.txt" for i in range(3)]
+    assert "".join(p.read_text() for p in files) == "".join(f"line{i}\n" for i in range(6))
+
+
+def test_schema_must_be_one_string_column() -> None:
+    sink = FilesSink(LocalFileSystem(), "/tmp/unused")
+    two = StructType([StructField("a", StringType()), StructField("b", StringType())])
+    with pytest.raises(SchemaError, match="one string column, got 2"):
+        sink.check_schema(two)
+    with pytest.raises(SchemaError, match="not string"):
+        sink.check_schema(StructType([StructField("n", LongType())]))
+    FilesSink(LocalFileSystem(), "/tmp/unused", column="b").check_schema(two)
