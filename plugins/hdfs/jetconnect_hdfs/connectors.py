@@ -1,0 +1,73 @@
+"""The user-facing factories: ``sources.hdfs(...)`` and ``sinks.hdfs(...)``.
+
+Their parameters are the options of ``spark.read.format("jetconnect.hdfs")`` too: the registry
+converts Spark's string options by these annotations.
+"""
+
+from __future__ import annotations
+
+from jetconnect_hdfs.connection import HdfsConnection
+from jetconnect_hdfs.filesystem import WebHdfsFileSystem
+from jetconnect_hdfs.sink import HdfsSink, make_sink
+from jetconnect_hdfs.source import HdfsSource, make_source
+
+
+def hdfs_source(
+    url: str,
+    path: str,
+    format: str = "lines",
+    recursive: bool = False,
+    charset: str = "utf-8",
+    include_path: bool = False,
+    max_split_bytes: int = 128 << 20,
+    min_splits: int = 2,
+    max_files_per_batch: int = 0,
+    user: str | None = None,
+    proxy_user: str | None = None,
+    kerberos: bool = False,
+    kerberos_principal: str | None = None,
+    token: str | None = None,
+    timeout: float = 60.0,
+) -> HdfsSource:
+    """Lines (or whole files) of HDFS files, read in parallel by block-aligned byte ranges.
+
+    ``url`` is the NameNode's WebHDFS address (``http://namenode:9870``); ``path`` a file, a
+    directory, or a directory with a glob in its last part (``/logs/2024-*.txt``).
+    """
+    fs = WebHdfsFileSystem(HdfsConnection(url, user, proxy_user, kerberos, kerberos_principal, token=token, timeout=timeout))
+    return make_source(
+        fs,
+        path,
+        format=format,
+        recursive=recursive,
+        charset=charset,
+        include_path=include_path,
+        max_split_bytes=max_split_bytes,
+        min_splits=min_splits,
+        max_files_per_batch=max_files_per_batch,
+    )
+
+
+def hdfs_sink(
+    url: str,
+    directory: str,
+    format: str = "lines",
+    prefix: str = "part",
+    suffix: str | None = None,
+    charset: str = "utf-8",
+    max_file_bytes: int = 0,
+    user: str | None = None,
+    proxy_user: str | None = None,
+    kerberos: bool = False,
+    kerberos_principal: str | None = None,
+    token: str | None = None,
+    timeout: float = 60.0,
+) -> HdfsSink:
+    """Text files in an HDFS directory, one per partition and micro-batch, committed exactly once."""
+    fs = WebHdfsFileSystem(HdfsConnection(url, user, proxy_user, kerberos, kerberos_principal, token=token, timeout=timeout))
+    return make_sink(
+        fs, directory, format=format, prefix=prefix, suffix=suffix, charset=charset, max_file_bytes=max_file_bytes
+    )
+
+
+__all__ = ["hdfs_sink", "hdfs_source"]

@@ -1,0 +1,373 @@
+"""HDFS as a :class:`jetconnect.filesystem.FileSystem`, through WebHDFS and the ``hdfs`` client.
+
+Everything the core's file machinery (split planning, line reading, the staged commit) needs, plus
+what only HDFS has: block sizes and block locations, ranged reads with a length, append, checksums.
+Every call retries transient failures (a restarting NameNode, a DataNode not yet registered) with
+backoff, and a read that loses its connection mid-stream resumes at the byte where it stopped.
+Paths are absolute HDFS paths (``/data/x`` or ``hdfs://namenode:8020/data/x``).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import io
+import logging
+import posixpath
+import tempfile
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from typing import Any, BinaryIO, TypeVar
+from urllib.parse import urlsplit
+
+from hdfs.util import HdfsError
+
+from jetconnect.filesystem import FileInfo, is_hidden
+from jetconnect.retry import Backoff, RetriesExhausted, retry_call
+from jetconnect_hdfs.connection import HdfsConnection
+from jetconnect_hdfs.errors import NETWORK_ERRORS, WebHdfsError, as_os_error, is_transient
+
+T = TypeVar("T")
+log = logging.getLogger("jetconnect.hdfs")
+
+#: Uploads are spooled in memory up to this size, then on local disk, and sent in one request:
+#: a request body that can be rewound is what lets a failed upload be retried whole.
+_SPOOL_BYTES = 64 << 20
+_READ_CHUNK = 4 << 20
+
+
+@dataclass(frozen=True)
+class HdfsFileInfo(FileInfo):
+    """A file as the NameNode lists it: the core's :class:`FileInfo` plus its HDFS block size."""
+
+    block_size: int = 0
+
+
+@dataclass(frozen=True)
+class BlockLocation:
+    """One block of a file: its byte range and the DataNode hosts that hold a replica."""
+
+    offset: int
+    length: int
+    hosts: tuple[str, ...]
+
+
+class _Transient(Exception):
+    """Carries a retryable failure through :func:`retry_call` (which retries by type)."""
+
+
+@dataclass(frozen=True)
+class WebHdfsFileSystem:
+    """:class:`~jetconnect.filesystem.FileSystem` over WebHDFS; picklable (clients are per process)."""
+
+    connection: HdfsConnection
+    backoff: Backoff = Backoff(initial=0.2, maximum=2.0, deadline=60.0)
+
+    # --- the FileSystem protocol -----------------------------------------------------------------
+
+    def list_files(self, directory: str, glob: str = "*", recursive: bool = False) -> list[HdfsFileInfo]:
+        """Visible files under ``directory`` matching ``glob``, sorted; a file path lists as itself."""
+        root = hdfs_path(directory)
+        st = self._call(f"status of {root}", lambda: self._client.status(root, strict=False))
+        if st is None:
+            return []
+        if st["type"] == "FILE":
+            return [_file_info(root, st)] if fnmatch.fnmatchcase(posixpath.basename(root), glob) else []
+        found: list[HdfsFileInfo] = []
+        pending = [root]
+        while pending:
+            folder = pending.pop()
+            try:
+                entries = self._call(f"list {folder}", lambda f=folder: self._client.list(f, status=True))
+            except FileNotFoundError:
+                continue  # deleted while listing
+            for name, st in entries:
+                if is_hidden(name):
+                    continue
+                path = posixpath.join(folder, name)
+                if st["type"] == "DIRECTORY":
+                    if recursive:
+                        pending.append(path)
+                elif fnmatch.fnmatchcase(name, glob):
+                    found.append(_file_info(path, st))
+        found.sort(key=lambda f: f.path)
+        return found
+
+    def status(self, path: str) -> HdfsFileInfo | None:
+        path = hdfs_path(path)
+        st = self._call(f"status of {path}", lambda: self._client.status(path, strict=False))
+        if st is None or st["type"] != "FILE":
+            return None
+        return _file_info(path, st)
+
+    def open(self, path: str, offset: int = 0, length: int | None = None) -> BinaryIO:
+        """The bytes of ``path`` from ``offset``, ``length`` of them (None: to the end of the file).
+
+        Give ``length`` when known: WebHDFS then streams only that range from the DataNode.
+        """
+        stream = _RangeReader(self, hdfs_path(path), offset, length)
+        return io.BufferedReader(stream, buffer_size=_READ_CHUNK)  # type: ignore[return-value]
+
+    def read_range(self, path: str, offset: int, length: int) -> bytes:
+        """Exactly the ``length`` bytes at ``offset`` (fewer only at the end of the file)."""
+        with self.open(path, offset, length) as stream:
+            return stream.read()
+
+    def create(self, path: str, overwrite: bool = False) -> BinaryIO:
+        """A file that appears on HDFS, complete, when the stream is closed without error."""
+        return _Upload(self, hdfs_path(path), overwrite=overwrite, append=False)  # type: ignore[return-value]
+
+    def append(self, path: str) -> BinaryIO:
+        """Bytes written to the stream are appended to ``path`` when it is closed."""
+        return _Upload(self, hdfs_path(path), overwrite=False, append=True)  # type: ignore[return-value]
+
+    def rename(self, source: str, target: str) -> bool:
+        """Move ``source`` to ``target``; False (nothing moved) if ``target`` exists.
+
+        HDFS's rename never overwrites a file, which is the guarantee the staged commit needs.
+        (A ``target`` that is an existing *directory* would receive ``source`` inside it: callers
+        rename files onto file names.)
+        """
+        source, target = hdfs_path(source), hdfs_path(target)
+        self.mkdirs(posixpath.dirname(target))
+        moved = self._call(
+            f"rename {source} to {target}",
+            lambda: self._client._rename(source, destination=target).json()["boolean"],
+        )
+        if moved:
+            return True
+        if not self.exists(source):
+            raise FileNotFoundError(f"rename {source} to {target}: {source} does not exist")
+        if self.exists(target):
+            return False
+        raise WebHdfsError(f"rename {source} to {target} was refused by the NameNode at {self.connection}")
+
+    def exists(self, path: str) -> bool:
+        path = hdfs_path(path)
+        return self._call(f"status of {path}", lambda: self._client.status(path, strict=False)) is not None
+
+    def delete(self, path: str, recursive: bool = False) -> bool:
+        path = hdfs_path(path)
+        return bool(self._call(f"delete {path}", lambda: self._client.delete(path, recursive=recursive)))
+
+    def mkdirs(self, path: str) -> None:
+        path = hdfs_path(path)
+        self._call(f"mkdirs {path}", lambda: self._client.makedirs(path))
+
+    # --- what only HDFS has ----------------------------------------------------------------------
+
+    def checksum(self, path: str) -> dict[str, Any]:
+        """HDFS's file checksum (``algorithm``, ``bytes``, ``length``): equal files, equal sums."""
+        path = hdfs_path(path)
+        return self._call(f"checksum of {path}", lambda: self._client.checksum(path))
+
+    def block_locations(self, path: str) -> list[BlockLocation]:
+        """The blocks of ``path`` and their DataNode hosts; ``[]`` if the server does not say.
+
+        Hadoop 2.x answers ``GET_BLOCK_LOCATIONS``, Hadoop 3 ``GETFILEBLOCKLOCATIONS``.
+        """
+        path = hdfs_path(path)
+        for op, parse in (("GETFILEBLOCKLOCATIONS", _parse_block_locations_v3), ("GET_BLOCK_LOCATIONS", _parse_located_blocks)):
+            try:
+                body = self._call(f"{op} of {path}", lambda op=op: self._get_json(path, op))
+            except (WebHdfsError, ValueError):
+                continue  # that server version does not know this operation
+            return parse(body)
+        return []
+
+    # --- plumbing --------------------------------------------------------------------------------
+
+    @property
+    def _client(self) -> Any:
+        return self.connection.client()
+
+    def _get_json(self, path: str, op: str) -> Any:
+        client = self._client
+        url = f"{client.url.rstrip('/')}/webhdfs/v1{path}"
+        params = {"op": op}
+        if getattr(client, "user", None):
+            params["user.name"] = client.user
+        response = client._request("GET", url, params=params)
+        if not response.ok:
+            from hdfs.client import _to_error
+
+            raise _to_error(response)
+        return response.json()
+
+    def _call(self, what: str, fn: Callable[[], T], retry: bool = True) -> T:
+        """``fn()`` with transient failures retried; permanent ones as OSErrors naming ``what``."""
+
+        def attempt() -> T:
+            try:
+                return fn()
+            except HdfsError as exc:
+                if is_transient(exc):
+                    raise _Transient(exc) from exc
+                raise as_os_error(exc, self._redact(f"{what} on {self.connection}")) from None
+            except NETWORK_ERRORS as exc:
+                raise _Transient(exc) from exc
+
+        def on_retry(exc: BaseException, delay: float) -> None:
+            cause = exc.__cause__ or exc
+            log.warning("%s on %s failed (%s); retrying in %.2f s", what, self.connection, self._describe(cause), delay)
+
+        try:
+            backoff = self.backoff if retry else Backoff(deadline=0.0)
+            return retry_call(attempt, retry_on=(_Transient,), what=what, backoff=backoff, on_retry=on_retry)
+        except RetriesExhausted as exc:
+            cause = exc.__cause__.__cause__ if exc.__cause__ is not None else exc
+            # "from None": the chained exceptions hold request URLs, which may carry a token.
+            tried = f"kept failing for {self.backoff.deadline:.0f} s" if retry else "failed"
+            raise WebHdfsError(f"{what} on {self.connection} {tried}: {self._describe(cause)}") from None
+
+    def _describe(self, exc: BaseException | None) -> str:
+        return self._redact(f"{type(exc).__name__}: {exc}")
+
+    def _redact(self, text: str) -> str:
+        return self.connection.redact(text)
+
+
+def hdfs_path(path: str) -> str:
+    """The absolute path part of ``/a/b`` or ``hdfs://namenode:8020/a/b`` (or ``webhdfs://``)."""
+    if "://" in path:
+        path = urlsplit(path).path or "/"
+    if not path.startswith("/"):
+        raise ValueError(f"HDFS paths must be absolute (start with '/'), got {path!r}")
+    return posixpath.normpath(path) if path != "/" else path
+
+
+def _file_info(path: str, st: dict[str, Any]) -> HdfsFileInfo:
+    return HdfsFileInfo(path, int(st["length"]), st["modificationTime"] / 1000.0, int(st.get("blockSize") or 0))
+
+
+def _parse_located_blocks(body: dict[str, Any]) -> list[BlockLocation]:
+    blocks = body.get("LocatedBlocks", {}).get("locatedBlocks", [])
+    return [
+        BlockLocation(
+            int(b["startOffset"]),
+            int(b["block"]["numBytes"]),
+            tuple(loc.get("hostName") or loc["ipAddr"] for loc in b.get("locations", [])),
+        )
+        for b in blocks
+    ]
+
+
+def _parse_block_locations_v3(body: dict[str, Any]) -> list[BlockLocation]:
+    blocks = body.get("BlockLocations", {}).get("BlockLocation", [])
+    return [BlockLocation(int(b["offset"]), int(b["length"]), tuple(b.get("hosts", []))) for b in blocks]
+
+
+class _RangeReader(io.RawIOBase):
+    """A WebHDFS ranged read that reopens at its current position if the connection breaks."""
+
+    def __init__(self, fs: WebHdfsFileSystem, path: str, offset: int, length: int | None) -> None:
+        self._fs, self._path = fs, path
+        self._position, self._end = offset, (None if length is None else offset + length)
+        self._context: AbstractContextManager[Any] | None = None
+        self._raw: Any = None
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        if self._end is not None and self._position >= self._end:
+            return 0
+        view = memoryview(buffer).cast("B")
+        if self._end is not None:
+            view = view[: self._end - self._position]
+        for _ in range(5):
+            if self._raw is None and not self._reopen():
+                return 0
+            try:
+                n = self._raw.readinto(view)
+            except NETWORK_ERRORS as exc:
+                # The DataNode went away mid-stream: the bytes so far are good, resume after them.
+                # (A stream cut short raises too: urllib3 enforces Content-Length.)
+                log.warning("reading %s at byte %d: %s; resuming", self._path, self._position, self._fs._describe(exc))
+                self._drop()
+                continue
+            self._position += n
+            return n
+        raise WebHdfsError(f"reading {self._path} at byte {self._position} on {self._fs.connection}: the stream kept breaking")
+
+    def _reopen(self) -> bool:
+        """Open the stream at the current position; False if that is the end of the file."""
+        length = None if self._end is None else self._end - self._position
+        client = self._fs._client
+
+        def open_stream() -> tuple[AbstractContextManager[Any], Any]:
+            context = client.read(self._path, offset=self._position, length=length)
+            return context, context.__enter__()
+
+        try:
+            self._context, self._raw = self._fs._call(f"read {self._path} at byte {self._position}", open_stream)
+        except WebHdfsError:
+            # WebHDFS refuses to open at the end of a file; a reader asking there just gets EOF.
+            info = self._fs.status(self._path) if self._position > 0 else None
+            if info is not None and self._position >= info.size:
+                self._end = self._position
+                return False
+            raise
+        return True
+
+    def _drop(self) -> None:
+        context, self._context, self._raw = self._context, None, None
+        if context is not None:
+            try:
+                context.__exit__(None, None, None)
+            except Exception:  # closing a broken connection may fail again; it is gone either way
+                pass
+
+    def close(self) -> None:
+        self._drop()
+        super().close()
+
+
+class _Upload(io.RawIOBase):
+    """Bytes spooled locally and sent in one WebHDFS CREATE (or APPEND) when closed."""
+
+    def __init__(self, fs: WebHdfsFileSystem, path: str, overwrite: bool, append: bool) -> None:
+        self._fs, self._path, self._overwrite, self._append = fs, path, overwrite, append
+        self._spool = tempfile.SpooledTemporaryFile(max_size=_SPOOL_BYTES)
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data: Any) -> int:
+        return self._spool.write(data)
+
+    def close(self) -> None:
+        if self.closed:
+            return
+        try:
+            self._upload()
+        finally:
+            self._spool.close()
+            super().close()
+
+    def discard(self) -> None:
+        """Close without sending anything (a failed writer)."""
+        self._spool.close()
+        super().close()
+
+    def __exit__(self, exc_type: Any, *rest: Any) -> None:
+        # A with-block that failed must not publish what it wrote so far.
+        if exc_type is not None:
+            self.discard()
+        else:
+            self.close()
+
+    def _upload(self) -> None:
+        client = self._fs._client
+
+        def send() -> None:
+            self._spool.seek(0)
+            client.write(self._path, data=self._spool, overwrite=self._overwrite, append=self._append)
+
+        # An append that failed half-way cannot be told from one that failed before writing:
+        # retrying it could append twice, so only a create (which replaces) is retried.
+        verb = "append to" if self._append else "create"
+        self._fs._call(f"{verb} {self._path}", send, retry=not self._append)
+
+
+__all__ = ["BlockLocation", "HdfsFileInfo", "WebHdfsFileSystem", "hdfs_path"]

@@ -1,0 +1,98 @@
+"""Unit tests of the HDFS plugin's pure parts: options, paths, planning, retry classification."""
+
+from __future__ import annotations
+
+import pickle
+
+import pytest
+from hdfs.util import HdfsError
+
+from jetconnect.errors import OptionError
+from jetconnect.line_splits import FileRange
+from jetconnect_hdfs import HdfsConnection, WebHdfsFileSystem, hdfs_sink, hdfs_source
+from jetconnect_hdfs.errors import as_os_error, is_transient
+from jetconnect_hdfs.filesystem import hdfs_path
+from jetconnect_hdfs.source import SplitRange, split_path
+
+URL = "http://127.0.0.1:1"  # never contacted by these tests
+
+
+def test_paths_accept_hdfs_urls_and_reject_relative_ones():
+    assert hdfs_path("hdfs://nn:8020/data/x/") == "/data/x"
+    assert hdfs_path("/data//x") == "/data/x"
+    with pytest.raises(ValueError, match="absolute"):
+        hdfs_path("data/x")
+
+
+def test_a_glob_is_allowed_in_the_last_part_only():
+    assert split_path("/logs/2024-*.txt") == ("/logs", "2024-*.txt")
+    assert split_path("/logs") == ("/logs", "*")
+    with pytest.raises(OptionError, match="option 'path'"):
+        split_path("/logs/*/x.txt")
+
+
+@pytest.mark.parametrize(
+    "kwargs, option",
+    [
+        ({"format": "parquet"}, "format"),
+        ({"max_split_bytes": 0}, "max_split_bytes"),
+        ({"min_splits": 0}, "min_splits"),
+        ({"charset": "utf-16"}, "charset"),
+        ({"path": "relative/x"}, "path"),
+    ],
+)
+def test_bad_source_options_name_the_option(kwargs, option):
+    args = {"url": URL, "path": "/data", **kwargs}
+    with pytest.raises(OptionError, match=option):
+        hdfs_source(**args)
+
+
+def test_bad_url_and_sink_options_name_the_option():
+    with pytest.raises(OptionError, match="'url'"):
+        hdfs_source("namenode:9870", "/data")
+    with pytest.raises(OptionError, match="'prefix'"):
+        hdfs_sink(URL, "/out", prefix=".hidden")
+    with pytest.raises(OptionError, match="'format'"):
+        hdfs_sink(URL, "/out", format="csv")
+
+
+def test_the_token_never_shows_in_repr_pickles_and_is_redacted():
+    conn = HdfsConnection(URL, token="s3cr3t-token")
+    source = hdfs_source(URL, "/data", token="s3cr3t-token")
+    assert "s3cr3t" not in repr(conn) and "s3cr3t" not in repr(source)
+    assert pickle.loads(pickle.dumps(source)).fs.connection.token == "s3cr3t-token"
+    assert conn.redact(f"GET {URL}/webhdfs/v1/x?delegation=s3cr3t-token") == f"GET {URL}/webhdfs/v1/x?delegation=***"
+
+
+def test_transient_and_permanent_failures():
+    assert is_transient(HdfsError("Operation category READ is not supported", exception="StandbyException"))
+    assert is_transient(HdfsError("Could not obtain block", exception="BlockMissingException"))
+    assert is_transient(ConnectionRefusedError())
+    assert not is_transient(HdfsError("File /x not found.", exception="FileNotFoundException"))
+    assert not is_transient(HdfsError("Offset=5 out of the range [0, 5); OPEN", exception="IOException"))
+    assert not is_transient(HdfsError("Unable to rename"))
+    assert isinstance(as_os_error(HdfsError("File /x not found.\n\tat Java", exception="FileNotFoundException"), "read /x"), FileNotFoundError)
+    assert str(as_os_error(HdfsError("/x exists\n\tat org.apache", exception="FileAlreadyExistsException"), "create /x")) == "create /x: /x exists"
+
+
+def test_stream_ranges_depend_on_the_offsets_alone():
+    source = hdfs_source(URL, "/in", max_split_bytes=100)
+    start = {"/in/a": 250, "/in/b": 40}
+    end = {"/in/a": 300, "/in/b": 40, "/in/c": 250, "/in/d": 0}
+    first, again = source.ranges(start, end), source.ranges(dict(start), dict(end))
+    assert first == again
+    read = sorted((r for split in first for r in split.files), key=lambda r: (r.path, r.start))
+    # c is new: cut in ranges of max_split_bytes; a grew: only its new bytes; b and empty d: nothing.
+    assert read == [FileRange("/in/a", 250, 300), FileRange("/in/c", 0, 100), FileRange("/in/c", 100, 200), FileRange("/in/c", 200, 250)]
+    assert all(isinstance(r, SplitRange) for r in first)
+
+
+def test_byte_format_streams_whole_files():
+    source = hdfs_source(URL, "/in", format="bytes", max_split_bytes=100)
+    ranges = source.ranges({}, {"/in/a": 250, "/in/b": 0})
+    assert sorted((r for split in ranges for r in split.files), key=lambda r: (r.path, r.start)) == [FileRange("/in/a", 0, 250), FileRange("/in/b", 0, 0)]
+
+
+def test_the_file_system_pickles_without_a_client():
+    fs = WebHdfsFileSystem(HdfsConnection(URL, user="etl"))
+    assert pickle.loads(pickle.dumps(fs)) == fs
