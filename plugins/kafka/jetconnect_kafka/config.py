@@ -7,6 +7,7 @@ prefix), underscores for Python keywords (``security_protocol="SSL"``).
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from typing import Any
 
@@ -18,6 +19,10 @@ from jetconnect.retry import Backoff, retry_call
 #: How long a client keeps retrying an unreachable broker before the error reaches the user.
 DEFAULT_BACKOFF = Backoff(initial=0.1, maximum=2.0, deadline=30.0)
 _SECRET_WORDS = ("password", "secret", "sasl", "token", "key")
+#: librdkafka's own log lines (one per failed connection attempt) go here, not to stderr; the
+#: errors that matter reach the user as exceptions naming what failed.
+LIBRDKAFKA_LOG = logging.getLogger("jetconnect_kafka.librdkafka")
+LIBRDKAFKA_LOG.addHandler(logging.NullHandler())
 
 
 def client_config(bootstrap_servers: str, extra: Mapping[str, Any]) -> dict[str, Any]:
@@ -44,25 +49,27 @@ def consumer(config: Mapping[str, Any], **overrides: Any) -> Consumer:
         **config,
         **overrides,
     }
-    return Consumer(settings)
+    return Consumer(settings, logger=LIBRDKAFKA_LOG)
 
 
 def producer(config: Mapping[str, Any], **overrides: Any) -> Producer:
-    return Producer({**config, **overrides})
+    return Producer({**config, **overrides}, logger=LIBRDKAFKA_LOG)
 
 
 
 def cluster_metadata(admin_or_consumer: AdminClient | Consumer, what: str,
                      backoff: Backoff = DEFAULT_BACKOFF) -> ClusterMetadata:
     """Topic metadata, retried with backoff while the broker does not answer."""
-    return retry_call(lambda: admin_or_consumer.list_topics(timeout=5), retry_on=(KafkaException,),
+    timeout = min(5.0, backoff.deadline)
+    return retry_call(lambda: admin_or_consumer.list_topics(timeout=timeout), retry_on=(KafkaException,),
                       what=what, backoff=backoff)
 
 
 def watermarks(client: Consumer, topic: str, partition: int, what: str,
                backoff: Backoff = DEFAULT_BACKOFF) -> tuple[int, int]:
     """``(low, high)`` offsets of one partition, retried with backoff."""
-    return retry_call(lambda: client.get_watermark_offsets(TopicPartition(topic, partition), timeout=5),
+    timeout = min(5.0, backoff.deadline)
+    return retry_call(lambda: client.get_watermark_offsets(TopicPartition(topic, partition), timeout=timeout),
                       retry_on=(KafkaException,), what=what, backoff=backoff)
 
 

@@ -41,7 +41,7 @@ class Ledger:
         self.config, self.topic, self.backoff = dict(client_config), topic, backoff
 
     def ensure_topic(self) -> None:
-        admin = AdminClient(self.config)
+        admin = AdminClient(self.config, logger=config.LIBRDKAFKA_LOG)
         metadata = config.cluster_metadata(admin, f"kafka sink: looking for control topic '{self.topic}'", self.backoff)
         if self.topic in metadata.topics and metadata.topics[self.topic].error is None:
             return

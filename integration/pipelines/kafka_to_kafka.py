@@ -1,0 +1,72 @@
+"""Crash-test pipeline: Kafka topic → upper-case values → Kafka topic, exactly-once.
+
+Usage: kafka_to_kafka.py BOOTSTRAP IN_TOPIC OUT_TOPIC CHECKPOINT MAX_RECORDS [--until-done]
+
+Without ``--until-done`` it streams until killed; with it, it drains what is there
+(``availableNow``) and exits. ``KAFKA_PAUSE=write:N`` or ``commit:N`` (with ``KAFKA_PAUSE_DIR``)
+makes it stop dead at a chosen point of batch N and drop a file saying so, for the test to
+SIGKILL it there: ``write`` is inside a task's open transaction, ``commit`` is after every task
+committed its transaction but before Spark records the batch as done.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+
+from pyspark.sql import functions as F
+
+from jetconnect import sources
+from jetconnect.testing import spark_builder
+from jetconnect_kafka.sink import KafkaSink
+
+PAUSE = os.environ.get("KAFKA_PAUSE", "")
+PAUSE_DIR = Path(os.environ.get("KAFKA_PAUSE_DIR", "/tmp"))
+
+
+def pause_here(point: str, batch_id: int | None) -> None:
+    """Stand still (until SIGKILL) when this is the point the test asked for."""
+    if PAUSE != f"{point}:{batch_id}":
+        return
+    (PAUSE_DIR / f"paused-{point}-{batch_id}-{os.getpid()}").touch()
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        time.sleep(0.1)
+
+
+class PausingKafkaSink(KafkaSink):
+    """The real sink, with the test's pause points around its own transaction."""
+
+    def write_partition(self, data, ctx):  # type: ignore[no-untyped-def]
+        def rows_then_pause():
+            for i, batch in enumerate(data):
+                yield batch
+                if i == 0:
+                    pause_here("write", ctx.batch_id)  # rows are in the open transaction
+
+        return super().write_partition(rows_then_pause(), ctx)
+
+    def commit(self, messages, ctx):  # type: ignore[no-untyped-def]
+        pause_here("commit", ctx.batch_id)
+        super().commit(messages, ctx)
+
+
+def main() -> None:
+    bootstrap, in_topic, out_topic, checkpoint, max_records = sys.argv[1:6]
+    until_done = "--until-done" in sys.argv
+    spark = spark_builder("kafka-to-kafka").getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    source = sources.kafka(bootstrap_servers=bootstrap, topics=[in_topic], value_format="string")
+    stream = source.read_stream(spark, max_records_per_batch=int(max_records))
+    out = stream.select(F.col("key"), F.upper(F.col("value")).alias("value"))
+    sink = PausingKafkaSink(bootstrap_servers=bootstrap, topic=out_topic, value_format_name="string")
+    trigger = {"availableNow": True} if until_done else {"processingTime": "0 seconds"}
+    query = sink.write_stream(out, checkpoint_location=checkpoint, trigger=trigger)
+    query.awaitTermination()
+    spark.stop()
+
+
+if __name__ == "__main__":
+    main()
