@@ -1,0 +1,1 @@
+"""The connectors that ship with the core (registered before any plugin)."""

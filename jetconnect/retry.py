@@ -1,0 +1,79 @@
+"""Retries with exponential backoff, shared by every connector that talks to a server."""
+
+from __future__ import annotations
+
+import logging
+import random
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import TypeVar
+
+from jetconnect.errors import JetconnectError
+
+T = TypeVar("T")
+log = logging.getLogger("jetconnect.retry")
+
+
+class RetriesExhausted(JetconnectError):
+    """An operation kept failing with a transient error until the backoff's deadline."""
+
+
+@dataclass(frozen=True)
+class Backoff:
+    """Exponential backoff with jitter: ``initial`` doubling up to ``maximum``, for ``deadline`` s."""
+
+    initial: float = 0.1
+    maximum: float = 5.0
+    deadline: float = 30.0
+    multiplier: float = 2.0
+
+    def delays(self) -> Iterator[float]:
+        """Delays to sleep between attempts, ending when the deadline would be passed."""
+        start = time.monotonic()
+        delay = self.initial
+        while True:
+            remaining = self.deadline - (time.monotonic() - start)
+            if remaining <= 0:
+                return
+            # full jitter keeps many tasks that failed together from retrying in lockstep
+            yield min(remaining, random.uniform(delay / 2, delay))
+            delay = min(self.maximum, delay * self.multiplier)
+
+
+def retry_call(
+    fn: Callable[[], T],
+    *,
+    retry_on: tuple[type[BaseException], ...],
+    what: str,
+    backoff: Backoff = Backoff(),
+    on_retry: Callable[[BaseException, float], None] | None = None,
+) -> T:
+    """Call ``fn`` until it succeeds; retry only ``retry_on`` errors, until ``backoff.deadline``.
+
+    The final error is a :class:`RetriesExhausted` that says ``what`` was being done, how long it
+    was tried and the last error (chained as the cause).
+    """
+    started = time.monotonic()
+    attempts = 0
+    delays = backoff.delays()
+    while True:
+        attempts += 1
+        try:
+            return fn()
+        except retry_on as exc:
+            delay = next(delays, None)
+            if delay is None:
+                raise RetriesExhausted(
+                    f"{what} failed {attempts} time(s) over {time.monotonic() - started:.1f} s; "
+                    f"last error: {type(exc).__name__}: {exc}"
+                ) from exc
+            if on_retry is not None:
+                on_retry(exc, delay)
+            else:
+                log.warning("%s failed (%s: %s); retrying in %.2f s", what, type(exc).__name__, exc, delay)
+            time.sleep(delay)
+
+
+
+__all__ = ["Backoff", "RetriesExhausted", "retry_call"]

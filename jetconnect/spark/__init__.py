@@ -1,0 +1,141 @@
+"""The Spark adapter: any jetconnect source or sink as a Spark Python data source.
+
+This package is the only code that touches ``pyspark.sql.datasource``; if a connector needs
+something it cannot express, the adapter grows.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from jetconnect.builders import MEMBERS
+from jetconnect.connector import Sink, Source
+from jetconnect.options import _to_option_string
+from jetconnect.spark._datasource import MAX_RECORDS_PER_BATCH, Bound, FromRegistry, data_source_class
+
+if TYPE_CHECKING:  # pragma: no cover
+    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql.streaming import StreamingQuery
+
+FORMAT_PREFIX = "jetconnect."
+_PUSHDOWN_CONF = "spark.sql.python.filterPushdown.enabled"
+
+
+def format_name(name: str) -> str:
+    """The Spark format a registered connector answers to: ``jetconnect.<name>``."""
+    return FORMAT_PREFIX + name
+
+
+def register(spark: "SparkSession") -> list[str]:
+    """Register every installed plugin's sources and sinks with ``spark``; return the formats."""
+    from jetconnect.registry import get_registry
+
+    registry = get_registry()
+    pushdown = _filter_pushdown(spark)
+    formats = []
+    for name in sorted(set(registry.sources) | set(registry.sinks)):
+        cls = data_source_class(
+            format_name(name),
+            source_factory=FromRegistry("source", name) if name in registry.sources else None,
+            sink_factory=FromRegistry("sink", name) if name in registry.sinks else None,
+            filter_pushdown=pushdown,
+        )
+        spark.dataSource.register(cls)
+        formats.append(cls.format_name)
+    return formats
+
+
+def read(source: Source, spark: "SparkSession", **options: Any) -> "DataFrame":
+    """A batch DataFrame of ``source``."""
+    name = _register_object(spark, source, "source")
+    return spark.read.format(name).options(**_spark_options(spark, options)).load()
+
+
+def read_stream(source: Source, spark: "SparkSession", **options: Any) -> "DataFrame":
+    """A streaming DataFrame of ``source``, with its watermark when it declares one."""
+    name = _register_object(spark, source, "source")
+    df = spark.readStream.format(name).options(**_spark_options(spark, options)).load()
+    watermark = getattr(source, "watermark", None)
+    if watermark:
+        df = df.withWatermark(*watermark)
+    return df
+
+
+def write(sink: Sink, df: "DataFrame", mode: str = "append", **options: Any) -> None:
+    """Write the batch DataFrame ``df`` to ``sink``."""
+    name = _register_object(df.sparkSession, sink, "sink")
+    parallelism = getattr(sink, "preferred_parallelism", None)
+    if parallelism:
+        df = df.repartition(parallelism * _members(df.sparkSession))
+    df.write.format(name).mode(mode).options(**_spark_options(df.sparkSession, options)).save()
+
+
+def write_stream(
+    sink: Sink,
+    df: "DataFrame",
+    checkpoint_location: str,
+    trigger: Mapping[str, Any] | None = None,
+    query_name: str | None = None,
+    output_mode: str = "append",
+    **options: Any,
+) -> "StreamingQuery":
+    """Start a streaming query writing ``df`` to ``sink``, committed per micro-batch.
+
+    ``trigger`` takes the keyword form of ``DataStreamWriter.trigger``, e.g.
+    ``{"processingTime": "1 second"}`` or ``{"availableNow": True}``.
+    """
+    name = _register_object(df.sparkSession, sink, "sink")
+    writer = (
+        df.writeStream.format(name)
+        .outputMode(output_mode)
+        .option("checkpointLocation", checkpoint_location)
+        .options(**_spark_options(df.sparkSession, options))
+    )
+    if trigger:
+        writer = writer.trigger(**trigger)
+    if query_name:
+        writer = writer.queryName(query_name)
+    return writer.start()
+
+
+def _register_object(spark: "SparkSession", connector: Source | Sink, kind: str) -> str:
+    fmt = f"{FORMAT_PREFIX}{connector.name}.{uuid.uuid4().hex[:12]}"
+    factory = Bound(connector)
+    cls = data_source_class(
+        fmt,
+        source_factory=factory if kind == "source" else None,
+        sink_factory=factory if kind == "sink" else None,
+        filter_pushdown=_filter_pushdown(spark),
+    )
+    spark.dataSource.register(cls)
+    return fmt
+
+
+def _spark_options(spark: "SparkSession", options: Mapping[str, Any]) -> dict[str, str]:
+    result = {k: _to_option_string(v) for k, v in options.items() if v is not None}
+    result.setdefault(MEMBERS, str(_members(spark)))
+    return result
+
+
+def _members(spark: "SparkSession") -> int:
+    """How many executors run tasks (1 in local mode and wherever it cannot be told)."""
+    try:
+        sc = spark.sparkContext
+        if sc.master.startswith("local"):
+            return 1
+        infos = sc._jsc.sc().statusTracker().getExecutorInfos()
+        return max(1, len(infos) - 1)  # one of them is the driver
+    except Exception:  # Spark Connect has no SparkContext: assume one member
+        return 1
+
+
+def _filter_pushdown(spark: "SparkSession") -> bool:
+    try:
+        return str(spark.conf.get(_PUSHDOWN_CONF, "false")).lower() == "true"
+    except Exception:
+        return False
+
+
+__all__ = ["FORMAT_PREFIX", "MAX_RECORDS_PER_BATCH", "format_name", "read", "read_stream", "register", "write", "write_stream"]

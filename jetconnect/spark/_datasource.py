@@ -1,0 +1,138 @@
+"""Spark ``DataSource`` classes made from jetconnect sources and sinks.
+
+One class per format name. Its sources and sinks come from a *factory* that takes the Spark
+options: either a connector object captured by value (``source.read(spark)``, functions
+allowed) or a lookup in the plugin registry by name (``spark.read.format("jetconnect.x")``),
+which needs the plugin installed wherever Spark runs Python.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from pyspark.sql.datasource import DataSource
+from pyspark.sql.types import StructType
+
+from jetconnect.connector import BatchSource, Sink, Source, StreamSource
+from jetconnect.errors import PluginError, SinkError, SourceError
+from jetconnect.options import Options
+from jetconnect.spark._readers import BatchReader, FilteringBatchReader, StreamReader
+from jetconnect.spark._writers import make_writer
+
+#: Options the adapter itself reads; they are not passed to a plugin's factory.
+MAX_RECORDS_PER_BATCH = "max_records_per_batch"
+_ADAPTER_OPTIONS = {MAX_RECORDS_PER_BATCH, "checkpointlocation"}
+_ADAPTER_PREFIX = "jetconnect."
+
+Factory = Callable[[Options], Any]
+
+
+@dataclass(frozen=True)
+class Bound:
+    """A factory that configures one connector object with the Spark options (pickled by value)."""
+
+    connector: Source | Sink
+
+    def __call__(self, options: Options) -> Any:
+        return self.connector.with_options(options) if options else self.connector
+
+
+@dataclass(frozen=True)
+class FromRegistry:
+    """A factory that builds the connector named ``name`` from the installed plugins."""
+
+    kind: str
+    name: str
+
+    def __call__(self, options: Options) -> Any:
+        from jetconnect.registry import get_registry
+
+        registry = get_registry()
+        table = registry.sources if self.kind == "source" else registry.sinks
+        if self.name not in table:
+            raise PluginError(
+                f"{self.kind} '{self.name}' is not installed in this Python ({sys.executable}): "
+                f"install its jetconnect plugin wherever Spark runs Python (driver, executors, Connect server)"
+            )
+        plugin_options = Options(
+            {k: v for k, v in options.items() if k.lower() not in _ADAPTER_OPTIONS and not k.lower().startswith(_ADAPTER_PREFIX)},
+            owner=f"{self.kind} '{self.name}'",
+        )
+        return table[self.name].create_from_options(plugin_options)
+
+
+class JetconnectDataSource(DataSource):
+    """Base of the generated data sources; subclasses set the class attributes below."""
+
+    format_name: ClassVar[str] = "jetconnect"
+    source_factory: ClassVar[Factory | None] = None
+    sink_factory: ClassVar[Factory | None] = None
+    filter_pushdown: ClassVar[bool] = False
+
+    @classmethod
+    def name(cls) -> str:
+        return cls.format_name
+
+    def _opts(self, kind: str) -> Options:
+        return Options(dict(self.options), owner=f"{kind} '{self.format_name}'")
+
+    def _source(self) -> Source:
+        cached = self.__dict__.get("_cached_source")
+        if cached is None:
+            if self.source_factory is None:
+                raise SourceError(f"'{self.format_name}' is a sink only: it cannot be read")
+            cached = type(self).source_factory(self._opts("source"))  # type: ignore[misc]
+            self.__dict__["_cached_source"] = cached
+        return cached
+
+    def _sink(self) -> Sink:
+        if self.sink_factory is None:
+            raise SinkError(f"'{self.format_name}' is a source only: it cannot be written to")
+        return type(self).sink_factory(self._opts("sink"))  # type: ignore[misc]
+
+    def schema(self) -> StructType:
+        return self._source().schema()
+
+    def reader(self, schema: StructType) -> BatchReader:
+        source = self._source()
+        if not isinstance(source, BatchSource):
+            raise SourceError(
+                f"source '{source.name}' is a stream: read it with spark.readStream or source.read_stream(spark)"
+            )
+        pushes = type(source).push_filters is not BatchSource.push_filters
+        cls = FilteringBatchReader if (pushes and self.filter_pushdown) else BatchReader
+        return cls(source, schema)
+
+    def streamReader(self, schema: StructType) -> StreamReader:
+        source = self._source()
+        if not isinstance(source, StreamSource):
+            raise SourceError(f"source '{source.name}' is a batch source: read it with spark.read or source.read(spark)")
+        max_records = self._opts("source").get_int(MAX_RECORDS_PER_BATCH, None, minimum=1)
+        return StreamReader(source, schema, max_records)
+
+    def writer(self, schema: StructType, overwrite: bool) -> Any:
+        return make_writer(self._sink(), schema, overwrite, self._opts("sink"), streaming=False)
+
+    def streamWriter(self, schema: StructType, overwrite: bool) -> Any:
+        return make_writer(self._sink(), schema, overwrite, self._opts("sink"), streaming=True)
+
+
+def data_source_class(
+    format_name: str,
+    source_factory: Factory | None = None,
+    sink_factory: Factory | None = None,
+    filter_pushdown: bool = False,
+) -> type[JetconnectDataSource]:
+    """A new ``DataSource`` subclass answering to ``format_name``."""
+    attrs: dict[str, Any] = {
+        "format_name": format_name,
+        "source_factory": source_factory,
+        "sink_factory": sink_factory,
+        "filter_pushdown": filter_pushdown,
+        "__module__": __name__,
+    }
+    class_name = "DataSource_" + "".join(c if c.isalnum() else "_" for c in format_name)
+    return type(class_name, (JetconnectDataSource,), attrs)
