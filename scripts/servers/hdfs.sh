@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A real single-node HDFS (Hadoop 2.7.3 NameNode + DataNode) on 127.0.0.1, WebHDFS on port 9870.
 #
-#   scripts/servers/hdfs.sh start|stop|status|restart-namenode
+#   scripts/servers/hdfs.sh start|stop|status  (and stop-namenode|start-namenode|restart-namenode for tests)
 #
 # The Hadoop jars come from the PyPI sdist of pyspark 2.4.8 (the only registry that ships them),
 # cached under ~/.cache/jetconnect-hdfs so a second start takes seconds; Jersey 1, which the
@@ -183,6 +183,8 @@ case "${1:-}" in
             echo "hdfs: not running"; exit 1
         fi ;;
     # For tests of a NameNode outage: the DataNode and the data stay, the NameNode comes back.
+    stop-namenode) stop_daemon namenode; echo "hdfs: namenode stopped" ;;
+    start-namenode) start_daemon namenode; wait_ready 90; echo "hdfs: namenode started" ;;
     restart-namenode) stop_daemon namenode; start_daemon namenode; wait_ready 90; echo "hdfs: namenode restarted" ;;
-    *) echo "usage: $0 start|stop|status|restart-namenode" >&2; exit 2 ;;
+    *) echo "usage: $0 start|stop|status|stop-namenode|start-namenode|restart-namenode" >&2; exit 2 ;;
 esac

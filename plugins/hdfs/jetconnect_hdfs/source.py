@@ -23,11 +23,12 @@ import pyarrow as pa
 from jetconnect.arrow import parse_schema
 from jetconnect.connector import BatchSource, Guarantee, Offset, Range, StreamSource
 from jetconnect.errors import OptionError
-from jetconnect.line_splits import FileRange, check_charset, plan_splits, read_lines
+from jetconnect.line_splits import BLOCK_SIZE, FileRange, check_charset, plan_splits, read_lines
 from jetconnect_hdfs.filesystem import HdfsFileInfo, WebHdfsFileSystem, hdfs_path
 
 FORMATS = ("lines", "bytes")
 _GLOB_CHARS = set("*?[")
+_MIN_READ = 64 << 10
 
 
 @dataclass(frozen=True)
@@ -136,7 +137,10 @@ class HdfsSource(BatchSource, StreamSource):
                 schema=pa.schema([("path", pa.string()), ("content", pa.binary())]),
             )
             return
-        for lines in read_lines(self.fs, file_range, self.charset):
+        # Reads no bigger than the range: WebHDFS streams from the range's start to the end of the
+        # file, and a small range should not pull a whole 8 MiB block of its neighbours' bytes.
+        block_size = max(_MIN_READ, min(BLOCK_SIZE, file_range.length))
+        for lines in read_lines(self.fs, file_range, self.charset, block_size=block_size):
             columns = [lines]
             if self.include_path:
                 columns.append(pa.array([file_range.path] * len(lines), pa.string()))
