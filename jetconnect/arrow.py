@@ -177,23 +177,47 @@ def rows_to_batch(rows: Sequence[Any], schema: StructType, owner: str) -> pa.Rec
     arrow_schema = to_arrow_schema(schema)
     if not rows:
         return pa.RecordBatch.from_pylist([], schema=arrow_schema)
-    first = rows[0]
     try:
-        if isinstance(first, dict):
-            batch = pa.RecordBatch.from_pylist(list(rows), schema=arrow_schema)
-        else:
-            if len(arrow_schema) == 1 and not isinstance(first, (tuple, list)):
-                columns: list[Any] = [rows]
-            else:
-                columns = list(zip(*rows, strict=True))
-                if len(columns) != len(arrow_schema):
-                    raise ValueError(f"{len(columns)} values for {len(arrow_schema)} columns")
-            arrays = [pa.array(col, type=field.type) for col, field in zip(columns, arrow_schema)]
-            batch = pa.RecordBatch.from_arrays(arrays, schema=arrow_schema)
-        _check_nulls(batch, arrow_schema)
-        return batch
+        return _convert(rows, arrow_schema)
     except (pa.ArrowException, ValueError, TypeError, OverflowError) as exc:
-        raise _explain(rows, schema, arrow_schema, owner, exc) from exc
+        # The fast path assumes every row has the shape of the first; mixed shapes get one
+        # more, slower try before the error hunt.
+        try:
+            return _convert(_as_tuples(rows, arrow_schema.names), arrow_schema)
+        except (pa.ArrowException, ValueError, TypeError, OverflowError):
+            raise _explain(rows, schema, arrow_schema, owner, exc) from exc
+
+
+def _as_tuples(rows: Sequence[Any], names: list[str]) -> list[tuple[Any, ...]]:
+    one_column = len(names) == 1
+    result = []
+    for row in rows:
+        if isinstance(row, dict):
+            result.append(tuple(row.get(n) for n in names))
+        elif isinstance(row, (tuple, list)):
+            result.append(tuple(row))
+        elif one_column:
+            result.append((row,))
+        else:
+            raise ValueError(f"a bare value {row!r} for {len(names)} columns")
+    return result
+
+
+def _convert(rows: Sequence[Any], arrow_schema: pa.Schema) -> pa.RecordBatch:
+    first = rows[0]
+    if isinstance(first, dict):
+        batch = pa.RecordBatch.from_pylist(list(rows), schema=arrow_schema)
+    else:
+        if len(arrow_schema) == 1 and not isinstance(first, (tuple, list)):
+            columns: list[Any] = [rows]
+        else:
+            columns = list(zip(*rows, strict=True))
+            if len(columns) != len(arrow_schema):
+                raise ValueError(f"{len(columns)} values for {len(arrow_schema)} columns")
+        arrays = [pa.array(col, type=field.type) for col, field in zip(columns, arrow_schema)]
+        batch = pa.RecordBatch.from_arrays(arrays, schema=arrow_schema)
+    _check_nulls(batch, arrow_schema)
+    return batch
 
 
 def _check_nulls(batch: pa.RecordBatch, arrow_schema: pa.Schema) -> None:

@@ -51,6 +51,8 @@ WAL_LOCATION = "wal_location"
 MAX_PULL_MS = "max_pull_ms"
 MAX_PULL_RECORDS = "max_pull_records"
 MEMBERS = "jetconnect.members"
+#: How long a replay waits for a source that has stopped giving the items it gave before.
+REPLAY_PATIENCE_S = 30.0
 
 
 @dataclass(frozen=True)
@@ -582,7 +584,7 @@ class BuilderStreamSource(StreamSource):
                 buf = processor.fill()
                 if buf.items:
                     quiet_since = time.monotonic()
-                elif time.monotonic() - quiet_since > 30:
+                elif time.monotonic() - quiet_since > REPLAY_PATIENCE_S:
                     raise SourceError(
                         f"source '{self.name}' processor {index}: replaying from {start['snapshot']!r} gave "
                         f"{got} of the {need} items it gave before: restore_snapshot_fn must make the "

@@ -125,7 +125,7 @@ class Registry:
         # Each hook implementation is called with a Register bound to its own plugin, so that
         # `jetconnect plugins` can say which package provides which connector.
         for kind, caller in (("source", self.manager.hook.register_sources), ("sink", self.manager.hook.register_sinks)):
-            for impl in reversed(caller.get_hookimpls()):  # pluggy lists them last-registered first
+            for impl in caller.get_hookimpls():  # in registration order: built-ins first
                 version = self.plugins.get(impl.plugin_name, "?")
                 try:
                     impl.function(register=Register(self, kind, impl.plugin_name, version))

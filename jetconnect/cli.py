@@ -1,0 +1,56 @@
+"""``jetconnect plugins``: what is installed, with versions, connectors and guarantees."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+
+from jetconnect.registry import get_registry
+
+
+def plugins_table() -> list[dict[str, object]]:
+    """One entry per plugin: name, version, and its sources and sinks with their guarantees."""
+    registry = get_registry()
+    rows = []
+    for plugin, version in sorted(registry.plugins.items()):
+        rows.append(
+            {
+                "plugin": plugin,
+                "version": version,
+                "sources": {s.name: s.guarantee for s in registry.sources.values() if s.plugin == plugin},
+                "sinks": {s.name: s.guarantee for s in registry.sinks.values() if s.plugin == plugin},
+            }
+        )
+    return rows
+
+
+def _format(rows: list[dict[str, object]]) -> str:
+    lines = [f"{'plugin':<14} {'version':<9} {'kind':<7} {'name':<26} guarantee"]
+    for row in rows:
+        first = True
+        for kind in ("sources", "sinks"):
+            for name, guarantee in sorted(row[kind].items()):  # type: ignore[attr-defined]
+                plugin = f"{row['plugin']:<14} {row['version']:<9}" if first else " " * 24
+                lines.append(f"{plugin} {kind[:-1]:<7} {name:<26} {guarantee}")
+                first = False
+        if first:
+            lines.append(f"{row['plugin']:<14} {row['version']:<9} (registers nothing)")
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="jetconnect", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+    plugins = commands.add_parser("plugins", help="list installed plugins, their sources and sinks")
+    plugins.add_argument("--json", action="store_true", help="machine-readable output")
+    args = parser.parse_args(argv)
+    if args.command == "plugins":
+        rows = plugins_table()
+        print(json.dumps(rows, indent=2) if args.json else _format(rows))
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

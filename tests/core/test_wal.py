@@ -1,0 +1,46 @@
+"""The write-ahead log: atomic appends, exact reads of any range, trimming."""
+
+import pyarrow as pa
+import pytest
+
+from jetconnect import OffsetError
+from jetconnect.wal import WriteAheadLog
+
+
+def _batch(values):
+    return pa.record_batch([pa.array(values, pa.int64())], names=["v"])
+
+
+def test_append_read_ranges_across_segments(tmp_path):
+    wal = WriteAheadLog(tmp_path)
+    assert wal.end("p") == 0
+    assert wal.append("p", 0, _batch([0, 1, 2])) == 3
+    assert wal.append("p", 3, _batch([3, 4])) == 5
+    read = lambda s, e: [v for b in wal.read("p", s, e) for v in b.column(0).to_pylist()]
+    assert read(0, 5) == [0, 1, 2, 3, 4]
+    assert read(2, 4) == [2, 3]
+    assert read(4, 4) == []
+
+
+def test_append_must_continue_the_log(tmp_path):
+    wal = WriteAheadLog(tmp_path)
+    wal.append("p", 0, _batch([1]))
+    with pytest.raises(OffsetError, match="ends at 1, cannot append at 0"):
+        wal.append("p", 0, _batch([1]))
+
+
+def test_partition_names_are_safe_path_components(tmp_path):
+    wal = WriteAheadLog(tmp_path)
+    wal.append("orders/3:x", 0, _batch([1]))
+    assert wal.partitions() == ["orders/3:x"]
+
+
+def test_trim_keeps_the_end_and_refuses_trimmed_reads(tmp_path):
+    wal = WriteAheadLog(tmp_path)
+    wal.append("p", 0, _batch([0, 1]))
+    wal.append("p", 2, _batch([2]))
+    wal.trim("p", 3)
+    assert wal.end("p") == 3 and wal.start("p") == 3
+    assert wal.append("p", 3, _batch([3])) == 4
+    with pytest.raises(OffsetError, match="has no records 0..3"):
+        list(wal.read("p", 0, 3))
