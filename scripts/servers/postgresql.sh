@@ -4,7 +4,7 @@
 #
 #   scripts/servers/postgresql.sh start|stop|restart|status
 #
-# Connection: postgresql+psycopg://jetconnect:jetconnect@127.0.0.1:${JETCONNECT_PG_PORT:-5432}/jetconnect
+# Connection: postgresql+psycopg://jetconnect:pg-Secret-7f3a@127.0.0.1:${JETCONNECT_PG_PORT:-5432}/jetconnect
 set -euo pipefail
 
 ROOT=/tmp/jetconnect-postgresql
@@ -13,7 +13,8 @@ SOCKETS=$ROOT/sockets
 LOG=$ROOT/server.log
 PORT=${JETCONNECT_PG_PORT:-5432}
 ROLE=jetconnect
-PASSWORD=jetconnect
+# A password unlike any other word here, so tests can prove it never shows up in a message.
+PASSWORD=pg-Secret-7f3a
 DATABASE=jetconnect
 
 die() { echo "postgresql.sh: $*" >&2; exit 1; }
@@ -57,8 +58,9 @@ init_cluster() {
 create_role_and_database() {
     local psql=("$(pg_bin)/psql" -h "$SOCKETS" -p "$PORT" -U postgres -d postgres -v ON_ERROR_STOP=1 -qtA)
     if [ -z "$(as_postgres "${psql[@]}" -c "select 1 from pg_roles where rolname = '$ROLE'")" ]; then
-        as_postgres "${psql[@]}" -c "create role $ROLE login password '$PASSWORD'" >/dev/null
+        as_postgres "${psql[@]}" -c "create role $ROLE login" >/dev/null
     fi
+    as_postgres "${psql[@]}" -c "alter role $ROLE password '$PASSWORD'" >/dev/null
     if [ -z "$(as_postgres "${psql[@]}" -c "select 1 from pg_database where datname = '$DATABASE'")" ]; then
         as_postgres "${psql[@]}" -c "create database $DATABASE owner $ROLE" >/dev/null
     fi

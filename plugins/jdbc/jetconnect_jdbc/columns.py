@@ -14,7 +14,7 @@ import pyarrow as pa
 import sqlalchemy as sa
 from pyspark.sql import types as T
 
-from jetconnect_jdbc.sql_types import ColumnType, column_type, postgres_type, python_value_type
+from jetconnect_jdbc.sql_types import ColumnType, column_type, postgres_type, python_value_type, sql_type_for
 
 _SAMPLE_ROWS = 100
 
@@ -61,14 +61,22 @@ def describe_query(conn: sa.Connection, query: sa.Select) -> list[Column]:
 
 
 def from_spark_schema(schema: T.StructType) -> list[Column]:
-    """Columns as the user declared them: read as they come, converted to the declared types."""
+    """Columns as the user declared them; the matching SQL type lets SQLAlchemy convert values that a
+    database stores loosely (SQLite keeps dates as text)."""
     from jetconnect.arrow import to_arrow_schema
 
     arrow = to_arrow_schema(schema)
     return [
-        Column(field.name, sa.types.NullType(), ColumnType(field.dataType, arrow.field(field.name).type))
+        Column(field.name, _sql_type_or_null(field.dataType), ColumnType(field.dataType, arrow.field(field.name).type))
         for field in schema.fields
     ]
+
+
+def _sql_type_or_null(spark_type: T.DataType) -> sa.types.TypeEngine:
+    try:
+        return sql_type_for(spark_type)
+    except TypeError:
+        return sa.types.NullType()
 
 
 def spark_schema(columns: Sequence[Column]) -> T.StructType:

@@ -74,17 +74,25 @@ class CopyWriter:
         return f"COPY {quote.format_table(self._table)} ({columns}) FROM STDIN (FORMAT csv)"
 
     def write(self, conn: sa.Connection, batches: Sequence[pa.RecordBatch]) -> int:
+        import psycopg
+
+        statement = self.statement(conn)
         cursor = conn.connection.driver_connection.cursor()  # type: ignore[union-attr]
         count = 0
         options = pacsv.WriteOptions(include_header=False)
-        with cursor.copy(self.statement(conn)) as copy:
-            for batch in batches:
-                if batch.num_rows == 0:
-                    continue
-                buffer = io.BytesIO()
-                pacsv.write_csv(_hex_binary_columns(batch), buffer, options)
-                copy.write(buffer.getbuffer())
-                count += batch.num_rows
+        try:
+            with cursor.copy(statement) as copy:
+                for batch in batches:
+                    if batch.num_rows == 0:
+                        continue
+                    buffer = io.BytesIO()
+                    pacsv.write_csv(_hex_binary_columns(batch), buffer, options)
+                    copy.write(buffer.getbuffer())
+                    count += batch.num_rows
+        except psycopg.Error as exc:
+            # The driver's cursor bypasses SQLAlchemy: give its error SQLAlchemy's shape
+            # (IntegrityError, OperationalError, ...) like every other writer's.
+            raise sa.exc.DBAPIError.instance(statement, None, exc, psycopg.Error, dialect=conn.dialect) from exc
         return count
 
     def write_row(self, conn: sa.Connection, row: dict[str, Any]) -> None:
