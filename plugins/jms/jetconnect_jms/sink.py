@@ -1,0 +1,114 @@
+"""The JMS sink: each Spark partition of each batch is sent in one STOMP transaction.
+
+The transaction is committed at the end of the partition, with a receipt, so a partition reaches
+the queue whole or not at all. The batch's commit runs in another process that cannot see the
+tasks' connections, so a batch that Spark re-delivers after a driver crash is sent again: the
+sink is at-least-once. Every message of a streaming write carries a ``jetconnect-batch`` header
+(``<query id>:<batch id>:<partition>``) so a consumer can drop a resent partition.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import pyarrow as pa
+
+from jetconnect.connector import Guarantee, Sink, WriteContext
+from jetconnect.errors import SchemaError, SinkError
+from jetconnect.retry import Backoff, RetriesExhausted, retry_call
+from jetconnect_jms.stomp_client import CONNECTION_ERRORS, BrokerError, StompClient, StompSettings, destination_path
+
+
+class JmsSink(Sink):
+    """Rows of a DataFrame as JMS messages: body from one column, headers from others."""
+
+    guarantee = Guarantee.AT_LEAST_ONCE
+    input_format = "arrow"
+
+    def __init__(
+        self,
+        kind: str,
+        destination: str,
+        settings: StompSettings,
+        *,
+        body_column: str = "body",
+        header_columns: tuple[str, ...] = (),
+        persistent: bool = True,
+    ) -> None:
+        self.kind = kind
+        self.name = f"jms_{kind}"
+        self.destination = destination_path(kind, destination)
+        self.owner = f"{self.name} sink '{self.destination}'"
+        self.settings = settings
+        self.body_column = body_column
+        self.header_columns = tuple(header_columns)
+        self.persistent = persistent
+
+    def check_schema(self, schema: Any) -> None:
+        names = set(schema.fieldNames())
+        wanted = [self.body_column, *self.header_columns]
+        missing = [c for c in wanted if c not in names]
+        if missing:
+            raise SchemaError(
+                f"{self.owner}: column(s) {', '.join(missing)} not in the DataFrame "
+                f"({', '.join(schema.fieldNames())}); see options 'body_column' and 'header_columns'"
+            )
+
+    def write_partition(self, data: Iterator[pa.RecordBatch], ctx: WriteContext) -> int:
+        # The batches are kept so that a connection lost mid-transaction (the broker then drops
+        # the transaction) can be retried whole on a new connection.
+        batches = [b for b in data if b.num_rows]
+        if not batches:
+            return 0
+        common = {"persistent": "true" if self.persistent else "false"}
+        if ctx.batch_id is not None:
+            common["jetconnect-batch"] = f"{ctx.query_id}:{ctx.batch_id}:{ctx.partition_id}"
+        client = StompClient(self.settings, self.owner)
+        try:
+            return retry_call(
+                lambda: self._send_transaction(client, batches, common),
+                retry_on=CONNECTION_ERRORS,
+                what=f"{self.owner}: sending partition {ctx.partition_id}",
+                backoff=Backoff(initial=0.2, maximum=2.0, deadline=self.settings.connect_timeout),
+            )
+        except (BrokerError, RetriesExhausted) as exc:
+            raise SinkError(str(exc)) from exc
+        finally:
+            client.close()
+
+    def _send_transaction(self, client: StompClient, batches: list[pa.RecordBatch], common: dict[str, str]) -> int:
+        if not client.connected:
+            client.connect()
+        transaction = f"jetconnect-{uuid.uuid4().hex}"
+        client.begin(transaction)
+        sent = 0
+        try:
+            for batch in batches:
+                bodies = _bodies(batch.column(self.body_column))
+                headers = [batch.column(name).to_pylist() for name in self.header_columns]
+                for row, body in enumerate(bodies):
+                    message_headers = dict(common)
+                    for name, values in zip(self.header_columns, headers):
+                        if values[row] is not None:
+                            message_headers[name] = str(values[row])
+                    client.send(self.destination, body, message_headers, transaction)
+                    sent += 1
+            client.commit(transaction)
+        except BaseException:
+            client.abort(transaction)
+            raise
+        return sent
+
+
+def _bodies(column: pa.Array | pa.ChunkedArray) -> list[Any]:
+    """Message bodies: strings and bytes as they are, anything else as JSON text."""
+    kind = column.type
+    if pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_binary(kind) or pa.types.is_large_binary(kind):
+        return ["" if v is None else v for v in column.to_pylist()]
+    return [json.dumps(v, default=str, separators=(",", ":")) for v in column.to_pylist()]
+
+
+__all__ = ["JmsSink"]

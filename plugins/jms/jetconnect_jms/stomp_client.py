@@ -1,0 +1,239 @@
+"""One STOMP 1.2 connection to the broker, as the JMS source and sink need it.
+
+stomp.py delivers frames on its own receiver thread; :class:`StompClient` turns that into what a
+pull-style reader wants: a queue of received messages to drain, receipts to wait for (an ACK or
+COMMIT is only known to be done when its receipt arrives), and a flag that says the connection
+was lost, so the caller can reconnect and forget what the lost connection had delivered.
+"""
+
+from __future__ import annotations
+
+import collections
+import itertools
+import threading
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import stomp
+import stomp.exception
+
+from jetconnect.retry import Backoff, retry_call
+
+#: What stomp.py raises when the broker is down or the connection is lost.
+CONNECTION_ERRORS: tuple[type[BaseException], ...] = (
+    stomp.exception.ConnectFailedException,
+    stomp.exception.NotConnectedException,
+    ConnectionError,
+    OSError,
+)
+
+
+class BrokerError(Exception):
+    """The broker answered with an ERROR frame (bad destination, refused login, ...)."""
+
+
+class ReceiptTimeout(ConnectionError):
+    """A receipt did not arrive in time: treat the connection as lost."""
+
+
+@dataclass(frozen=True)
+class StompSettings:
+    """Where the broker is and how to log in; ``password`` never appears in ``repr``."""
+
+    host: str = "127.0.0.1"
+    port: int = 61613
+    user: str | None = None
+    password: str | None = None
+    #: JMS client id; durable topic subscriptions are keyed by (client id, subscription name).
+    client_id: str | None = None
+    #: How long to keep trying to (re)connect before giving up with a clear error.
+    connect_timeout: float = 30.0
+    #: How long an ACK or COMMIT receipt may take before the connection counts as lost.
+    receipt_timeout: float = 30.0
+
+    def __repr__(self) -> str:
+        return f"StompSettings(host={self.host!r}, port={self.port}, user={self.user!r}, client_id={self.client_id!r})"
+
+    @property
+    def address(self) -> str:
+        return f"{self.host}:{self.port}"
+
+
+def destination_path(kind: str, name: str) -> str:
+    """``orders`` -> ``/queue/orders`` (or ``/topic/orders``); a name with a leading ``/`` is kept."""
+    return name if name.startswith("/") else f"/{kind}/{name}"
+
+
+class _Listener(stomp.ConnectionListener):
+    def __init__(self, client: "StompClient") -> None:
+        self._client = client
+
+    def on_message(self, frame: Any) -> None:
+        self._client.messages.append((frame.headers, frame.body))
+
+    def on_receipt(self, frame: Any) -> None:
+        with self._client._cond:
+            self._client._receipts.add(frame.headers.get("receipt-id"))
+            self._client._cond.notify_all()
+
+    def on_error(self, frame: Any) -> None:
+        with self._client._cond:
+            message = frame.headers.get("message", "")
+            body = frame.body.decode("utf-8", "replace") if isinstance(frame.body, bytes) else frame.body
+            self._client._errors.append(f"{message} {body or ''}".strip())
+            self._client._cond.notify_all()
+
+    def on_disconnected(self) -> None:
+        with self._client._cond:
+            self._client.lost = True
+            self._client._cond.notify_all()
+
+
+class StompClient:
+    """A connected STOMP session; received MESSAGE frames land in :attr:`messages` in order."""
+
+    _receipt_ids = itertools.count()
+
+    def __init__(self, settings: StompSettings, what: str) -> None:
+        self.settings = settings
+        #: Names the connection's user in errors, e.g. "jms_queue source 'orders'".
+        self.what = what
+        #: ``(headers, body)`` of each MESSAGE frame, appended by stomp.py's receiver thread.
+        self.messages: collections.deque[tuple[dict[str, str], bytes]] = collections.deque()
+        self.lost = False
+        self._cond = threading.Condition()
+        self._receipts: set[str] = set()
+        self._errors: list[str] = []
+        self._subscriptions: list[tuple[str, str, dict[str, str]]] = []
+        self._conn: stomp.Connection12 | None = None
+
+    # --- connecting ------------------------------------------------------------------------------
+
+    def connect(self) -> "StompClient":
+        """Connect (retrying with backoff until ``connect_timeout``) and redo every subscription."""
+        backoff = Backoff(initial=0.1, maximum=2.0, deadline=self.settings.connect_timeout)
+        retry_call(
+            self._connect_once,
+            retry_on=CONNECTION_ERRORS,
+            what=f"{self.what}: connecting to the STOMP broker at {self.settings.address}",
+            backoff=backoff,
+        )
+        return self
+
+    def _connect_once(self) -> None:
+        self.close()
+        conn = stomp.Connection12(
+            [(self.settings.host, self.settings.port)],
+            auto_decode=False,  # bodies stay bytes: decoding (and its errors) is ours to name
+            reconnect_attempts_max=1,  # our own backoff decides how long to keep trying
+            timeout=min(5.0, self.settings.connect_timeout),
+        )
+        conn.set_listener("jetconnect", _Listener(self))
+        headers = {"client-id": self.settings.client_id} if self.settings.client_id else {}
+        self.messages.clear()
+        self._errors.clear()
+        self.lost = False
+        conn.connect(self.settings.user, self.settings.password, wait=True, headers=headers)
+        self._conn = conn
+        for destination, sub_id, sub_headers in self._subscriptions:
+            conn.subscribe(destination, id=sub_id, ack="client-individual", headers=sub_headers)
+        self.raise_broker_error()
+
+    def close(self) -> None:
+        """Disconnect, ignoring a connection that is already gone."""
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            try:
+                conn.disconnect()
+            except CONNECTION_ERRORS:
+                pass
+
+    @property
+    def connected(self) -> bool:
+        return self._conn is not None and not self.lost and self._conn.is_connected()
+
+    def raise_broker_error(self) -> None:
+        """Raise the first ERROR frame the broker sent since the last check, if any."""
+        with self._cond:
+            if self._errors:
+                error = self._errors.pop(0)
+                raise BrokerError(f"{self.what}: the broker at {self.settings.address} answered ERROR: {error}")
+
+    def _require(self) -> stomp.Connection12:
+        if self._conn is None or self.lost:
+            raise stomp.exception.NotConnectedException(f"{self.what}: not connected")
+        return self._conn
+
+    # --- consuming -------------------------------------------------------------------------------
+
+    def subscribe(self, destination: str, sub_id: str, headers: dict[str, str]) -> None:
+        """Subscribe with client-individual acknowledgement; repeated after every reconnect."""
+        self._subscriptions.append((destination, sub_id, headers))
+        self._require().subscribe(destination, id=sub_id, ack="client-individual", headers=headers)
+
+    def ack(self, ack_ids: Iterable[str]) -> None:
+        """Acknowledge messages and wait until the broker confirms it processed them.
+
+        Only the last ACK carries a receipt: the broker handles a connection's frames in order,
+        so its receipt proves the earlier ones were processed too.
+        """
+        conn = self._require()
+        last = None
+        for ack_id in ack_ids:
+            if last is not None:
+                conn.ack(last)
+            last = ack_id
+        if last is not None:
+            receipt = self._next_receipt()
+            conn.ack(last, receipt=receipt)
+            self.wait_receipt(receipt, "acknowledging messages")
+
+    # --- producing -------------------------------------------------------------------------------
+
+    def begin(self, transaction: str) -> None:
+        self._require().begin(transaction)
+
+    def send(self, destination: str, body: bytes | str, headers: dict[str, str], transaction: str | None) -> None:
+        self._require().send(destination, body, headers=headers, transaction=transaction)
+
+    def commit(self, transaction: str) -> None:
+        """Commit and wait for the receipt: only then is every message of it on the broker."""
+        receipt = self._next_receipt()
+        self._require().commit(transaction, receipt=receipt)
+        self.wait_receipt(receipt, f"committing transaction {transaction}")
+
+    def abort(self, transaction: str) -> None:
+        try:
+            self._require().abort(transaction)
+        except CONNECTION_ERRORS:
+            pass  # a lost connection aborts the transaction on the broker anyway
+
+    # --- receipts --------------------------------------------------------------------------------
+
+    def _next_receipt(self) -> str:
+        return f"jetconnect-{next(self._receipt_ids)}"
+
+    def wait_receipt(self, receipt: str, doing: str) -> None:
+        """Block until ``receipt`` arrives; an ERROR frame or a lost connection raises instead."""
+        with self._cond:
+            ok = self._cond.wait_for(
+                lambda: receipt in self._receipts or self._errors or self.lost,
+                timeout=self.settings.receipt_timeout,
+            )
+            self._receipts.discard(receipt)
+        self.raise_broker_error()
+        if self.lost:
+            raise stomp.exception.NotConnectedException(f"{self.what}: connection lost while {doing}")
+        if not ok:
+            raise ReceiptTimeout(f"{self.what}: no receipt from the broker after {self.settings.receipt_timeout} s while {doing}")
+
+
+__all__ = [
+    "CONNECTION_ERRORS",
+    "BrokerError",
+    "ReceiptTimeout",
+    "StompClient",
+    "StompSettings",
+    "destination_path",
+]

@@ -1,0 +1,53 @@
+"""``sources.socket(host, port)``: lines from a TCP server, one connection per processor.
+
+Built with :class:`jetconnect.SourceBuilder` *without* snapshot functions: a socket cannot
+replay, so the core writes what each processor received to the write-ahead log (option
+``wal_location``) before it counts as read, and micro-batches are read back from the log. A
+driver crash therefore loses nothing that was received and logged; lines a server sends while
+no query is connected are not received at all.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from jetconnect import SourceBuffer, SourceBuilder
+from jetconnect.builders import ProcessorContext
+from jetconnect.connector import StreamSource
+from jetconnect.errors import OptionError
+from jetconnect_socket.connection import Endpoint, LineReader, check_charset
+
+
+def socket_source(
+    host: str,
+    port: int,
+    charset: str = "utf-8",
+    parallelism: int = 1,
+    connect_timeout: float = 30.0,
+    wal_location: str | None = None,
+) -> StreamSource:
+    """A stream of the lines a TCP server sends (schema ``line string``)."""
+    endpoint = Endpoint(host, port, connect_timeout)
+    charset = check_charset(charset)
+    if parallelism < 1:
+        raise OptionError(f"socket source: option 'parallelism' must be at least 1, got {parallelism}")
+
+    def connect(ctx: ProcessorContext) -> LineReader:
+        what = f"socket source processor {ctx.global_processor_index}"
+        return LineReader(endpoint, charset, what).open()
+
+    def fill(reader: LineReader, buf: SourceBuffer) -> None:
+        buf.add_all(reader.read_lines())
+
+    source = (
+        SourceBuilder.stream("socket", connect)
+        .fill_buffer_fn(fill)
+        .destroy_fn(LineReader.close)
+        .distributed(parallelism)
+        .schema("line string")
+        .build()
+    )
+    return source.with_options({"wal_location": wal_location}) if wal_location else source
+
+
+__all__ = ["socket_source"]

@@ -1,0 +1,151 @@
+#!/usr/bin/env bash
+# ActiveMQ (Debian's `activemq` package) with a STOMP connector on 127.0.0.1:61613.
+#
+#   scripts/servers/activemq.sh start|stop|status
+#
+# No systemd here: the broker is started the way /usr/bin/activemq would start it (same java
+# flags), from a private configuration under /tmp/jetconnect-activemq, in the background.
+# Messages are persistent (KahaDB under the same folder), so `stop` then `start` is a real broker
+# restart that keeps every queued message: the JMS tests rely on that.
+set -euo pipefail
+
+BASE=/tmp/jetconnect-activemq
+CONF=$BASE/conf
+DATA=$BASE/data
+PIDFILE=$BASE/activemq.pid
+LOG=$BASE/activemq.out
+HOST=127.0.0.1
+PORT=61613
+HOME_DIR=/usr/share/activemq
+
+is_running() {
+    [[ -f $PIDFILE ]] && kill -0 "$(cat "$PIDFILE")" 2>/dev/null
+}
+
+# A STOMP CONNECT answered by CONNECTED is the readiness check: an open port alone is not enough,
+# the transport connector accepts before the broker is started.
+answers() {
+    python3 - "$HOST" "$PORT" <<'EOF' 2>/dev/null
+import socket, sys
+try:
+    s = socket.create_connection((sys.argv[1], int(sys.argv[2])), timeout=1)
+    s.settimeout(2)
+    s.sendall(b"CONNECT\naccept-version:1.2\nhost:localhost\n\n\x00")
+    sys.exit(0 if s.recv(9) == b"CONNECTED" else 1)
+except OSError:
+    sys.exit(1)
+EOF
+}
+
+install() {
+    if [[ ! -f $HOME_DIR/bin/activemq.jar ]] || ! command -v java >/dev/null; then
+        echo "installing activemq (apt-get)..."
+        export DEBIAN_FRONTEND=noninteractive
+        apt-get update -qq
+        # policy-rc.d refuses to start the packaged service here; we start our own below.
+        apt-get install -y -q activemq >/dev/null
+    fi
+    [[ -f $HOME_DIR/bin/activemq.jar ]] || { echo "activemq.jar missing after install" >&2; exit 1; }
+}
+
+write_config() {
+    mkdir -p "$CONF" "$DATA"
+    cp /etc/activemq/instances-available/main/log4j2.properties "$CONF/" 2>/dev/null || true
+    # Only STOMP, only loopback; schedulerSupport off keeps start-up fast.
+    cat >"$CONF/activemq.xml" <<EOF
+<beans xmlns="http://www.springframework.org/schema/beans"
+       xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"
+       xsi:schemaLocation="http://www.springframework.org/schema/beans http://www.springframework.org/schema/beans/spring-beans-2.0.xsd
+       http://activemq.apache.org/schema/core http://activemq.apache.org/schema/core/activemq-core.xsd">
+  <broker xmlns="http://activemq.apache.org/schema/core" useJmx="false" brokerName="jetconnect"
+          dataDirectory="$DATA" schedulerSupport="false" advisorySupport="false">
+    <persistenceAdapter>
+      <kahaDB directory="$DATA/kahadb"/>
+    </persistenceAdapter>
+    <transportConnectors>
+      <transportConnector name="stomp" uri="stomp://$HOST:$PORT?transport.closeAsync=false"/>
+    </transportConnectors>
+  </broker>
+</beans>
+EOF
+}
+
+start() {
+    if is_running && answers; then
+        echo "activemq already running on $HOST:$PORT"
+        return 0
+    fi
+    install
+    write_config
+    local java
+    java=$(command -v java)
+    # The flags of /usr/bin/activemq for Java > 8.
+    setsid "$java" -Xms256M -Xmx512M -Dorg.apache.activemq.UseDedicatedTaskRunner=true \
+        --add-reads=java.xml=java.logging \
+        --add-opens java.base/java.security=ALL-UNNAMED \
+        --add-opens java.base/java.net=ALL-UNNAMED \
+        --add-opens java.base/java.lang=ALL-UNNAMED \
+        --add-opens java.base/java.util=ALL-UNNAMED \
+        --add-opens java.naming/javax.naming.spi=ALL-UNNAMED \
+        --add-opens java.rmi/sun.rmi.transport.tcp=ALL-UNNAMED \
+        --add-opens java.base/java.util.concurrent=ALL-UNNAMED \
+        --add-opens java.base/java.util.concurrent.atomic=ALL-UNNAMED \
+        -Dlog4j2.configurationFile="$CONF/log4j2.properties" \
+        -Dactivemq.classpath="$CONF" \
+        -Dactivemq.home="$HOME_DIR" \
+        -Dactivemq.base="$BASE" \
+        -Dactivemq.conf="$CONF" \
+        -Dactivemq.data="$DATA" \
+        -jar "$HOME_DIR/bin/activemq.jar" start "xbean:file:$CONF/activemq.xml" \
+        >>"$LOG" 2>&1 </dev/null &
+    echo $! >"$PIDFILE"
+    for _ in $(seq 1 600); do   # up to 60 s; usually ~2 s
+        if answers; then
+            echo "activemq up on $HOST:$PORT (pid $(cat "$PIDFILE"), data $DATA)"
+            return 0
+        fi
+        if ! is_running; then
+            echo "activemq exited during start-up; last log lines:" >&2
+            tail -n 30 "$LOG" >&2 || true
+            exit 1
+        fi
+        sleep 0.1
+    done
+    echo "activemq did not answer STOMP on $HOST:$PORT within 60 s; last log lines:" >&2
+    tail -n 30 "$LOG" >&2 || true
+    exit 1
+}
+
+stop() {
+    if ! is_running; then
+        echo "activemq not running"
+        rm -f "$PIDFILE"
+        return 0
+    fi
+    local pid
+    pid=$(cat "$PIDFILE")
+    kill "$pid" 2>/dev/null || true
+    for _ in $(seq 1 300); do   # a clean shutdown flushes KahaDB; force after 30 s
+        kill -0 "$pid" 2>/dev/null || { rm -f "$PIDFILE"; echo "activemq stopped"; return 0; }
+        sleep 0.1
+    done
+    kill -9 "$pid" 2>/dev/null || true
+    rm -f "$PIDFILE"
+    echo "activemq killed after 30 s"
+}
+
+status() {
+    if is_running && answers; then
+        echo "activemq running on $HOST:$PORT (pid $(cat "$PIDFILE"))"
+    else
+        echo "activemq not running"
+        return 1
+    fi
+}
+
+case "${1:-}" in
+    start) start ;;
+    stop) stop ;;
+    status) status ;;
+    *) echo "usage: $0 start|stop|status" >&2; exit 2 ;;
+esac

@@ -1,0 +1,77 @@
+"""Option checks and the pieces of the source and sink that need no broker."""
+
+import pickle
+import socket
+
+import pyarrow as pa
+import pytest
+
+from jetconnect.errors import OptionError
+from jetconnect.retry import RetriesExhausted
+from jetconnect_jms import jms_queue_sink, jms_queue_source, jms_topic_source
+from jetconnect_jms.sink import _bodies
+from jetconnect_jms.source import RecentIds
+from jetconnect_jms.stomp_client import StompClient, StompSettings, destination_path
+
+
+def test_destinations_get_their_kind_prefix_unless_given_a_path():
+    assert destination_path("queue", "orders") == "/queue/orders"
+    assert destination_path("topic", "/topic/x.y") == "/topic/x.y"
+
+
+def test_a_topic_is_read_by_exactly_one_processor():
+    with pytest.raises(OptionError, match="'parallelism' must be 1 for a topic, got 3"):
+        jms_topic_source("prices", parallelism=3)
+    with pytest.raises(OptionError, match="'subscription'"):
+        jms_queue_source("orders").__class__("queue", "q", StompSettings(), jms_queue_source("o").view, subscription="s")
+
+
+def test_durable_subscription_gets_a_stable_client_id():
+    assert jms_topic_source("prices", subscription="audit").settings.client_id == "jetconnect-audit"
+    assert jms_topic_source("prices", subscription="audit", client_id="me").settings.client_id == "me"
+
+
+def test_streaming_needs_a_wal_location_and_says_where_to_put_it():
+    with pytest.raises(OptionError, match="option 'wal_location' is required"):
+        jms_queue_source("orders").initial_offset()
+
+
+def test_source_pickles_without_connections_and_takes_wal_location_from_spark_options():
+    source = jms_queue_source("orders", parallelism=2).with_options({"WAL_LOCATION": "/tmp/w", "jetconnect.members": "1"})
+    assert source.wal_location == "/tmp/w"
+    assert pickle.loads(pickle.dumps(source)).destination == "/queue/orders"
+
+
+def test_password_never_shows_in_repr_or_in_a_connection_error():
+    settings = StompSettings(port=free_port(), user="u", password="s3cret", connect_timeout=0.3)
+    assert "s3cret" not in repr(settings)
+    with pytest.raises(RetriesExhausted) as failure:
+        StompClient(settings, "jms_queue source '/queue/q'").connect()
+    assert "s3cret" not in str(failure.value) and "connecting to the STOMP broker at 127.0.0.1" in str(failure.value)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_recent_ids_forget_the_oldest_past_capacity():
+    seen = RecentIds(3)
+    seen.add(["a", "b", "c", "d"])
+    assert "a" not in seen and {"b", "c", "d"} == {i for i in "bcd" if i in seen}
+
+
+def test_sink_bodies_strings_and_bytes_as_is_others_as_json():
+    assert _bodies(pa.array(["a", None])) == ["a", ""]
+    assert _bodies(pa.array([b"\x00"])) == [b"\x00"]
+    assert _bodies(pa.array([{"id": 1, "tags": ["x"]}])) == ['{"id":1,"tags":["x"]}']
+    assert _bodies(pa.array([1.5])) == ["1.5"]
+
+
+def test_sink_names_missing_columns():
+    from pyspark.sql.types import StringType, StructField, StructType
+
+    sink = jms_queue_sink("q", body_column="payload", header_columns=["kind"])
+    with pytest.raises(Exception, match="column\\(s\\) payload, kind not in the DataFrame"):
+        sink.check_schema(StructType([StructField("body", StringType())]))
