@@ -16,6 +16,7 @@ reads again and retries. That needs no WATCH, so it works the same on a cluster.
 from __future__ import annotations
 
 import json
+import random
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
@@ -212,10 +213,12 @@ class RedisStore(Store):
     def update(self, name: str, config: MapConfig, keys: Mapping[int, Sequence[str]], compute: Compute,
                progress: Progress | None = None) -> bool:
         pending = {p: list(dict.fromkeys(ks)) for p, ks in keys.items()}
-        skipped = False
-        for _attempt in range(_MAX_RETRIES):
+        outcomes: list[int] = []
+        for attempt in range(_MAX_RETRIES):
             if not pending:
-                return not skipped
+                return not outcomes or any(r != -1 for r in outcomes)
+            if attempt:  # lost a race: let the other writer finish (jittered, growing, < 50 ms)
+                time.sleep(random.uniform(0, min(0.05, 0.002 * 2 ** attempt)))
             now = int(time.time() * 1000)
             head = self._script_args(config, progress, now)
             read = self._round_trip()
@@ -235,12 +238,8 @@ class RedisStore(Store):
                     args += [c.key, _op(c), c.value or "", "*"]
                 self._script(write, self._keys(name, p), args)
             results = write.execute()
-            done = set()
-            for p, result in zip(order, results):
-                if result == -1:
-                    skipped = True
-                if result != -2:
-                    done.add(p)
+            done = {p for p, result in zip(order, results) if result != -2}
+            outcomes += [r for r in results if r != -2]
             pending = {p: ks for p, ks in pending.items() if p not in done}
         raise StoreError(
             f"map '{name}' in {self.display_url}: partitions {sorted(pending)} kept changing under a "
