@@ -1,7 +1,9 @@
-"""Fixtures for the Kafka tests: the tansu broker from scripts/servers/kafka.sh, fresh topics.
+"""Fixtures for the Kafka tests: the brokers from scripts/servers/, fresh topics.
 
-Test data is produced one record per batch: tansu's high watermark is the base offset of the
-last *batch* + 1 (tansu defect, shared/DESIGN.md section 5), which is right only for batches of one.
+``kafka`` is tansu (fast, scripts/servers/kafka.sh); ``noida_kafka`` is noida-db
+(scripts/servers/noida-kafka.sh), for the tests that tansu's defects would break. Test data is
+produced one record per batch: tansu's high watermark is the base offset of the last *batch* + 1
+(tansu defect, shared/DESIGN.md section 5), which is right only for batches of one.
 """
 
 from __future__ import annotations
@@ -13,16 +15,16 @@ import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
-BOOTSTRAP = "127.0.0.1:9092"
+TANSU = "127.0.0.1:9092"
+NOIDA = "127.0.0.1:9094"
 
 
 class Kafka:
-    """The test broker: make topics, produce test records, read a topic back."""
+    """A test broker: make topics, produce test records, read a topic back."""
 
-    bootstrap = BOOTSTRAP
-
-    def __init__(self) -> None:
-        self.admin = AdminClient({"bootstrap.servers": BOOTSTRAP})
+    def __init__(self, bootstrap: str) -> None:
+        self.bootstrap = bootstrap
+        self.admin = AdminClient({"bootstrap.servers": bootstrap})
 
     def topic(self, partitions: int = 1, prefix: str = "t") -> str:
         """A new topic with ``partitions`` partitions (tansu cannot add partitions later)."""
@@ -34,7 +36,7 @@ class Kafka:
     def produce(self, topic: str, values: Iterable[bytes | str], partitions: int = 1,
                 key: bool = True, headers: Sequence[tuple[str, bytes]] | None = None) -> int:
         """Record ``i`` goes to partition ``i % partitions``, one record per batch; returns the count."""
-        producer = Producer({"bootstrap.servers": BOOTSTRAP, "linger.ms": 0, "batch.num.messages": 1})
+        producer = Producer({"bootstrap.servers": self.bootstrap, "linger.ms": 0, "batch.num.messages": 1})
         n = 0
         for i, value in enumerate(values):
             value = value.encode() if isinstance(value, str) else value
@@ -49,7 +51,7 @@ class Kafka:
     def read_all(self, topic: str, read_committed: bool = True) -> list[tuple[int, int, bytes | None, bytes | None]]:
         """Every record of ``topic`` as ``(partition, offset, key, value)``, read by a plain consumer."""
         consumer = Consumer({
-            "bootstrap.servers": BOOTSTRAP, "group.id": "jetconnect-tests", "enable.auto.commit": False,
+            "bootstrap.servers": self.bootstrap, "group.id": "jetconnect-tests", "enable.auto.commit": False,
             "isolation.level": "read_committed" if read_committed else "read_uncommitted",
         })
         try:
@@ -76,4 +78,10 @@ class Kafka:
 @pytest.fixture(scope="session")
 def kafka(server) -> Kafka:  # type: ignore[no-untyped-def]
     server("kafka")
-    return Kafka()
+    return Kafka(TANSU)
+
+
+@pytest.fixture(scope="session")
+def noida_kafka(server) -> Kafka:  # type: ignore[no-untyped-def]
+    server("noida-kafka")
+    return Kafka(NOIDA)

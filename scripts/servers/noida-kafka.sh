@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# A second Kafka-protocol broker for jetconnect's tests: noida-db (PyPI) with only its Kafka
+# service, on 127.0.0.1:9094. It hides aborted transactions from read_committed consumers and
+# answers offsets_for_times correctly (tansu does neither), but consumes slowly.
+# Usage: noida-kafka.sh start|stop|status. Idempotent.
+set -euo pipefail
+
+HOST=127.0.0.1
+PORT="${JETCONNECT_NOIDA_KAFKA_PORT:-9094}"
+DATA=/tmp/jetconnect-noida-kafka
+PYTHON="${PYTHON:-python}"
+
+answers() {
+    "$PYTHON" - "$HOST:$PORT" <<'PY' >/dev/null 2>&1
+import sys
+from confluent_kafka.admin import AdminClient
+AdminClient({"bootstrap.servers": sys.argv[1]}).list_topics(timeout=2)
+PY
+}
+
+binary() {
+    "$PYTHON" -c 'import noida_db, os; print(os.path.join(os.path.dirname(noida_db.__file__), "noida-db"))' 2>/dev/null
+}
+
+start() {
+    if answers; then
+        echo "kafka (noida-db) already running on $HOST:$PORT"
+        return 0
+    fi
+    if ! "$PYTHON" -c 'import noida_db, confluent_kafka' 2>/dev/null; then
+        echo "installing noida-db and confluent-kafka with pip"
+        "$PYTHON" -m pip install --quiet noida-db confluent-kafka
+    fi
+    local bin
+    bin="$(binary)"
+    chmod +x "$bin"
+    mkdir -p "$DATA"
+    # `up` daemonises by itself; its loader warns about a weak GLIBC symbol, harmlessly
+    "$bin" up --data-dir "$DATA/data" --host "$HOST" --only kafka --kafka-port "$PORT" >"$DATA/up.log" 2>&1 || {
+        echo "noida-db up failed:" >&2; cat "$DATA/up.log" >&2; exit 1; }
+    for _ in $(seq 1 200); do
+        if answers; then echo "kafka (noida-db) listening on $HOST:$PORT"; return 0; fi
+        sleep 0.1
+    done
+    echo "kafka (noida-db) did not answer a metadata request on $HOST:$PORT; log $DATA/data/noida.log:" >&2
+    tail -n 30 "$DATA/data/noida.log" >&2 || true
+    exit 1
+}
+
+stop() {
+    local bin
+    bin="$(binary)" || true
+    if [[ -n "$bin" && -x "$bin" ]]; then
+        "$bin" down --data-dir "$DATA/data" >/dev/null 2>&1 || true
+    fi
+    rm -rf "$DATA/data"  # test data only: every run starts empty
+    echo "kafka (noida-db) stopped"
+}
+
+status() {
+    if answers; then echo "kafka (noida-db) running on $HOST:$PORT"; else echo "kafka (noida-db) not running"; exit 1; fi
+}
+
+case "${1:-}" in
+    start) start ;;
+    stop) stop ;;
+    status) status ;;
+    *) echo "usage: $0 start|stop|status" >&2; exit 2 ;;
+esac
