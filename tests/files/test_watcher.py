@@ -5,7 +5,7 @@ from __future__ import annotations
 import pyarrow as pa
 import pytest
 
-from jetconnect.errors import OffsetError
+from jetconnect.errors import OffsetError, SourceError
 from jetconnect.filesystem import LocalFileSystem
 from jetconnect_files.watcher import FileWatcherSource
 
@@ -67,6 +67,11 @@ def test_truncated_file_is_an_error_naming_it(tmp_path) -> None:
     source = FileWatcherSource(LocalFileSystem(), str(tmp_path))
     with pytest.raises(OffsetError, match=r"'.*/f' is 6 bytes, shorter than its checkpointed position 100"):
         source.latest_offset({"f": 100}, None)
+
+
+def test_missing_directory_at_start_is_an_error(tmp_path) -> None:
+    with pytest.raises(SourceError, match=r"directory '.*/nope' does not exist"):
+        FileWatcherSource(LocalFileSystem(), str(tmp_path / "nope")).initial_offset()
 
 
 def test_deleted_directory_ends_the_stream_cleanly(tmp_path) -> None:

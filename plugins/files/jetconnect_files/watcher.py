@@ -58,6 +58,8 @@ class FileWatcherSource(StreamSource):
     def initial_offset(self) -> Offset:
         # Jet's watcher emits only what is appended after the job starts; read_existing=True
         # also emits what the files already hold (files missing from an offset start at 0).
+        if not self.fs.exists(self.directory):
+            raise SourceError(f"file_watcher: directory '{self.directory}' does not exist")
         if self.read_existing:
             return {}
         return {
