@@ -1,0 +1,90 @@
+"""A streaming pipeline for the core crash tests: a builder stream into Spark's parquet sink.
+
+``--mode snapshot``: a deterministic counter per processor with snapshot functions.
+``--mode wal``: a destructive "ticket dispenser" (a file that hands out each number once, like a
+queue without redelivery), so only the write-ahead log can make a restart exact.
+The program stops by itself once every item has been committed to the sink.
+"""
+
+from __future__ import annotations
+
+import argparse
+import fcntl
+import json
+import os
+import time
+
+from jetconnect import SourceBuilder
+from jetconnect.testing import spark_builder
+
+
+def counter_source(total: int):
+    class Counter:
+        def __init__(self, ctx):
+            self.base = ctx.global_processor_index * 1_000_000
+            self.k = 0
+
+    def fill(state, buf):
+        for _ in range(min(5, total - state.k)):
+            buf.add(state.base + state.k)
+            state.k += 1
+
+    return (
+        SourceBuilder.stream("counter", Counter).fill_buffer_fn(fill).schema("n bigint").distributed(2)
+        .create_snapshot_fn(lambda s: s.k).restore_snapshot_fn(lambda s, k: setattr(s, "k", k)).build()
+    )
+
+
+def dispenser_source(path: str, total: int):
+    def fill(state, buf):
+        with open(path, "a+") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            handle.seek(0)
+            taken = int(handle.read() or 0)
+            upto = min(total, taken + 7)
+            handle.seek(0)
+            handle.truncate()
+            handle.write(str(upto))
+            handle.flush()
+            os.fsync(handle.fileno())
+        for n in range(taken, upto):
+            buf.add(n)
+
+    return SourceBuilder.stream("dispenser", lambda ctx: None).fill_buffer_fn(fill).schema("n bigint").build()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--mode", choices=["snapshot", "wal"], required=True)
+    parser.add_argument("--checkpoint", required=True)
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--total", type=int, required=True)
+    parser.add_argument("--work", required=True, help="folder for the dispenser file and the WAL")
+    args = parser.parse_args()
+
+    spark = spark_builder("core-crash-pipeline").config("spark.sql.shuffle.partitions", "1").getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    if args.mode == "snapshot":
+        df = counter_source(args.total).read_stream(spark, max_records_per_batch=40)
+        done = lambda end: sum(p["seq"] for p in end.values()) >= 2 * args.total
+    else:
+        df = dispenser_source(os.path.join(args.work, "dispenser"), args.total).read_stream(
+            spark, wal_location=os.path.join(args.work, "wal")
+        )
+        done = lambda end: sum(end.values()) >= args.total
+    query = (
+        df.writeStream.format("parquet").option("path", args.out).option("checkpointLocation", args.checkpoint)
+        .trigger(processingTime="0 seconds").start()
+    )
+    while query.isActive:
+        progress = query.lastProgress
+        if progress and progress["sources"] and progress["sources"][0]["endOffset"]:
+            if done(json.loads(progress["sources"][0]["endOffset"])):
+                break
+        time.sleep(0.2)
+    query.stop()
+    print("pipeline finished", flush=True)
+
+
+if __name__ == "__main__":
+    main()
