@@ -56,7 +56,7 @@ class PausingKafkaSink(KafkaSink):
 def main() -> None:
     bootstrap, in_topic, out_topic, checkpoint, max_records = sys.argv[1:6]
     until_done = "--until-done" in sys.argv
-    spark = spark_builder("kafka-to-kafka").getOrCreate()
+    spark = spark_builder("kafka-to-kafka").config("spark.ui.showConsoleProgress", "false").getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     source = sources.kafka(bootstrap_servers=bootstrap, topics=[in_topic], value_format="string")
     stream = source.read_stream(spark, max_records_per_batch=int(max_records))

@@ -16,7 +16,7 @@ from jetconnect.testing import spark_builder
 def main() -> None:
     bootstrap, topic, output, checkpoint, max_records = sys.argv[1:6]
     until_done = "--until-done" in sys.argv
-    spark = spark_builder("kafka-to-parquet").getOrCreate()
+    spark = spark_builder("kafka-to-parquet").config("spark.ui.showConsoleProgress", "false").getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     source = sources.kafka(bootstrap_servers=bootstrap, topics=[topic], value_format="string")
     stream = source.read_stream(spark, max_records_per_batch=int(max_records))
