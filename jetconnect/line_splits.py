@@ -163,7 +163,7 @@ def _decode(chunk: bytes, path: str, offset: int, charset: str) -> pa.StringArra
     data = np.frombuffer(chunk, dtype=np.uint8)
     newlines = np.flatnonzero(data == 0x0A)
     count = len(newlines)
-    has_cr = b"\r\n" in chunk
+    has_cr = b"\r" in chunk  # one byte: a memchr, many times faster than looking for b"\r\n"
     # Line i spans [start_i, newline_i); with every "\n" (and the "\r" of each "\r\n") removed
     # from the bytes, it ends at newline_i minus the bytes removed up to and including it.
     removed = np.arange(1, count + 1, dtype=np.int64)
