@@ -15,7 +15,7 @@ from jetconnect.testing import checkpoint_batches, start_pipeline, wait_until
 
 WEBHDFS_URL = "http://127.0.0.1:9870"  # scripts/servers/hdfs.sh
 PIPELINE = Path(__file__).resolve().parents[1] / "pipelines" / "hdfs_stream_to_hdfs.py"
-FILES, LINES_PER_FILE = 6, 5000
+FILES, LINES_PER_FILE = 4, 3000
 
 
 def run_with_a_kill(hdfs_fs, hdfs_dir: str, tmp_path: Path, kill_when: str, batches: int) -> None:
@@ -48,8 +48,8 @@ def run_with_a_kill(hdfs_fs, hdfs_dir: str, tmp_path: Path, kill_when: str, batc
 
 @pytest.mark.crash
 def test_kill_mid_batch_then_restart_writes_every_line_once(hdfs_fs, hdfs_dir, tmp_path):
-    # Offsets of batch 2 are logged before it is written and committed: the kill hits inside it.
-    run_with_a_kill(hdfs_fs, hdfs_dir, tmp_path, "offsets", 3)
+    # Offsets of batch 1 are logged before it is written and committed: the kill hits inside it.
+    run_with_a_kill(hdfs_fs, hdfs_dir, tmp_path, "offsets", 2)
 
 
 @pytest.mark.crash

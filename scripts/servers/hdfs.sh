@@ -9,7 +9,8 @@
 # /tmp/jetconnect-hdfs. Idempotent: `start` on a running server only checks that it answers.
 #
 # Environment: HDFS_BLOCK_SIZE (bytes, default 1 MiB so tests get multi-block files cheaply),
-# HDFS_HTTP_PORT (default 9870), HDFS_RPC_PORT (default 9000), PYTHON (default python3/python).
+# HDFS_HTTP_PORT (default 9870), HDFS_RPC_PORT (default 9000), PYTHON (a Python with pip, to
+# download the jars; default: the repo's .venv, then python, then Debian's python3 with pip).
 set -euo pipefail
 
 ROOT=/tmp/jetconnect-hdfs
@@ -20,7 +21,7 @@ LOGS=$ROOT/logs
 HTTP_PORT=${HDFS_HTTP_PORT:-9870}
 RPC_PORT=${HDFS_RPC_PORT:-9000}
 BLOCK_SIZE=${HDFS_BLOCK_SIZE:-1048576}
-PYTHON=${PYTHON:-$(command -v python || command -v python3 || true)}
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 URL=http://127.0.0.1:$HTTP_PORT/webhdfs/v1
 
 die() { echo "hdfs.sh: $*" >&2; exit 1; }
@@ -40,9 +41,19 @@ install_java_and_jersey() {
     fi
 }
 
+python_with_pip() {
+    for candidate in ${PYTHON:-} "$REPO/.venv/bin/python" python python3; do
+        if command -v "$candidate" >/dev/null 2>&1 && "$candidate" -m pip --version >/dev/null 2>&1; then
+            echo "$candidate"; return 0
+        fi
+    done
+    apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-pip python3-wheel >/dev/null \
+        && echo python3
+}
+
 fetch_hadoop_jars() {
     [ -f "$JARS/.complete" ] && return 0
-    [ -n "$PYTHON" ] || die "no python to run pip with"
+    PYTHON=$(python_with_pip) || die "no Python with pip to download the Hadoop jars with"
     mkdir -p "$CACHE"
     local sdist=$CACHE/pyspark-2.4.8.tar.gz
     if [ ! -f "$sdist" ]; then
