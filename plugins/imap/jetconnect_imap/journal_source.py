@@ -24,7 +24,7 @@ from jetconnect.errors import OffsetError, OptionError
 from jetconnect_imap.events import EventType, JournalEvent
 from jetconnect_imap.map_source import DEFAULT_PROJECTED_SCHEMA, spread
 from jetconnect_imap.rows import row_shaper
-from jetconnect_imap.serde import loads
+from jetconnect_imap.serde import loads, text_of
 from jetconnect_imap.store import MapConfig, check_name, default_url, open_store
 
 log = logging.getLogger(__name__)
@@ -33,6 +33,7 @@ DEFAULT_JOURNAL_SCHEMA = (
     "partition int, sequence long, type string, key string, old_value string, new_value string, "
     "timestamp timestamp"
 )
+DEFAULT_SCHEMA = parse_schema(DEFAULT_JOURNAL_SCHEMA)
 START_FROM_OLDEST = "oldest"
 START_FROM_CURRENT = "current"
 
@@ -136,6 +137,7 @@ class MapJournalSource(StreamSource):
     def read_range(self, range_: Range) -> ReadOutput:
         store = open_store(self.store_url)
         shape = row_shaper(self._schema)
+        plain = self.predicate is None and self.projection is None and self._schema == DEFAULT_SCHEMA
         for p_text, end in range_.end.items():
             partition, start, end = int(p_text), int(range_.start[p_text]), int(end)
             raw = store.read_journal(self.map_name, partition, start, end)
@@ -145,15 +147,22 @@ class MapJournalSource(StreamSource):
             for seq, kind, key, old, new, ts in raw:
                 if seq < start or (self.event_types is not None and kind not in self.event_types):
                     continue
+                if plain:  # the stored JSON text is what the string columns show: no decoding
+                    yield (partition, seq, kind.value, text_of(key), text_of(old), text_of(new), _utc(ts))
+                    continue
                 event = JournalEvent(partition, seq, kind, loads(key), loads(old), loads(new), ts)
                 if self.predicate is not None and not self.predicate(event):
                     continue
                 yield shape(self.projection(event) if self.projection is not None else _as_row(event))
 
 
+def _utc(timestamp_ms: int) -> dt.datetime:
+    return dt.datetime.fromtimestamp(timestamp_ms / 1000, tz=dt.timezone.utc)
+
+
 def _as_row(event: JournalEvent) -> tuple[Any, ...]:
-    when = dt.datetime.fromtimestamp(event.timestamp_ms / 1000, tz=dt.timezone.utc)
-    return (event.partition, event.sequence, event.type.value, event.key, event.old_value, event.new_value, when)
+    return (event.partition, event.sequence, event.type.value, event.key, event.old_value, event.new_value,
+            _utc(event.timestamp_ms))
 
 
 def share(backlog: dict[int, int], budget: int) -> dict[int, int]:

@@ -11,7 +11,9 @@ from pyspark.sql.types import StructType
 from jetconnect.arrow import parse_schema
 from jetconnect.connector import BatchSource, Guarantee, ReadOutput
 
-from jetconnect_imap.rows import row_shaper
+from jetconnect.errors import SchemaError
+
+from jetconnect_imap.rows import raw_decoder, row_shaper
 from jetconnect_imap.serde import loads
 from jetconnect_imap.store import check_name, default_url, open_store
 
@@ -45,6 +47,9 @@ class MapSource(BatchSource):
         self.predicate = predicate
         self.projection = projection
         self._schema = parse_schema(schema or (DEFAULT_PROJECTED_SCHEMA if projection else DEFAULT_MAP_SCHEMA))
+        if projection is None and len(self._schema.fields) != 2:
+            raise SchemaError(f"source 'map': schema <{self._schema.simpleString()}> must have two columns, "
+                              "key and value, unless a projection makes the rows")
         self.parallelism = parallelism
 
     def __repr__(self) -> str:
@@ -61,8 +66,13 @@ class MapSource(BatchSource):
         return self._read(open_store(self.store_url).scan, split)
 
     def _read(self, scan: Callable[[str, int], Iterator[tuple[str, str]]], partitions: list[int]) -> Iterator[Any]:
-        shape = row_shaper(self._schema)
         predicate, projection = self.predicate, self.projection
+        if predicate is None and projection is None:  # the common case: no decoding needed
+            key_of, value_of = (raw_decoder(f.dataType) for f in self._schema.fields)
+            for partition in partitions:
+                yield from ((key_of(k), value_of(v)) for k, v in scan(self.map_name, partition))
+            return
+        shape = row_shaper(self._schema)
         for partition in partitions:
             for k, v in scan(self.map_name, partition):
                 key, value = loads(k), loads(v)

@@ -1,20 +1,29 @@
-"""Shaping stored values into Spark rows: a string column takes JSON text of non-string values."""
+"""Shaping stored values into Spark rows: a STRING column takes the JSON text of non-strings.
+
+Stored values are canonical JSON text, so a STRING column can mostly take that text as it is
+(:func:`raw_decoder`); only values computed by a projection need encoding (:func:`row_shaper`).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
 
-from pyspark.sql.types import StringType, StructType
+from pyspark.sql.types import DataType, StringType, StructType
 
-from jetconnect_imap.serde import dumps
+from jetconnect_imap.serde import dumps, loads, text_of
+
+
+def raw_decoder(data_type: DataType) -> Callable[[str | None], Any]:
+    """How a stored (serialised) value becomes a value of a column of ``data_type``."""
+    return text_of if isinstance(data_type, StringType) else loads
 
 
 def row_shaper(schema: StructType) -> Callable[[Any], Any]:
     """A function turning a tuple, dict or bare value into a row of ``schema``.
 
     Values bound for a STRING column that are not strings (a dict, a number) become their JSON
-    text, so that the default ``key string, value string`` schema fits any map.
+    text, so that a ``string`` schema fits whatever a projection returns.
     """
     names = schema.fieldNames()
     text = [isinstance(f.dataType, StringType) for f in schema.fields]

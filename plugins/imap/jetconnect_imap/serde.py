@@ -30,14 +30,32 @@ def _default(value: Any) -> Any:
     raise TypeError(f"cannot store a {type(value).__name__} in a map: {value!r}")
 
 
+_ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=_default)
+_encode_str = json.encoder.encode_basestring  # what _ENCODER does to a str, without its overhead
+
+
 def dumps(value: Any) -> str:
     """Canonical JSON text of ``value`` (sorted keys, no spaces): equal values, equal text."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=_default)
+    # Strings and integers are most keys and values: skip the encoder's per-call set-up for them.
+    kind = type(value)
+    if kind is str:
+        return _encode_str(value)
+    if kind is int:
+        return int.__repr__(value)
+    return _ENCODER.encode(value)
 
 
 def loads(text: str | bytes | None) -> Any:
     """The value stored as ``text`` (None stays None: an absent entry)."""
     return None if text is None else json.loads(text)
+
+
+def text_of(serialised: str | None) -> str | None:
+    """What a STRING column shows of a stored value: the string itself, or the JSON text of
+    anything else (the stored text already is that JSON, so most values need no decoding)."""
+    if serialised is None or serialised[:1] != '"':
+        return serialised
+    return json.loads(serialised)
 
 
 def partition_of(serialised_key: str, partitions: int = DEFAULT_PARTITIONS) -> int:
