@@ -96,3 +96,19 @@ def test_byte_format_streams_whole_files():
 def test_the_file_system_pickles_without_a_client():
     fs = WebHdfsFileSystem(HdfsConnection(URL, user="etl"))
     assert pickle.loads(pickle.dumps(fs)) == fs
+
+
+def test_no_secret_in_errors_or_log_lines_when_the_server_is_unreachable(caplog):
+    from jetconnect.retry import Backoff
+
+    from jetconnect_hdfs import WebHdfsError
+
+    fs = WebHdfsFileSystem(HdfsConnection(URL, token="s3cr3t-token", timeout=2), Backoff(0.05, 0.1, deadline=0.3))
+    with caplog.at_level("WARNING", logger="jetconnect.hdfs"):
+        with pytest.raises(WebHdfsError) as failure:
+            fs.read_range("/data/x", 0, 10)
+    message = str(failure.value)
+    assert "read /data/x at byte 0 on http://127.0.0.1:1 kept failing" in message
+    assert "delegation=***" in message  # the URL is shown, its token is not
+    assert caplog.records and all("s3cr3t" not in r.getMessage() for r in caplog.records)
+    assert "s3cr3t" not in message and failure.value.__cause__ is None

@@ -55,6 +55,10 @@ class BlockLocation:
 class _Transient(Exception):
     """Carries a retryable failure through :func:`retry_call` (which retries by type)."""
 
+    def __init__(self, cause: BaseException) -> None:
+        super().__init__(cause)
+        self.cause = cause
+
 
 @dataclass(frozen=True)
 class WebHdfsFileSystem:
@@ -182,15 +186,14 @@ class WebHdfsFileSystem:
         return self.connection.client()
 
     def _get_json(self, path: str, op: str) -> Any:
-        client = self._client
-        url = f"{client.url.rstrip('/')}/webhdfs/v1{path}"
-        params = {"op": op}
-        if getattr(client, "user", None):
-            params["user.name"] = client.user
-        response = client._request("GET", url, params=params)
-        if not response.ok:
-            from hdfs.client import _to_error
+        # The hdfs client has no method for block locations; its request helper still adds the
+        # authentication (user.name, delegation token or Kerberos) that the session carries.
+        from hdfs.client import _to_error
 
+        client = self._client
+        params = {"op": op, **({"doas": client._proxy} if client._proxy else {})}
+        response = client._request("GET", f"{client.url.rstrip('/')}/webhdfs/v1{path}", params=params)
+        if not response.ok:
             raise _to_error(response)
         return response.json()
 
@@ -202,25 +205,26 @@ class WebHdfsFileSystem:
                 return fn()
             except HdfsError as exc:
                 if is_transient(exc):
-                    raise _Transient(exc) from exc
+                    raise _Transient(exc) from None
                 raise as_os_error(exc, self._redact(f"{what} on {self.connection}")) from None
             except NETWORK_ERRORS as exc:
-                raise _Transient(exc) from exc
+                raise _Transient(exc) from None
 
         def on_retry(exc: BaseException, delay: float) -> None:
-            cause = exc.__cause__ or exc
-            log.warning("%s on %s failed (%s); retrying in %.2f s", what, self.connection, self._describe(cause), delay)
+            assert isinstance(exc, _Transient)
+            log.warning("%s on %s failed (%s); retrying in %.2f s", what, self.connection, self._describe(exc.cause), delay)
 
         try:
             backoff = self.backoff if retry else Backoff(deadline=0.0)
             return retry_call(attempt, retry_on=(_Transient,), what=what, backoff=backoff, on_retry=on_retry)
         except RetriesExhausted as exc:
-            cause = exc.__cause__.__cause__ if exc.__cause__ is not None else exc
+            last = exc.__cause__
+            assert isinstance(last, _Transient)
             # "from None": the chained exceptions hold request URLs, which may carry a token.
             tried = f"kept failing for {self.backoff.deadline:.0f} s" if retry else "failed"
-            raise WebHdfsError(f"{what} on {self.connection} {tried}: {self._describe(cause)}") from None
+            raise WebHdfsError(f"{what} on {self.connection} {tried}: {self._describe(last.cause)}") from None
 
-    def _describe(self, exc: BaseException | None) -> str:
+    def _describe(self, exc: BaseException) -> str:
         return self._redact(f"{type(exc).__name__}: {exc}")
 
     def _redact(self, text: str) -> str:
