@@ -25,13 +25,14 @@ def jdbc_source(
     fetch_size: int = 10_000,
     offset_column: str | None = None,
     start_offset: Any = None,
+    use_copy: bool = True,
 ) -> JdbcSource:
     """A table or query read through SQLAlchemy, in parallel splits or as an incremental stream."""
     return JdbcSource(
         url, query=query, table=table, schema=schema, partition_column=partition_column,
         lower_bound=lower_bound, upper_bound=upper_bound, num_partitions=num_partitions,
         partitions_fn=partitions_fn, fetch_size=fetch_size, offset_column=offset_column,
-        start_offset=start_offset,
+        start_offset=start_offset, use_copy=use_copy,
     )
 
 
