@@ -6,10 +6,13 @@ converts Spark's string options by these annotations.
 
 from __future__ import annotations
 
+from typing import Any
+
+from jetconnect.errors import OptionError
 from jetconnect_hdfs.connection import HdfsConnection
 from jetconnect_hdfs.filesystem import WebHdfsFileSystem
 from jetconnect_hdfs.sink import HdfsSink, make_sink
-from jetconnect_hdfs.source import HdfsSource, make_source
+from jetconnect_hdfs.source import HdfsSource, make_source, split_path
 
 
 def hdfs_source(
@@ -22,6 +25,7 @@ def hdfs_source(
     max_split_bytes: int = 128 << 20,
     min_splits: int = 2,
     max_files_per_batch: int = 0,
+    avro_schema: str | None = None,
     user: str | None = None,
     proxy_user: str | None = None,
     kerberos: bool = False,
@@ -33,8 +37,14 @@ def hdfs_source(
 
     ``url`` is the NameNode's WebHDFS address (``http://namenode:9870``); ``path`` a file, a
     directory, or a directory with a glob in its last part (``/logs/2024-*.txt``).
+    ``format="avro"`` reads Avro container files (batch only; ``avro_schema``: a reader schema).
     """
     fs = WebHdfsFileSystem(HdfsConnection(url, user, proxy_user, kerberos, kerberos_principal, token=token, timeout=timeout))
+    if format == "avro":
+        directory, glob = split_path(path)
+        avro = _files_family("avro_source")
+        glob = "*.avro" if glob == "*" else glob
+        return avro.AvroSource(fs, directory, glob, avro_schema, recursive, max_split_bytes, min_splits)
     return make_source(
         fs,
         path,
@@ -56,6 +66,8 @@ def hdfs_sink(
     suffix: str | None = None,
     charset: str = "utf-8",
     max_file_bytes: int = 0,
+    avro_schema: str | None = None,
+    codec: str = "null",
     user: str | None = None,
     proxy_user: str | None = None,
     kerberos: bool = False,
@@ -63,11 +75,26 @@ def hdfs_sink(
     token: str | None = None,
     timeout: float = 60.0,
 ) -> HdfsSink:
-    """Text files in an HDFS directory, one per partition and micro-batch, committed exactly once."""
+    """Text (or Avro) files in an HDFS directory, one per partition and micro-batch, committed exactly once."""
     fs = WebHdfsFileSystem(HdfsConnection(url, user, proxy_user, kerberos, kerberos_principal, token=token, timeout=timeout))
+    if format == "avro":
+        avro = _files_family("avro_sink")
+        return avro.AvroSink(fs, directory, avro_schema, codec, prefix, suffix or ".avro", max_file_bytes)
     return make_sink(
         fs, directory, format=format, prefix=prefix, suffix=suffix, charset=charset, max_file_bytes=max_file_bytes
     )
+
+
+def _files_family(module: str) -> Any:
+    """The Avro reader or writer of the files family, which works over any jetconnect FileSystem."""
+    import importlib
+
+    try:
+        return importlib.import_module(f"jetconnect_files.{module}")
+    except ImportError as exc:
+        raise OptionError(
+            "hdfs: option 'format' 'avro' needs the jetconnect-files plugin (pip install 'jetconnect-hdfs[avro]')"
+        ) from exc
 
 
 __all__ = ["hdfs_sink", "hdfs_source"]

@@ -107,7 +107,7 @@ def make_sink(
 ) -> HdfsSink:
     """Validate the options (errors name them) and build the sink."""
     if format not in FORMATS:
-        raise OptionError(f"hdfs: option 'format' must be one of {', '.join(FORMATS)}, got {format!r}")
+        raise OptionError(f"hdfs: option 'format' must be one of {', '.join(FORMATS)}, avro; got {format!r}")
     if max_file_bytes < 0:
         raise OptionError(f"hdfs: option 'max_file_bytes' must be 0 (no rolling) or more, got {max_file_bytes}")
     if not prefix or "/" in prefix or prefix.startswith((".", "_")):

@@ -195,7 +195,7 @@ def make_source(
 ) -> HdfsSource:
     """Validate the options (errors name them) and build the source."""
     if format not in FORMATS:
-        raise OptionError(f"hdfs: option 'format' must be one of {', '.join(FORMATS)}, got {format!r}")
+        raise OptionError(f"hdfs: option 'format' must be one of {', '.join(FORMATS)}, avro; got {format!r}")
     if max_split_bytes < 1:
         raise OptionError(f"hdfs: option 'max_split_bytes' must be at least 1, got {max_split_bytes}")
     if min_splits < 1:
