@@ -22,7 +22,7 @@ from jetconnect.errors import OptionError, SchemaError, SinkError
 from jetconnect.retry import Backoff, retry_call
 from jetconnect_jdbc import progress
 from jetconnect_jdbc.engines import dialect_name, engine_for, safe_url, scrub
-from jetconnect_jdbc.source import _split_table_name
+from jetconnect_jdbc.names import split_table_name
 from jetconnect_jdbc.sql_types import sql_type_for
 from jetconnect_jdbc.transient import is_transient
 from jetconnect_jdbc.writers import MODES, Writer, make_writer
@@ -92,7 +92,7 @@ class JdbcSink(Sink):
     def _table(self, schema: T.StructType) -> sa.Table | None:
         if self.table is None:
             return None
-        name, db_schema = _split_table_name(self.table)
+        name, db_schema = split_table_name(self.table)
         columns = []
         for field in schema.fields:
             try:

@@ -23,6 +23,7 @@ from jetconnect_jdbc import filters, values
 from jetconnect_jdbc.arrow_batches import rows_to_record_batch
 from jetconnect_jdbc.columns import Column, arrow_schema, describe_query, from_spark_schema, reflect_table, spark_schema
 from jetconnect_jdbc.engines import engine_for, safe_url, scrub
+from jetconnect_jdbc.names import split_table_name
 from jetconnect_jdbc.pg_copy import can_copy, copy_batches
 from jetconnect_jdbc.partitioning import FunctionSplit, RangeSplit, Split, WholeSplit, function_splits, range_splits
 
@@ -110,7 +111,7 @@ class JdbcSource(BatchSource, StreamSource):
             return from_spark_schema(parse_schema(self._declared_schema))
         with self._connect() as conn:
             if self.table is not None:
-                name, schema = _split_table_name(self.table)
+                name, schema = split_table_name(self.table)
                 if not sa.inspect(conn).has_table(name, schema=schema):
                     raise SourceError(f"{self.owner}: table '{self.table}' does not exist")
                 return reflect_table(conn, name, schema)
@@ -131,7 +132,7 @@ class JdbcSource(BatchSource, StreamSource):
         if self._from_clause is None:
             typed = [sa.column(c.name, c.sql_type) for c in self.columns]
             if self.table is not None:
-                name, schema = _split_table_name(self.table)
+                name, schema = split_table_name(self.table)
                 self._from_clause = sa.table(name, *typed, schema=schema)
             else:
                 self._from_clause = sa.text(str(self.query)).columns(*typed).subquery("jetconnect_query")
@@ -286,12 +287,6 @@ class JdbcSource(BatchSource, StreamSource):
     def __repr__(self) -> str:
         what = f"table={self.table!r}" if self.table is not None else f"query={self.query!r}"
         return f"JdbcSource({safe_url(self.url)!r}, {what})"
-
-
-def _split_table_name(table: str) -> tuple[str, str | None]:
-    """``"schema.table"`` -> ``("table", "schema")``; a plain name has no schema."""
-    schema, _, name = table.rpartition(".")
-    return name, (schema or None)
 
 
 def _blocks(rows: Iterable[Sequence[Any]], size: int) -> Iterator[list[Sequence[Any]]]:
