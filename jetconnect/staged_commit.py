@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
 from jetconnect.connector import CommitContext, WriteContext
+from jetconnect.errors import SinkError
 from jetconnect.filesystem import FileSystem
 
 STAGING_DIR = ".jetconnect-staging"
@@ -81,7 +82,16 @@ class StagedCommit:
             self._delete_visible(keep={f.final_path for f in staged})
         committed = []
         for f in staged:
-            if self.fs.rename(f.staging_path, f.final_path):
+            try:
+                renamed = self.fs.rename(f.staging_path, f.final_path)
+            except FileNotFoundError:
+                if self.fs.exists(f.final_path):
+                    continue  # this very commit ran before (the same messages, committed again)
+                raise SinkError(
+                    f"staged file '{f.staging_path}' for '{f.final_path}' is gone before its commit; "
+                    f"was the staging directory deleted by hand?"
+                ) from None
+            if renamed:
                 committed.append(f.final_path)
             else:
                 # Committed by an earlier delivery of this batch: the copy is the same records.

@@ -48,6 +48,15 @@ def test_redelivered_batch_after_partial_commit_is_not_duplicated(tmp_path) -> N
     assert list((tmp_path / ".jetconnect-staging").rglob("*.*")) == []
 
 
+def test_committing_the_same_messages_twice_is_a_no_op(tmp_path) -> None:
+    commit = StagedCommit(LocalFileSystem(), str(tmp_path))
+    message = _write(commit, _ctx(0, 9), b"once\n")
+    ctx = CommitContext(batch_id=9, query_id="q")
+    assert len(commit.commit([message], ctx)) == 1
+    assert commit.commit([message], ctx) == []
+    assert list(_visible(tmp_path).values()) == [b"once\n"]
+
+
 def test_commit_cleans_leftovers_of_older_batches(tmp_path) -> None:
     commit = StagedCommit(LocalFileSystem(), str(tmp_path))
     _write(commit, _ctx(0, 1, attempt=2), b"orphan\n")
