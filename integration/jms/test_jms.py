@@ -1,0 +1,230 @@
+"""The JMS connector against a real ActiveMQ (STOMP on 127.0.0.1:61613), through a real SparkSession."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from jetconnect import sinks, sources
+from jetconnect.testing import checkpoint_batches, start_pipeline, wait_until
+from jetconnect_jms.stomp_client import StompClient, StompSettings
+
+ROOT = Path(__file__).resolve().parents[2]
+BROKER_SCRIPT = ROOT / "scripts" / "servers" / "activemq.sh"
+PIPELINE = ROOT / "integration" / "pipelines" / "jms_queue_to_parquet.py"
+
+
+@pytest.fixture(autouse=True)
+def broker(server):
+    server("activemq")
+
+
+def unique(prefix: str) -> str:
+    return f"{prefix}-{uuid.uuid4().hex[:8]}"
+
+
+def produce(destination: str, bodies: list, headers: dict | None = None) -> None:
+    """Send ``bodies`` in one transaction with a plain stomp.py connection."""
+    client = StompClient(StompSettings(), "test producer").connect()
+    try:
+        client.begin("tx")
+        for body in bodies:
+            client.send(destination, body, {"persistent": "true", **(headers or {})}, "tx")
+        client.commit("tx")
+    finally:
+        client.close()
+
+
+def consume(destination: str, expected: int, timeout: float = 60) -> list[tuple[dict, bytes]]:
+    """Receive and acknowledge up to ``expected`` messages, waiting at most ``timeout`` s for them."""
+    client = StompClient(StompSettings(), "test consumer").connect()
+    client.subscribe(destination, "test", {"activemq.prefetchSize": "1000"})
+    got: list[tuple[dict, bytes]] = []
+    deadline = time.monotonic() + timeout
+    while len(got) < expected and time.monotonic() < deadline:
+        if client.messages:
+            got.append(client.messages.popleft())
+        else:
+            time.sleep(0.01)
+    client.ack(h["ack"] for h, _ in got)
+    client.close()
+    return got
+
+
+def parquet_count(spark, path: Path) -> int:
+    from pyspark.errors import AnalysisException
+
+    try:
+        return spark.read.parquet(str(path)).count()
+    except AnalysisException:  # no committed file yet: Spark cannot infer the schema
+        return 0
+
+
+def wait_rows(spark, query, out: Path, count: int, timeout: float) -> None:
+    """Wait until ``out`` holds ``count`` rows; fail at once, with its error, if the query died."""
+
+    def arrived() -> bool:
+        if not query.isActive:
+            raise AssertionError(f"the query stopped before {count} rows arrived: {query.exception()}")
+        return slowly(parquet_count)(spark, out) >= count
+
+    wait_until(arrived, timeout, f"{count} rows in {out.name}")
+
+
+def slowly(fn):
+    """``fn`` after a pause: each count is a Spark job, and polling every 50 ms starves the
+    query under test (Spark gives a new Python worker only 10 s to start and connect back)."""
+
+    def paced(*args):
+        time.sleep(1.0)
+        return fn(*args)
+
+    return paced
+
+
+def stream_to_parquet(spark, source, out: Path, checkpoint: Path, max_records: int | None = None):
+    df = source.read_stream(spark, **({"max_records_per_batch": max_records} if max_records else {}))
+    return (
+        df.writeStream.format("parquet")
+        .option("path", str(out))
+        .option("checkpointLocation", str(checkpoint))
+        .trigger(processingTime="200 milliseconds")
+        .start()
+    )
+
+
+def test_queue_to_parquet_consumed_in_parallel_exactly_once(spark, tmp_path):
+    queue = unique("orders")
+    bodies = [f"order {i}" for i in range(1200)]
+    produce(f"/queue/{queue}", bodies, {"kind": "order"})
+    # a small prefetch spreads the queue over both consumers
+    source = sources.jms_queue(queue, parallelism=2, prefetch=50, header_columns=["kind"], wal_location=str(tmp_path / "wal"))
+    query = stream_to_parquet(spark, source, tmp_path / "out", tmp_path / "cp", max_records=400)
+    try:
+        wait_rows(spark, query, tmp_path / "out", len(bodies), 180)
+    finally:
+        query.stop()
+    rows = spark.read.parquet(str(tmp_path / "out")).collect()
+    assert sorted(r.body for r in rows) == sorted(bodies)
+    assert len({r.message_id for r in rows}) == len(bodies)
+    assert {r.kind for r in rows} == {"order"}
+    assert {r.destination for r in rows} == {f"/queue/{queue}"}
+    # both consumers logged messages: two partitions in the write-ahead log
+    assert sorted(p.name for p in (tmp_path / "wal").iterdir()) == ["0", "1"]
+    assert consume(f"/queue/{queue}", 1, timeout=3) == []  # everything was acknowledged
+
+
+def test_dataframe_to_queue_with_headers_and_json_body(spark):
+    queue = unique("shipments")
+    df = spark.createDataFrame(
+        [(i, f"text {i}", "even" if i % 2 == 0 else "odd") for i in range(300)], "id bigint, text string, parity string"
+    ).repartition(3)
+    sinks.jms_queue(queue, body_column="text", header_columns=["parity", "id"]).write(df)
+    got = consume(f"/queue/{queue}", 300)
+    assert sorted(b.decode() for _, b in got) == sorted(f"text {i}" for i in range(300))
+    assert all(h["parity"] == ("even" if int(h["id"]) % 2 == 0 else "odd") for h, _ in got)
+    assert all(h["persistent"] == "true" for h, _ in got)
+
+    # a non-string body column is sent as JSON
+    structs = spark.createDataFrame([(1, "a"), (2, "b")], "id int, name string").selectExpr("struct(id, name) AS body")
+    sinks.jms_queue(queue).write(structs)
+    assert sorted((json.loads(b) for _, b in consume(f"/queue/{queue}", 2)), key=lambda d: d["id"]) == sorted(
+        [{"id": 1, "name": "a"}, {"id": 2, "name": "b"}], key=lambda d: d["id"]
+    )
+
+
+def test_durable_topic_subscription_keeps_messages_while_the_query_is_stopped(spark, tmp_path):
+    topic = unique("prices")
+    source = sources.jms_topic(topic, subscription=unique("sub"), wal_location=str(tmp_path / "wal"))
+    publish = sinks.jms_topic(topic, body_column="body")
+    out, cp = tmp_path / "out", tmp_path / "cp"
+
+    query = stream_to_parquet(spark, source, out, cp)
+    try:
+        wait_until(lambda: query.lastProgress is not None, 120, "the first micro-batch")  # subscribed
+        publish.write(spark.createDataFrame([(f"p{i}",) for i in range(200)], "body string"))
+        wait_rows(spark, query, out, 200, 150)
+    finally:
+        query.stop()
+    # published while no query runs: the durable subscription keeps them for the next run
+    publish.write(spark.createDataFrame([(f"q{i}",) for i in range(150)], "body string"))
+    query = stream_to_parquet(spark, source, out, cp)
+    try:
+        wait_rows(spark, query, out, 350, 150)
+    finally:
+        query.stop()
+    bodies = [r.body for r in spark.read.parquet(str(out)).collect()]
+    assert sorted(bodies) == sorted([f"p{i}" for i in range(200)] + [f"q{i}" for i in range(150)])
+
+
+def test_topic_parallelism_other_than_one_is_an_error():
+    with pytest.raises(Exception, match="'parallelism' must be 1 for a topic"):
+        sources.jms_topic("t", parallelism=2)
+
+
+def test_broker_restart_mid_stream_loses_nothing_and_duplicates_nothing(spark, tmp_path):
+    queue = unique("restart")
+    first = [f"before {i}" for i in range(1000)]
+    then = [f"after {i}" for i in range(1000)]
+    produce(f"/queue/{queue}", first)
+    source = sources.jms_queue(queue, parallelism=2, prefetch=100, wal_location=str(tmp_path / "wal"), connect_timeout=60)
+    out = tmp_path / "out"
+    query = stream_to_parquet(spark, source, out, tmp_path / "cp", max_records=200)
+    try:
+        wait_rows(spark, query, out, 200, 150)
+        subprocess.run(["bash", str(BROKER_SCRIPT), "stop"], check=True, capture_output=True)
+        subprocess.run(["bash", str(BROKER_SCRIPT), "start"], check=True, capture_output=True)
+        produce(f"/queue/{queue}", then)
+        wait_rows(spark, query, out, 2000, 180)
+        time.sleep(1)  # a duplicate would arrive in the next micro-batches
+        assert query.exception() is None
+    finally:
+        query.stop()
+    rows = spark.read.parquet(str(out)).collect()
+    assert len(rows) == 2000
+    assert sorted(r.body for r in rows) == sorted(first + then)
+
+
+def test_undecodable_body_fails_naming_destination_and_message_id_and_stays_on_the_broker(spark, tmp_path):
+    queue = unique("bad")
+    produce(f"/queue/{queue}", [b"\xff\xfe not utf-8"])
+    source = sources.jms_queue(queue, wal_location=str(tmp_path / "wal"))
+    query = stream_to_parquet(spark, source, tmp_path / "out", tmp_path / "cp")
+    with pytest.raises(Exception) as failure:
+        query.awaitTermination(60)
+        raise AssertionError("the query did not fail")
+    text = str(failure.value)
+    assert f"/queue/{queue}" in text and "ID:" in text and "not valid utf-8" in text
+    left = consume(f"/queue/{queue}", 1)
+    assert [b for _, b in left] == [b"\xff\xfe not utf-8"]  # never acknowledged
+
+
+@pytest.mark.crash
+def test_sigkill_of_the_driver_mid_stream_then_restart_is_exactly_once(spark, tmp_path):
+    queue = unique("crash")
+    bodies = [f"event {i}" for i in range(3000)]
+    produce(f"/queue/{queue}", bodies)
+    cp, out = tmp_path / "cp", tmp_path / "out"
+    args = [queue, str(cp), str(out), "300"]
+
+    run = start_pipeline(PIPELINE, args, tmp_path / "run1.log")
+    try:
+        wait_until(lambda: len(checkpoint_batches(cp)) >= 2, 180, "two committed batches", run)
+    finally:
+        run.kill()
+    assert parquet_count(spark, out) < len(bodies), "the crash should happen mid-stream"
+
+    run = start_pipeline(PIPELINE, args, tmp_path / "run2.log")
+    try:
+        wait_until(lambda: slowly(parquet_count)(spark, out) >= len(bodies), 180, "every message after the restart", run)
+        time.sleep(1)
+    finally:
+        run.kill()
+    rows = spark.read.parquet(str(out)).collect()
+    assert len(rows) == len(bodies)
+    assert sorted(r.body for r in rows) == sorted(bodies)
