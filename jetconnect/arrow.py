@@ -157,9 +157,20 @@ def _parse_cached(text: str) -> StructType:
 # --- Arrow ---------------------------------------------------------------------------------------
 
 
+_by_identity: dict[int, tuple[StructType, pa.Schema]] = {}
+
+
 def to_arrow_schema(schema: StructType) -> pa.Schema:
     """The Arrow schema Spark expects from a Python data source declaring ``schema``."""
-    return _arrow_schema_cached(schema.json())
+    # Called per batch on hot paths: StructType.json() costs more than the conversion it keys.
+    known = _by_identity.get(id(schema))
+    if known is not None and known[0] is schema:
+        return known[1]
+    arrow = _arrow_schema_cached(schema.json())
+    if len(_by_identity) > 1024:
+        _by_identity.clear()
+    _by_identity[id(schema)] = (schema, arrow)
+    return arrow
 
 
 @lru_cache(maxsize=256)
@@ -179,7 +190,7 @@ def rows_to_batch(rows: Sequence[Any], schema: StructType, owner: str) -> pa.Rec
         return pa.RecordBatch.from_pylist([], schema=arrow_schema)
     try:
         return _convert(rows, arrow_schema)
-    except (pa.ArrowException, ValueError, TypeError, OverflowError) as exc:
+    except (pa.ArrowException, ValueError, TypeError, OverflowError, KeyError, IndexError) as exc:
         # The fast path assumes every row has the shape of the first; mixed shapes get one
         # more, slower try before the error hunt.
         try:
@@ -211,9 +222,14 @@ def _convert(rows: Sequence[Any], arrow_schema: pa.Schema) -> pa.RecordBatch:
         if len(arrow_schema) == 1 and not isinstance(first, (tuple, list)):
             columns: list[Any] = [rows]
         else:
-            columns = list(zip(*rows, strict=True))
-            if len(columns) != len(arrow_schema):
-                raise ValueError(f"{len(columns)} values for {len(arrow_schema)} columns")
+            width = len(arrow_schema)
+            # One pass in C catches rows with too many values; a row with too few raises
+            # IndexError in the transposition below, and the caller then names it.
+            if max(map(len, rows)) != width:
+                bad = next(r for r in rows if len(r) != width)
+                raise ValueError(f"{len(bad)} values for {width} columns")
+            # a comprehension per column: zip(*rows) is far slower for thousands of rows
+            columns = [[row[i] for row in rows] for i in range(width)]
         arrays = [pa.array(col, type=field.type) for col, field in zip(columns, arrow_schema)]
         batch = pa.RecordBatch.from_arrays(arrays, schema=arrow_schema)
     _check_nulls(batch, arrow_schema)
