@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import sys
 import uuid
 from collections.abc import Callable
 
 import pytest
-from pyspark import cloudpickle
 
 STORES = {
     "sqlite": None,
@@ -32,8 +30,3 @@ def name() -> Callable[[str], str]:
     """Unique map names, so tests sharing a Redis never see each other's entries."""
     return lambda prefix: f"{prefix}-{uuid.uuid4().hex[:8]}"
 
-
-def pickle_functions_by_value(module_name: str) -> None:
-    # Test modules are imported by path (--import-mode=importlib): Spark's Python workers could
-    # not import them, so the lambdas given to sinks travel by value.
-    cloudpickle.register_pickle_by_value(sys.modules[module_name])

@@ -5,14 +5,15 @@ from __future__ import annotations
 import sys
 
 import pytest
+from pyspark import cloudpickle
 from pyspark.sql import functions as F
 
 from jetconnect import sinks, sources
 from jetconnect_imap import connect
 
-from conftest import pickle_functions_by_value  # integration/imap/conftest.py
-
-pickle_functions_by_value(__name__)
+# This module is imported by path (--import-mode=importlib): Spark's Python workers could not
+# import it, so the lambdas given to sources and sinks travel by value.
+cloudpickle.register_pickle_by_value(sys.modules[__name__])
 
 ALL_STORES = pytest.mark.parametrize("store_url", ["sqlite", "redis", "cluster"], indirect=True)
 TWO_STORES = pytest.mark.parametrize("store_url", ["sqlite", "redis"], indirect=True)
