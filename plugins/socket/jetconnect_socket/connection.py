@@ -65,9 +65,10 @@ class LineReader:
     sock: socket.socket | None = None
     partial: bytes = b""
     lines_read: int = 0
-    #: A decoding error found after good lines of the same chunk: raised on the next read, so
-    #: the good lines are delivered (and logged) first.
+    #: A decoding error found after good lines of the same chunk: raised on the read after next,
+    #: so the good lines are delivered and logged first (see :meth:`read_lines`).
     failure: SourceError | None = None
+    _quiet_before_failure: bool = False
     reconnects: int = field(default=0)
 
     def open(self) -> "LineReader":
@@ -78,6 +79,11 @@ class LineReader:
     def read_lines(self, max_bytes: int = 1 << 20) -> list[str]:
         """The complete lines that have arrived, without waiting for more."""
         if self.failure is not None:
+            if self._quiet_before_failure:
+                # The builder logs what a pull gathered only when a fill comes back empty; an
+                # error raised right away would discard the good lines of the same pull.
+                self._quiet_before_failure = False
+                return []
             raise self.failure
         if self.sock is None:
             self.open()
@@ -114,6 +120,7 @@ class LineReader:
                     f"({exc.reason} at byte {exc.start}): {raw[:80]!r}; the {self.lines_read} lines before it "
                     f"were kept"
                 )
+                self._quiet_before_failure = True
                 break
             self.lines_read += 1
         return lines
