@@ -26,10 +26,10 @@ import uuid
 from pathlib import Path
 
 import redis
+from jetconnect_imap import connect
 
 from jetconnect import sinks, sources
 from jetconnect.testing import shared_spark_session
-from jetconnect_imap import connect
 
 CHUNK = 10_000
 

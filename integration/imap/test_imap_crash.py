@@ -11,9 +11,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from jetconnect_imap import EventType, connect
 
 from jetconnect.testing import checkpoint_batches, start_pipeline, wait_until
-from jetconnect_imap import EventType, connect
 
 PIPELINE = Path(__file__).resolve().parent.parent / "pipelines" / "imap_journal_to_map.py"
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 import sys
 
 import pytest
+from jetconnect_imap import connect
 from pyspark import cloudpickle
 from pyspark.sql import functions as F
 
 from jetconnect import sinks, sources
-from jetconnect_imap import connect
 
 # This module is imported by path (--import-mode=importlib): Spark's Python workers could not
 # import it, so the lambdas given to sources and sinks travel by value.

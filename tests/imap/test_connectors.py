@@ -9,14 +9,19 @@ import uuid
 
 import pyarrow as pa
 import pytest
+from jetconnect_imap import connect
+from jetconnect_imap.factories import (
+    map_journal,
+    map_sink,
+    map_source,
+    map_with_merging,
+)
+from jetconnect_imap.planning import share
+from jetconnect_imap.serde import dumps, partition_of
 from pyspark.sql.types import StructType
 
 from jetconnect.connector import WriteContext
 from jetconnect.errors import OffsetError, OptionError, SchemaError
-from jetconnect_imap import connect
-from jetconnect_imap.factories import map_journal, map_sink, map_source, map_with_merging
-from jetconnect_imap.journal_source import share
-from jetconnect_imap.serde import dumps, partition_of
 
 
 @pytest.fixture

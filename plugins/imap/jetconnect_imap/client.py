@@ -28,7 +28,7 @@ class Grid:
         self.store = store
 
     def map(self, name: str, *, partitions: int | None = None, journal_capacity: int | None = None,
-            journal_ttl: float | None = None) -> "IMap":
+            journal_ttl: float | None = None) -> IMap:
         """The map ``name``; the layout arguments only count when the map is created."""
         defaults = MapConfig()
         wanted = None
@@ -40,7 +40,7 @@ class Grid:
             )
         return IMap(self.store, name, self.store.map_config(name, wanted))
 
-    def list(self, name: str) -> "IList":
+    def list(self, name: str) -> IList:
         return IList(self.store, check_name("list", name))
 
     def __repr__(self) -> str:

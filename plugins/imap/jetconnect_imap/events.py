@@ -19,7 +19,7 @@ class EventType(str, enum.Enum):
     CLEARED = "CLEARED"
 
     @classmethod
-    def parse(cls, names: Iterable[str | "EventType"], owner: str = "event_types") -> frozenset["EventType"]:
+    def parse(cls, names: Iterable[str | EventType], owner: str = "event_types") -> frozenset[EventType]:
         """Event types from names such as ``"ADDED"`` (any case); unknown names raise ValueError."""
         out = set()
         for name in names:

@@ -11,7 +11,12 @@ from typing import Any
 
 from jetconnect_imap.journal_source import MapJournalSource
 from jetconnect_imap.list_connectors import ListSink, ListSource
-from jetconnect_imap.map_sinks import MapSink, MapWithEntryProcessorSink, MapWithMergingSink, MapWithUpdatingSink
+from jetconnect_imap.map_sinks import (
+    MapSink,
+    MapWithEntryProcessorSink,
+    MapWithMergingSink,
+    MapWithUpdatingSink,
+)
 from jetconnect_imap.map_source import MapSource
 
 

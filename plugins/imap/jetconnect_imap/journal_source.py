@@ -20,9 +20,9 @@ from pyspark.sql.types import StructType
 from jetconnect.arrow import parse_schema
 from jetconnect.connector import Guarantee, Offset, Range, ReadOutput, StreamSource
 from jetconnect.errors import OffsetError, OptionError
-
 from jetconnect_imap.events import EventType, JournalEvent
-from jetconnect_imap.map_source import DEFAULT_PROJECTED_SCHEMA, spread
+from jetconnect_imap.map_source import DEFAULT_PROJECTED_SCHEMA
+from jetconnect_imap.planning import share, spread
 from jetconnect_imap.rows import row_shaper
 from jetconnect_imap.serde import loads, text_of
 from jetconnect_imap.store import MapConfig, check_name, default_url, open_store
@@ -157,26 +157,9 @@ class MapJournalSource(StreamSource):
 
 
 def _utc(timestamp_ms: int) -> dt.datetime:
-    return dt.datetime.fromtimestamp(timestamp_ms / 1000, tz=dt.timezone.utc)
+    return dt.datetime.fromtimestamp(timestamp_ms / 1000, tz=dt.UTC)
 
 
 def _as_row(event: JournalEvent) -> tuple[Any, ...]:
     return (event.partition, event.sequence, event.type.value, event.key, event.old_value, event.new_value,
             _utc(event.timestamp_ms))
-
-
-def share(backlog: dict[int, int], budget: int) -> dict[int, int]:
-    """Split ``budget`` records over partitions with ``backlog`` waiting, fairly (max-min)."""
-    allowed = {p: 0 for p in backlog}
-    waiting = {p: n for p, n in backlog.items() if n > 0}
-    while budget > 0 and waiting:
-        each = max(1, budget // len(waiting))
-        for p in sorted(waiting):
-            take = min(each, waiting[p], budget)
-            allowed[p] += take
-            waiting[p] -= take
-            budget -= take
-            if budget == 0:
-                break
-        waiting = {p: n for p, n in waiting.items() if n > 0}
-    return allowed

@@ -15,7 +15,6 @@ from pyspark.sql.types import StructType
 
 from jetconnect.arrow import parse_schema
 from jetconnect.connector import BatchSource, Guarantee, ReadOutput, Sink, WriteContext
-
 from jetconnect_imap.map_sinks import WriteReport, progress_of
 from jetconnect_imap.rows import row_shaper
 from jetconnect_imap.serde import dumps, loads

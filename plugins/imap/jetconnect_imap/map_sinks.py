@@ -20,10 +20,17 @@ from pyspark.sql.types import StructType
 
 from jetconnect.connector import Guarantee, Sink, WriteContext
 from jetconnect.errors import SchemaError, SinkError
-
 from jetconnect_imap.events import Change
 from jetconnect_imap.serde import dumps, loads, partition_of
-from jetconnect_imap.store import MapConfig, Progress, Store, StoreError, check_name, default_url, open_store
+from jetconnect_imap.store import (
+    MapConfig,
+    Progress,
+    Store,
+    StoreError,
+    check_name,
+    default_url,
+    open_store,
+)
 
 _BATCH_FLUSH_ROWS = 50_000  # batch (non-streaming) writes are flushed in chunks of this size
 
@@ -212,7 +219,7 @@ class MapWithUpdatingSink(_ReadModifyWriteSink):
 class MutableEntry:
     """What an entry processor sees: ``key``, and ``value`` to read or assign (None removes)."""
 
-    __slots__ = ("key", "value", "row")
+    __slots__ = ("key", "row", "value")
 
     def __init__(self, key: Any, value: Any, row: dict[str, Any]) -> None:
         self.key, self.value, self.row = key, value, row

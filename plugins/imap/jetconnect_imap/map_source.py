@@ -10,21 +10,14 @@ from pyspark.sql.types import StructType
 
 from jetconnect.arrow import parse_schema
 from jetconnect.connector import BatchSource, Guarantee, ReadOutput
-
 from jetconnect.errors import SchemaError
-
+from jetconnect_imap.planning import spread
 from jetconnect_imap.rows import raw_decoder, row_shaper
 from jetconnect_imap.serde import loads
 from jetconnect_imap.store import check_name, default_url, open_store
 
 DEFAULT_MAP_SCHEMA = "key string, value string"
 DEFAULT_PROJECTED_SCHEMA = "value string"
-
-
-def spread(partitions: Sequence[int], groups: int) -> list[list[int]]:
-    """``partitions`` dealt round-robin into at most ``groups`` non-empty groups."""
-    groups = max(1, min(groups, len(partitions)))
-    return [list(partitions[i::groups]) for i in range(groups) if partitions[i::groups]]
 
 
 class MapSource(BatchSource):

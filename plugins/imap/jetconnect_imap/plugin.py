@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from jetconnect import Guarantee, hookimpl
-
 from jetconnect_imap import factories as f
 
 

@@ -26,7 +26,15 @@ import redis
 from redis.cluster import RedisCluster
 
 from jetconnect_imap.events import Change, EventType
-from jetconnect_imap.store import Compute, MapConfig, Progress, RawEvent, Store, StoreError, check_name
+from jetconnect_imap.store import (
+    Compute,
+    MapConfig,
+    Progress,
+    RawEvent,
+    Store,
+    StoreError,
+    check_name,
+)
 
 # KEYS: entries, journal, seq, progress.
 # ARGV: capacity, ttl_ms, now_ms, writer ('' = none), batch, then quads (key, op, value, expect):

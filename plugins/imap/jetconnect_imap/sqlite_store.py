@@ -13,11 +13,19 @@ import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from urllib.parse import unquote, urlsplit
 from pathlib import Path
+from urllib.parse import unquote, urlsplit
 
 from jetconnect_imap.events import Change, EventType
-from jetconnect_imap.store import Compute, MapConfig, Progress, RawEvent, Store, StoreError, check_name
+from jetconnect_imap.store import (
+    Compute,
+    MapConfig,
+    Progress,
+    RawEvent,
+    Store,
+    StoreError,
+    check_name,
+)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS maps (

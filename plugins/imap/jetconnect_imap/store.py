@@ -19,11 +19,9 @@ import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from jetconnect.errors import JetconnectError
-
 from jetconnect_imap.events import Change, EventType
 from jetconnect_imap.serde import DEFAULT_PARTITIONS
 
@@ -229,6 +227,16 @@ def _create(url: str) -> Store:
 
 
 __all__ = [
-    "Compute", "DEFAULT_JOURNAL_CAPACITY", "MapConfig", "Progress", "RawEvent", "STORE_ENV", "Store",
-    "StoreError", "check_name", "default_url", "open_store", "redact_url",
+    "DEFAULT_JOURNAL_CAPACITY",
+    "STORE_ENV",
+    "Compute",
+    "MapConfig",
+    "Progress",
+    "RawEvent",
+    "Store",
+    "StoreError",
+    "check_name",
+    "default_url",
+    "open_store",
+    "redact_url",
 ]
