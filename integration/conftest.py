@@ -30,6 +30,7 @@ def spark() -> Iterator["object"]:
 
 
 _started: dict[str, str | None] = {}
+_already_running: set[str] = set()
 
 
 def _start(name: str) -> str | None:
@@ -39,6 +40,9 @@ def _start(name: str) -> str | None:
         if not script.exists():
             _started[name] = f"no script {script}"
         else:
+            # a server that was already up (another run, a developer's) is used but not stopped
+            if subprocess.run(["bash", str(script), "status"], capture_output=True, timeout=60).returncode == 0:
+                _already_running.add(name)
             result = subprocess.run(
                 ["bash", str(script), "start"], capture_output=True, text=True, timeout=900
             )
@@ -65,5 +69,5 @@ def server() -> Callable[[str], None]:
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     # Servers are stopped at the end of the run so a fresh CI machine leaves nothing behind.
     for name, reason in _started.items():
-        if reason is None and os.environ.get("JETCONNECT_KEEP_SERVERS") != "1":
+        if reason is None and name not in _already_running and os.environ.get("JETCONNECT_KEEP_SERVERS") != "1":
             subprocess.run(["bash", str(SERVERS / f"{name}.sh"), "stop"], capture_output=True, timeout=120)

@@ -5,11 +5,12 @@ from __future__ import annotations
 import logging
 import random
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
 from jetconnect.errors import JetconnectError
+from jetconnect.options import redact
 
 T = TypeVar("T")
 log = logging.getLogger("jetconnect.retry")
@@ -47,12 +48,16 @@ def retry_call(
     retry_on: tuple[type[BaseException], ...],
     what: str,
     backoff: Backoff = Backoff(),
+    retry_if: Callable[[BaseException], bool] | None = None,
     on_retry: Callable[[BaseException, float], None] | None = None,
+    secrets: Sequence[str] = (),
 ) -> T:
     """Call ``fn`` until it succeeds; retry only ``retry_on`` errors, until ``backoff.deadline``.
 
-    The final error is a :class:`RetriesExhausted` that says ``what`` was being done, how long it
-    was tried and the last error (chained as the cause).
+    ``retry_if`` narrows further (e.g. a client with one exception type for transient and
+    permanent failures); an error it rejects is raised at once. Every ``secrets`` string is
+    masked in what is logged and raised. The final error is a :class:`RetriesExhausted` that
+    says ``what`` was being done, how long it was tried and the last error (chained as cause).
     """
     started = time.monotonic()
     attempts = 0
@@ -62,18 +67,19 @@ def retry_call(
         try:
             return fn()
         except retry_on as exc:
+            if retry_if is not None and not retry_if(exc):
+                raise
             delay = next(delays, None)
+            last = redact(f"{type(exc).__name__}: {exc}", secrets)
             if delay is None:
                 raise RetriesExhausted(
-                    f"{what} failed {attempts} time(s) over {time.monotonic() - started:.1f} s; "
-                    f"last error: {type(exc).__name__}: {exc}"
+                    f"{what} failed {attempts} time(s) over {time.monotonic() - started:.1f} s; last error: {last}"
                 ) from exc
             if on_retry is not None:
                 on_retry(exc, delay)
             else:
-                log.warning("%s failed (%s: %s); retrying in %.2f s", what, type(exc).__name__, exc, delay)
+                log.warning("%s failed (%s); retrying in %.2f s", what, last, delay)
             time.sleep(delay)
-
 
 
 __all__ = ["Backoff", "RetriesExhausted", "retry_call"]
