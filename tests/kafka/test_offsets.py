@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from jetconnect.errors import OptionError
-from jetconnect_kafka.offsets import EARLIEST, LATEST, admit, parse_starting_offsets, partition_key, split_key
+from jetconnect_kafka.offsets import EARLIEST, admit, parse_starting_offsets, partition_key, split_key
 
 
 def test_partition_keys_round_trip_even_with_dots_and_dashes() -> None:

@@ -100,8 +100,9 @@ class KafkaSink(Sink):
         return self._write_transaction(data, ctx)
 
     def _write_at_least_once(self, data: Iterator[pa.RecordBatch], ctx: WriteContext) -> WriteReport:
-        producer = config.producer(self.config, **{"enable.idempotence": True, "linger.ms": 5})
-        writer = _RowWriter(self, producer, ctx)
+        writer = _RowWriter(self, ctx)
+        producer = writer.producer = config.producer(self.config, **{
+            "enable.idempotence": True, "linger.ms": 5, **writer.delivery_reports})
         records = writer.write_all(data)
         remaining = producer.flush(self.backoff.deadline)
         writer.raise_failure()
@@ -117,16 +118,17 @@ class KafkaSink(Sink):
         # Streaming: one id per (query, Spark partition), stable across restarts, so a new attempt
         # fences the old one. A batch write has no batch id to re-deliver: any unique id will do.
         query = ctx.query_id if streaming else f"write-{uuid.uuid4()}"
-        producer = config.producer(self.config, **{
+        writer = _RowWriter(self, ctx)
+        producer = writer.producer = config.producer(self.config, **{
             "transactional.id": f"jetconnect-{query}-{ctx.partition_id}",
             "linger.ms": 5,
+            **writer.delivery_reports,
         })
         try:
             producer.init_transactions(self.backoff.deadline)
             if streaming and ledger.committed(query, ctx.batch_id, ctx.partition_id):
                 return WriteReport(ctx.partition_id, ctx.batch_id, 0, skipped=True)
             producer.begin_transaction()
-            writer = _RowWriter(self, producer, ctx)
             records = writer.write_all(data)
             producer.flush(self.backoff.deadline)
             writer.raise_failure()
@@ -159,10 +161,14 @@ def _abort_quietly(producer: Producer) -> None:
 class _RowWriter:
     """Produces Arrow batches row by row, remembering the first delivery failure."""
 
-    def __init__(self, sink: KafkaSink, producer: Producer, ctx: WriteContext) -> None:
-        self.sink, self.producer, self.ctx = sink, producer, ctx
+    def __init__(self, sink: KafkaSink, ctx: WriteContext) -> None:
+        self.sink, self.ctx = sink, ctx
+        self.producer: Producer | None = None
         self.failure: str | None = None
         self.written = 0
+        # Reports for failed records only: a Python callback per delivered record would cost
+        # more than producing it.
+        self.delivery_reports = {"on_delivery": self._delivered, "delivery.report.only.error": True}
 
     def _delivered(self, error: Any, message: Any) -> None:
         if error is not None and self.failure is None:
@@ -196,14 +202,14 @@ class _RowWriter:
             if topic is None:
                 raise KafkaSinkError(f"kafka sink: row {self.written + i} of partition {self.ctx.partition_id} "
                                      f"has a null topic and option 'topic' is not set")
-            kwargs: dict[str, Any] = {"key": keys[i] if keys is not None else None, "on_delivery": self._delivered}
+            extra: dict[str, Any] = {}
             if partitions is not None and partitions[i] is not None:
-                kwargs["partition"] = partitions[i]
+                extra["partition"] = partitions[i]
             if headers is not None and headers[i]:
-                kwargs["headers"] = [(h["key"], h["value"]) for h in headers[i]]
+                extra["headers"] = [(h["key"], h["value"]) for h in headers[i]]
             while True:
                 try:
-                    produce(topic, values[i], **kwargs)
+                    produce(topic, values[i], keys[i] if keys is not None else None, **extra)
                     break
                 except BufferError:  # the local queue is full: let librdkafka send some
                     poll(0.05)
