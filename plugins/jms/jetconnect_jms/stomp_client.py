@@ -50,7 +50,7 @@ class StompSettings:
     #: How long to keep trying to (re)connect before giving up with a clear error.
     connect_timeout: float = 30.0
     #: How long an ACK or COMMIT receipt may take before the connection counts as lost.
-    receipt_timeout: float = 30.0
+    receipt_timeout: float = 120.0
 
     def __repr__(self) -> str:
         return f"StompSettings(host={self.host!r}, port={self.port}, user={self.user!r}, client_id={self.client_id!r})"
