@@ -32,7 +32,7 @@ def _visible_lines(directory: Path) -> Counter:
 def _in_flight(checkpoint: Path) -> bool:
     """A micro-batch is planned (offsets/N written) but not committed: the riskiest moment."""
     offsets, commits = checkpoint_batches(checkpoint, "offsets"), checkpoint_batches(checkpoint, "commits")
-    return len(commits) >= 2 and bool(offsets) and offsets[-1] not in commits
+    return len(commits) >= 1 and bool(offsets) and offsets[-1] not in commits
 
 
 def _run_crash(tmp_path: Path, kill_when) -> None:
@@ -43,9 +43,8 @@ def _run_crash(tmp_path: Path, kill_when) -> None:
         lines = [f"{name}-{i}" for i in range(1000)]
         _append(source / f"{name}.log", lines)
         expected += lines
-    args = [str(source), str(out), str(checkpoint), "300"]
     log = tmp_path / "pipeline.log"
-    first = start_pipeline(PIPELINE, args, log)
+    first = start_pipeline(PIPELINE, [str(source), str(out), str(checkpoint), "300"], log)
     try:
         wait_until(lambda: kill_when(checkpoint), timeout=300, what="the kill point", proc=first)
         # Data keeps arriving around the crash: appended lines, a line split across writes, a new file.
@@ -59,7 +58,9 @@ def _run_crash(tmp_path: Path, kill_when) -> None:
     later = [f"d-{i}" for i in range(500)]
     _append(source / "d.log", later)
     expected += later
-    second = start_pipeline(PIPELINE, [*args, "--until-done"], log)
+    # Bigger batches after the restart: the re-delivered batch keeps its checkpointed range, the
+    # rest is drained in few batches (each costs seconds on a busy 2-core machine).
+    second = start_pipeline(PIPELINE, [str(source), str(out), str(checkpoint), "5000", "--until-done"], log)
     second.wait(timeout=400)
     got = _visible_lines(out)
     twice = {line: n for line, n in got.items() if n > 1}
