@@ -150,3 +150,26 @@ def _spark_filters():
     from pyspark.sql.datasource import EqualTo, GreaterThan
 
     return [GreaterThan(("id",), 100), EqualTo(("grp",), 3)]
+
+
+def test_postgresql_copy_reads_exactly_what_the_cursor_reads(spark, server):
+    server("postgresql")
+    table = unique("copied")
+    with sa.create_engine(POSTGRES).begin() as conn:
+        conn.exec_driver_sql(
+            f"create table {table} (id bigint, r real, d double precision, n numeric(12,3), txt text, dt date,"
+            " ts timestamp, tz timestamptz, ok boolean, j jsonb, u uuid, iv interval)"
+        )
+        conn.exec_driver_sql(
+            f"insert into {table} select g, g / 3.0, g / 7.0, g / 8.0, E'a,\"b\\n' || g, date '2024-01-01' + g,"
+            " timestamp '2024-01-01 10:00:00.5' + g * interval '1 minute', timestamptz '2024-03-01 10:00+05:30' + g * interval '1 hour',"
+            " mod(g, 2) = 0, jsonb_build_object('g', g), gen_random_uuid(), g * interval '1 second'"
+            " from generate_series(1, 3000) g"
+        )
+        conn.exec_driver_sql(f"insert into {table} (id, txt) values (0, ''), (-1, null)")
+    copied = sources.jdbc(POSTGRES, table=table, partition_column="id", num_partitions=3).read(spark)
+    fetched = sources.jdbc(POSTGRES, table=table, partition_column="id", num_partitions=3, use_copy=False).read(spark)
+    assert copied.schema == fetched.schema
+    assert copied.count() == 3002
+    assert copied.exceptAll(fetched).count() == 0 and fetched.exceptAll(copied).count() == 0
+    assert copied.filter("id = 0").first().txt == "" and copied.filter("id = -1").first().txt is None
