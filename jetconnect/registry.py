@@ -183,8 +183,10 @@ def call_with_options(factory: Callable[..., Any], options: Options, owner: str)
     configuration passed through, e.g. to a Kafka client).
     """
     signature = inspect.signature(factory)
+    # a class registered as a factory keeps its parameters' annotations on __init__
+    annotated = factory.__init__ if isinstance(factory, type) else factory
     try:
-        hints = get_type_hints(factory)
+        hints = get_type_hints(annotated)
     except Exception:  # annotations that do not resolve are treated as strings
         hints = {}
     by_lower = {name.lower(): p for name, p in signature.parameters.items()}

@@ -76,3 +76,13 @@ def test_catalog_error_lists_what_is_installed(monkeypatch):
     catalog = Catalog("source")
     with pytest.raises(AttributeError, match="no source named 'nope' is installed"):
         catalog.nope
+
+
+class _ClassFactory:
+    def __init__(self, path: str, port: int = 1, secure: bool = False) -> None:
+        self.args = (path, port, secure)
+
+
+def test_a_class_as_factory_converts_by_its_init_annotations():
+    made = call_with_options(_ClassFactory, Options({"path": "/x", "port": "9", "secure": "yes"}), "sink 'c'")
+    assert made.args == ("/x", 9, True)
