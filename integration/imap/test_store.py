@@ -1,7 +1,7 @@
-"""The stores behind IMap and IList: one contract, checked on SQLite and, when it runs, on Redis.
+"""The stores behind IMap and IList: one contract, checked on SQLite and on a real Redis.
 
-These are fast and need no Spark; the Redis cases run against a local redis-server on 6379 if
-one answers (``scripts/servers/redis.sh start``) and are skipped otherwise.
+These need no Spark; Redis is started once by ``scripts/servers/redis.sh`` (the ``server``
+fixture: skipped locally if it cannot start, a failure in CI).
 """
 
 from __future__ import annotations
@@ -16,21 +16,11 @@ from jetconnect_imap.serde import dumps, partition_of
 from jetconnect_imap.store import Progress, open_store, redact_url
 
 
-def _redis_up() -> bool:
-    import redis
-
-    try:
-        return bool(redis.Redis(host="127.0.0.1", port=6379, socket_connect_timeout=0.3).ping())
-    except redis.RedisError:
-        return False
-
-
 @pytest.fixture(params=["sqlite", "redis"])
-def url(request, tmp_path) -> str:
+def url(request, tmp_path, server) -> str:
     if request.param == "sqlite":
         return f"sqlite:///{tmp_path}/imap.db"
-    if not _redis_up():
-        pytest.skip("no redis-server on 127.0.0.1:6379")
+    server("redis")
     return "redis://127.0.0.1:6379/0"
 
 
