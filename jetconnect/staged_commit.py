@@ -157,7 +157,8 @@ class StagedTask:
     def discard(self) -> None:
         """The task failed: remove what it staged."""
         if self._open is not None:
-            self._open.close()
+            # a file system that uploads on close (WebHDFS) offers discard() to drop the upload
+            getattr(self._open, "discard", self._open.close)()
             self._open = None
         for f in self.files:
             self.commit.fs.delete(f.staging_path)
