@@ -100,9 +100,8 @@ class KafkaSink(Sink):
         return self._write_transaction(data, ctx)
 
     def _write_at_least_once(self, data: Iterator[pa.RecordBatch], ctx: WriteContext) -> WriteReport:
-        writer = _RowWriter(self, ctx)
-        producer = writer.producer = config.producer(self.config, **{
-            "enable.idempotence": True, "linger.ms": 5, **writer.delivery_reports})
+        writer = _RowWriter(self, ctx, {"enable.idempotence": True, "linger.ms": 5})
+        producer = writer.producer
         records = writer.write_all(data)
         remaining = producer.flush(self.backoff.deadline)
         writer.raise_failure()
@@ -118,12 +117,8 @@ class KafkaSink(Sink):
         # Streaming: one id per (query, Spark partition), stable across restarts, so a new attempt
         # fences the old one. A batch write has no batch id to re-deliver: any unique id will do.
         query = ctx.query_id if streaming else f"write-{uuid.uuid4()}"
-        writer = _RowWriter(self, ctx)
-        producer = writer.producer = config.producer(self.config, **{
-            "transactional.id": f"jetconnect-{query}-{ctx.partition_id}",
-            "linger.ms": 5,
-            **writer.delivery_reports,
-        })
+        writer = _RowWriter(self, ctx, {"transactional.id": f"jetconnect-{query}-{ctx.partition_id}", "linger.ms": 5})
+        producer = writer.producer
         try:
             producer.init_transactions(self.backoff.deadline)
             if streaming and ledger.committed(query, ctx.batch_id, ctx.partition_id):
@@ -159,16 +154,16 @@ def _abort_quietly(producer: Producer) -> None:
 
 
 class _RowWriter:
-    """Produces Arrow batches row by row, remembering the first delivery failure."""
+    """A producer that writes Arrow batches row by row and remembers the first delivery failure."""
 
-    def __init__(self, sink: KafkaSink, ctx: WriteContext) -> None:
+    def __init__(self, sink: KafkaSink, ctx: WriteContext, settings: Mapping[str, Any]) -> None:
         self.sink, self.ctx = sink, ctx
-        self.producer: Producer | None = None
         self.failure: str | None = None
         self.written = 0
         # Reports for failed records only: a Python callback per delivered record would cost
         # more than producing it.
-        self.delivery_reports = {"on_delivery": self._delivered, "delivery.report.only.error": True}
+        self.producer = config.producer(sink.config, on_delivery=self._delivered,
+                                        **{"delivery.report.only.error": True, **settings})
 
     def _delivered(self, error: Any, message: Any) -> None:
         if error is not None and self.failure is None:
