@@ -16,7 +16,7 @@ from jetconnect_imap.factories import (
     map_source,
     map_with_merging,
 )
-from jetconnect_imap.planning import share
+from jetconnect.admission import share_budget
 from jetconnect_imap.serde import dumps, partition_of
 from pyspark.sql.types import StructType
 
@@ -68,8 +68,8 @@ def test_start_from_current_skips_history(url: str) -> None:
 
 
 def test_admission_control_shares_the_budget(url: str) -> None:
-    assert share({0: 10, 1: 1, 2: 0}, 5) == {0: 4, 1: 1, 2: 0}
-    assert share({0: 3, 1: 3}, 100) == {0: 3, 1: 3}
+    assert share_budget({0: 10, 1: 1, 2: 0}, 5) == {0: 4, 1: 1, 2: 0}
+    assert share_budget({0: 3, 1: 3}, 100) == {0: 3, 1: 3}
     m = connect(url).map(_name(), partitions=4)
     m.put_all({i: i for i in range(100)})
     source = map_journal(m.name, store=url)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from jetconnect.errors import OptionError
-from jetconnect_kafka.offsets import EARLIEST, admit, parse_starting_offsets, partition_key, split_key
+from jetconnect.admission import admit_offsets
+from jetconnect_kafka.offsets import EARLIEST, parse_starting_offsets, partition_key, split_key
 
 
 def test_partition_keys_round_trip_even_with_dots_and_dashes() -> None:
@@ -45,7 +46,7 @@ def test_bad_positions_name_the_option() -> None:
 def test_admit_shares_the_budget_and_gives_leftovers_to_busy_partitions() -> None:
     start = {"t:0": 0, "t:1": 100, "t:2": 5}
     end = {"t:0": 2, "t:1": 1000, "t:2": 1000}
-    admitted = admit(start, end, 100)
+    admitted = admit_offsets(start, end, 100)
     assert admitted["t:0"] == 2  # short partition drained
     assert sum(admitted[k] - start[k] for k in start) == 100
     assert admitted["t:1"] - 100 == 49 and admitted["t:2"] - 5 == 49
@@ -54,12 +55,12 @@ def test_admit_shares_the_budget_and_gives_leftovers_to_busy_partitions() -> Non
 def test_admit_never_exceeds_end_nor_moves_back() -> None:
     start = {"t:0": 10, "t:1": 10}
     end = {"t:0": 10, "t:1": 12}
-    assert admit(start, end, 1000) == end
-    assert admit(start, end, 1) == {"t:0": 10, "t:1": 11}
+    assert admit_offsets(start, end, 1000) == end
+    assert admit_offsets(start, end, 1) == {"t:0": 10, "t:1": 11}
 
 
 def test_admit_with_a_budget_smaller_than_the_partitions() -> None:
     start = dict.fromkeys(["t:0", "t:1", "t:2"], 0)
     end = dict.fromkeys(start, 10)
-    admitted = admit(start, end, 2)
+    admitted = admit_offsets(start, end, 2)
     assert sum(admitted.values()) == 2 and all(v <= 1 for v in admitted.values())

@@ -22,7 +22,7 @@ from jetconnect.connector import Guarantee, Offset, Range, ReadOutput, StreamSou
 from jetconnect.errors import OffsetError, OptionError
 from jetconnect_imap.events import EventType, JournalEvent
 from jetconnect_imap.map_source import DEFAULT_PROJECTED_SCHEMA
-from jetconnect_imap.planning import share, spread
+from jetconnect.admission import share_budget, spread
 from jetconnect_imap.rows import row_shaper
 from jetconnect_imap.serde import loads, text_of
 from jetconnect_imap.store import MapConfig, check_name, default_url, open_store
@@ -106,7 +106,7 @@ class MapJournalSource(StreamSource):
                 )
             begin[p] = self._check_overflow(p, saved, oldest)
         backlog = {p: bounds[p][1] - begin[p] for p in begin}
-        allowed = share(backlog, max_records) if max_records is not None else backlog
+        allowed = share_budget(backlog, max_records) if max_records is not None else backlog
         return {str(p): begin[p] + allowed[p] for p in begin}
 
     def _check_overflow(self, partition: int, saved: int, oldest: int) -> int:

@@ -90,29 +90,4 @@ def _offset(value: object, option: str, key: str) -> int:
     return value
 
 
-def admit(start: Mapping[str, int], end: Mapping[str, int], max_records: int) -> dict[str, int]:
-    """Cut ``start → end`` down to at most ``max_records`` records, shared fairly by partitions.
-
-    Water-filling: every partition with data gets an equal share; what a short partition leaves
-    unused goes to the others. Deterministic for the same inputs, and never behind ``start``.
-    """
-    available = {k: max(0, end[k] - start.get(k, end[k])) for k in end}
-    budget = max_records
-    taken = dict.fromkeys(end, 0)
-    waiting = sorted(k for k, n in available.items() if n > 0)
-    while waiting and budget > 0:
-        share = max(1, math.floor(budget / len(waiting)))
-        still = []
-        for key in waiting:
-            take = min(share, available[key] - taken[key], budget)
-            taken[key] += take
-            budget -= take
-            if taken[key] < available[key]:
-                still.append(key)
-            if budget == 0:
-                break
-        waiting = still
-    return {k: (start[k] + taken[k] if k in start else end[k]) for k in end}
-
-
-__all__ = ["EARLIEST", "LATEST", "StartingOffsets", "admit", "parse_starting_offsets", "partition_key", "split_key"]
+__all__ = ["EARLIEST", "LATEST", "StartingOffsets", "parse_starting_offsets", "partition_key", "split_key"]

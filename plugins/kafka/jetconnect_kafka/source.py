@@ -26,7 +26,8 @@ from jetconnect.retry import Backoff
 
 from jetconnect_kafka import config
 from jetconnect_kafka.errors import KafkaOffsetError, KafkaSourceError
-from jetconnect_kafka.offsets import EARLIEST, LATEST, StartingOffsets, admit, parse_starting_offsets, partition_key, split_key
+from jetconnect.admission import admit_offsets
+from jetconnect_kafka.offsets import EARLIEST, LATEST, StartingOffsets, parse_starting_offsets, partition_key, split_key
 from jetconnect_kafka.schema import record_schema
 from jetconnect_kafka.serde import DecodeError, ValueFormat, value_format
 
@@ -171,7 +172,7 @@ class KafkaSource(StreamSource, BatchSource):
             begin.setdefault(key, low)  # a partition that appeared since: from its beginning
             end[key] = high
         limits = [n for n in (max_records, self.max_records_per_batch) if n is not None]
-        return admit(begin, end, min(limits)) if limits else end
+        return admit_offsets(begin, end, min(limits)) if limits else end
 
     def _out_of_range(self, key: str, position: int, marks: tuple[int, int] | None) -> None:
         if self.on_out_of_range != "fail":
