@@ -55,6 +55,7 @@ def test_incremental_stream_survives_a_postgresql_restart_during_writes(spark, s
     )
     try:
         wait_until(lambda: len(checkpoint_batches(tmp_path / "checkpoint")) >= 2, 180, "two committed micro-batches")
+        assert counts(POSTGRES, target)[0] < 600, "the stream finished before the restart: nothing was tested"
         subprocess.run(["bash", str(SERVER), "stop"], check=True, capture_output=True, timeout=120)
         time.sleep(2)  # writes fail meanwhile and are retried with backoff
         subprocess.run(["bash", str(SERVER), "start"], check=True, capture_output=True, timeout=120)
