@@ -233,11 +233,17 @@ def _plain_type(annotation: Any, default: Any) -> Any:
     origin = get_origin(annotation)
     if origin in (types.UnionType, Union):
         args = [a for a in get_args(annotation) if a is not type(None)]
-        # a str alternative means the string is already fine (e.g. "str | list[str]" -> list)
-        for preferred in (bool, int, float, list, dict):
-            for a in args:
-                if a is preferred or get_origin(a) is preferred:
-                    return preferred
+        kinds = {get_origin(a) or a for a in args}
+        # Text can spell a list or a dict, so those win over str ("a,b" for str | list[str]);
+        # but a str alternative to a number means the factory wants the text as it is.
+        for container in (list, tuple, dict):
+            if container in kinds:
+                return container
+        if str in kinds:
+            return str
+        for scalar in (bool, int, float):
+            if scalar in kinds:
+                return scalar
         return str
     if origin is not None:
         return origin

@@ -86,3 +86,10 @@ class _ClassFactory:
 def test_a_class_as_factory_converts_by_its_init_annotations():
     made = call_with_options(_ClassFactory, Options({"path": "/x", "port": "9", "secure": "yes"}), "sink 'c'")
     assert made.args == ("/x", 9, True)
+
+
+def test_union_annotations_keep_text_where_the_factory_accepts_it():
+    def factory(bound: str | int = 0, topics: str | list[str] = "", limit: int | None = None):
+        return bound, topics, limit
+
+    assert call_with_options(factory, Options({"bound": "2024-01-01", "topics": "a,b", "limit": "5"}), "s") == ("2024-01-01", ["a", "b"], 5)
