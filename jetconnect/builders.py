@@ -301,6 +301,10 @@ class _Items:
         self.timestamps: list[Any] = []
 
     def extend(self, buf: SourceBuffer) -> None:
+        if not self.items:  # adopt the buffer's lists: the buffer is not used after a fill
+            self.items = buf.items
+            self.timestamps = buf.timestamps if buf.timestamps is not None else []
+            return
         self.items.extend(buf.items)
         if buf.timestamps is not None:
             self.timestamps.extend(buf.timestamps)
