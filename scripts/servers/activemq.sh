@@ -59,6 +59,14 @@ write_config() {
        http://activemq.apache.org/schema/core http://activemq.apache.org/schema/core/activemq-core.xsd">
   <broker xmlns="http://activemq.apache.org/schema/core" useJmx="false" brokerName="jetconnect"
           dataDirectory="$DATA" schedulerSupport="false" advisorySupport="false">
+    <!-- Flow control before the heap runs out: big transactions otherwise end in OutOfMemoryError. -->
+    <systemUsage>
+      <systemUsage>
+        <memoryUsage><memoryUsage percentOfJvmHeap="50"/></memoryUsage>
+        <storeUsage><storeUsage limit="8 gb"/></storeUsage>
+        <tempUsage><tempUsage limit="4 gb"/></tempUsage>
+      </systemUsage>
+    </systemUsage>
     <persistenceAdapter>
       <kahaDB directory="$DATA/kahadb"/>
     </persistenceAdapter>
@@ -75,12 +83,16 @@ start() {
         echo "activemq already running on $HOST:$PORT"
         return 0
     fi
+    if answers; then
+        echo "something else already answers STOMP on $HOST:$PORT (not the broker of $PIDFILE); stop it first" >&2
+        exit 1
+    fi
     install
     write_config
     local java
     java=$(command -v java)
     # The flags of /usr/bin/activemq for Java > 8.
-    setsid "$java" -Xms256M -Xmx512M -Dorg.apache.activemq.UseDedicatedTaskRunner=true \
+    setsid "$java" -Xms256M -Xmx1024M -Dorg.apache.activemq.UseDedicatedTaskRunner=true \
         --add-reads=java.xml=java.logging \
         --add-opens java.base/java.security=ALL-UNNAMED \
         --add-opens java.base/java.net=ALL-UNNAMED \

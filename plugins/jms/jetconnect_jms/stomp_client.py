@@ -29,6 +29,10 @@ CONNECTION_ERRORS: tuple[type[BaseException], ...] = (
 )
 
 
+#: How often the client tells the broker it is alive.
+HEARTBEAT_MS = 5000
+
+
 class BrokerError(Exception):
     """The broker answered with an ERROR frame (bad destination, refused login, ...)."""
 
@@ -127,6 +131,9 @@ class StompClient:
             [(self.settings.host, self.settings.port)],
             auto_decode=False,  # bodies stay bytes: decoding (and its errors) is ours to name
             reconnect_attempts_max=1,  # our own backoff decides how long to keep trying
+            # Without heart-beats ActiveMQ drops a connection that is silent for 30 s, e.g. one
+            # waiting for the receipt of a big transaction's COMMIT on a busy broker.
+            heartbeats=(HEARTBEAT_MS, 0),
             timeout=min(5.0, self.settings.connect_timeout),
         )
         conn.set_listener("jetconnect", _Listener(self))

@@ -1,0 +1,124 @@
+"""JMS connector vs raw stomp.py on the same messages, against the real ActiveMQ (one run).
+
+    python bench/bench_jms.py [--messages 100000]
+
+Sink: raw = one stomp.py connection sending every message; jetconnect =
+``sinks.jms_queue(...).write(df)`` of the same bodies; both send transactions of 10k messages
+(the sink one per partition).
+Source: raw = one stomp.py connection receiving with client-individual acks; jetconnect = a
+streaming query (``noop`` sink) from ``sources.jms_queue`` with its write-ahead log, until every
+message has gone through. Ratios > 1 mean jetconnect is faster.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+from jetconnect import sinks, sources
+from jetconnect.testing import shared_spark_session
+from jetconnect_jms.stomp_client import StompClient, StompSettings
+
+ROOT = Path(__file__).resolve().parent.parent
+#: Messages per STOMP transaction, on both sides: one huge transaction strains the broker's memory.
+TRANSACTION = 10_000
+
+
+def raw_send(destination: str, bodies: list[str]) -> float:
+    started = time.perf_counter()
+    client = StompClient(StompSettings(receipt_timeout=600), "raw producer").connect()
+    for chunk in range(0, len(bodies), TRANSACTION):  # the same transactions as the sink's partitions
+        client.begin(f"tx{chunk}")
+        for body in bodies[chunk:chunk + TRANSACTION]:
+            client.send(destination, body, {"persistent": "true"}, f"tx{chunk}")
+        client.commit(f"tx{chunk}")  # waits for the receipt: every message is on the broker
+    client.close()
+    return time.perf_counter() - started
+
+
+def raw_receive(destination: str, count: int) -> float:
+    started = time.perf_counter()
+    client = StompClient(StompSettings(), "raw consumer").connect()
+    client.subscribe(destination, "raw", {"activemq.prefetchSize": "1000"})
+    got = 0
+    while got < count:
+        batch = []
+        while client.messages:
+            batch.append(client.messages.popleft())
+        if not batch:
+            time.sleep(0.001)
+            continue
+        client.ack(h["ack"] for h, _ in batch)
+        got += len(batch)
+    client.close()
+    return time.perf_counter() - started
+
+
+def jetconnect_send(spark, destination: str, bodies: list[str]) -> float:
+    partitions = max(1, len(bodies) // TRANSACTION)
+    df = spark.createDataFrame([(b,) for b in bodies], "body string").repartition(partitions).cache()
+    df.count()  # build the DataFrame before the clock starts
+    started = time.perf_counter()
+    sinks.jms_queue(destination).write(df)
+    elapsed = time.perf_counter() - started
+    df.unpersist()
+    return elapsed
+
+
+def jetconnect_receive(spark, destination: str, count: int, workdir: Path) -> float:
+    started = time.perf_counter()
+    source = sources.jms_queue(destination, wal_location=str(workdir / "wal"))
+    query = (
+        source.read_stream(spark)
+        .writeStream.format("noop")
+        .option("checkpointLocation", str(workdir / "cp"))
+        .trigger(processingTime="100 milliseconds")
+        .start()
+    )
+    try:
+        while sum(p["numInputRows"] for p in query.recentProgress) < count:
+            if query.exception() is not None:
+                raise query.exception()
+            time.sleep(0.05)
+        return time.perf_counter() - started
+    finally:
+        query.stop()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--messages", type=int, default=100_000)
+    args = parser.parse_args()
+    n = args.messages
+    subprocess.run(["bash", str(ROOT / "scripts/servers/activemq.sh"), "start"], check=True, capture_output=True)
+    spark = shared_spark_session()
+    bodies = [f"message {i:08d} " + "x" * 40 for i in range(n)]
+    run = uuid.uuid4().hex[:8]
+    raw_q, jet_q = f"/queue/bench-raw-{run}", f"/queue/bench-jet-{run}"
+    workdir = Path(tempfile.mkdtemp(prefix="bench-jms-"))
+    try:
+        # warm up Spark and the Python workers so neither side pays the first job
+        sinks.jms_queue(f"bench-warm-{run}").write(spark.createDataFrame([("w",)], "body string"))
+
+        # each queue is drained before the next is filled: 100k waiting messages are all the
+        # broker's memory limit should have to hold (otherwise flow control stalls the producers)
+        send_raw = raw_send(raw_q, bodies)
+        recv_raw = raw_receive(raw_q, n)
+        send_jet = jetconnect_send(spark, jet_q, bodies)
+        recv_jet = jetconnect_receive(spark, jet_q, n, workdir)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+    print(f"\nJMS over STOMP, ActiveMQ 5.17 on 127.0.0.1, {n} persistent messages of ~60 bytes")
+    print(f"{'what':<8} {'raw stomp.py msg/s':>20} {'jetconnect msg/s':>18} {'ratio':>7}")
+    for what, raw, jet in (("sink", send_raw, send_jet), ("source", recv_raw, recv_jet)):
+        print(f"{what:<8} {n / raw:>20,.0f} {n / jet:>18,.0f} {raw / jet:>6.2f}x")
+
+
+if __name__ == "__main__":
+    main()
