@@ -493,7 +493,8 @@ class BuilderStreamSource(StreamSource):
         for i in range(total):
             key = str(i)
             if wal is not None:
-                end[key] = self._pull_to_wal(wal, i, int(start.get(key, 0)), budget, deadline)
+                position = int(start[key]) if key in start else wal.start(key)
+                end[key] = self._pull_to_wal(wal, i, position, budget, deadline)
             else:
                 end[key] = self._pull_counting(i, start.get(key), budget, deadline)
         return end
@@ -542,8 +543,9 @@ class BuilderStreamSource(StreamSource):
         key = str(index)
         durable = wal.end(key)
         if durable > position:
-            # received and logged before a crash, but never planned by Spark: plan it now
-            return durable
+            # received and logged before a crash, but never planned by Spark: plan it now,
+            # within the batch's budget like any other data
+            return min(durable, position + budget)
         if durable < position:
             raise OffsetError(
                 f"source '{self.name}': the checkpoint says processor {index} read up to {position} but the "
@@ -551,7 +553,14 @@ class BuilderStreamSource(StreamSource):
             )
         processor = self._processor(index, position)
         items = _Items(self.spec)
-        if self._pull(processor, budget, deadline, items) == 0:
+        try:
+            self._pull(processor, budget, deadline, items)
+        except BaseException:
+            # what earlier fills of this pull received is logged before the error surfaces
+            if len(items):
+                wal.append(key, position, items.take_batch())
+            raise
+        if not len(items):
             return position
         return wal.append(key, position, items.take_batch())
 

@@ -111,15 +111,21 @@ def start_pipeline(script: str | Path, args: Sequence[str], log: str | Path, env
     return PipelineProcess(proc, log)
 
 
-def wait_until(predicate: Callable[[], bool], timeout: float, what: str, proc: PipelineProcess | None = None) -> None:
-    """Poll ``predicate`` every 50 ms; fail naming ``what`` (and the pipeline's log) on time-out."""
+def wait_until(
+    predicate: Callable[[], bool], timeout: float, what: str, proc: PipelineProcess | None = None, interval: float = 0.05
+) -> None:
+    """Poll ``predicate`` every ``interval`` s; fail naming ``what`` (and the pipeline's log) on time-out.
+
+    A predicate that runs a Spark job should use an interval of a second or more: polling Spark
+    hard starves the query under test.
+    """
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if predicate():
             return
         if proc is not None and not proc.running():
             raise AssertionError(f"pipeline exited before {what}; log:\n{proc.tail()}")
-        time.sleep(0.05)
+        time.sleep(interval)
     log = f"; log:\n{proc.tail()}" if proc is not None else ""
     raise AssertionError(f"timed out after {timeout} s waiting for {what}{log}")
 

@@ -273,3 +273,24 @@ def test_sink_batch_variant_gets_lists_of_rows_and_errors_name_the_sink():
     bad = SinkBuilder.sink("bad", lambda ctx: None).receive_fn(lambda s, r: 1 / 0).build()
     with pytest.raises(SinkError, match=r"sink 'bad' partition 3: receive_fn raised ZeroDivisionError"):
         _write(bad, [1])
+
+
+def test_wal_keeps_what_earlier_fills_received_when_a_later_fill_fails(tmp_path):
+    calls = {"n": 0}
+
+    def fill(state, buf):
+        calls["n"] += 1
+        if calls["n"] == 3:
+            raise ConnectionResetError("peer went away")
+        buf.add(f"line {calls['n']}")
+
+    source = SourceBuilder.stream("flaky", lambda ctx: None).fill_buffer_fn(fill).build().with_options({"wal_location": str(tmp_path)})
+    start = source.initial_offset()
+    with pytest.raises(SourceError, match="ConnectionResetError"):
+        source.latest_offset(start, None)
+    from jetconnect.wal import WriteAheadLog
+
+    assert WriteAheadLog(tmp_path).end("0") == 2  # both lines received before the error are durable
+    # after a restart they are planned first, within the batch budget
+    restarted = SourceBuilder.stream("flaky", lambda ctx: None).fill_buffer_fn(lambda s, b: None).build().with_options({"wal_location": str(tmp_path)})
+    assert restarted.latest_offset(start, 1) == {"0": 1}
