@@ -69,7 +69,7 @@ def main() -> None:
         done = lambda end: sum(p["seq"] for p in end.values()) >= 2 * args.total
     else:
         df = dispenser_source(os.path.join(args.work, "dispenser"), args.total).read_stream(
-            spark, wal_location=os.path.join(args.work, "wal")
+            spark, wal_location=os.path.join(args.work, "wal"), max_records_per_batch=40
         )
         done = lambda end: sum(end.values()) >= args.total
     query = (
