@@ -562,7 +562,8 @@ class BuilderStreamSource(StreamSource):
             raise
         if not len(items):
             return position
-        return wal.append(key, position, items.take_batch())
+        # a fill may overshoot the budget: all of it is logged, the rest is planned next batch
+        return min(wal.append(key, position, items.take_batch()), position + budget)
 
     def commit(self, end: Offset) -> None:
         if not self.replays_by_snapshot:

@@ -294,3 +294,19 @@ def test_wal_keeps_what_earlier_fills_received_when_a_later_fill_fails(tmp_path)
     # after a restart they are planned first, within the batch budget
     restarted = SourceBuilder.stream("flaky", lambda ctx: None).fill_buffer_fn(lambda s, b: None).build().with_options({"wal_location": str(tmp_path)})
     assert restarted.latest_offset(start, 1) == {"0": 1}
+
+
+def test_wal_mode_admission_is_exact_even_when_a_fill_overshoots(tmp_path):
+    counter = iter(range(1000))
+
+    def fill(state, buf):
+        for _ in range(7):
+            buf.add(str(next(counter)))
+
+    source = SourceBuilder.stream("sevens", lambda ctx: None).fill_buffer_fn(fill).build().with_options({"wal_location": str(tmp_path)})
+    start = source.initial_offset()
+    first = source.latest_offset(start, 10)
+    second = source.latest_offset(first, 10)
+    assert (first, second) == ({"0": 10}, {"0": 20})
+    values = [r["value"] for b in source.read_range(Range("0", 10, 20)) for r in b.to_pylist()]
+    assert values == [str(i) for i in range(10, 20)]
