@@ -306,7 +306,8 @@ def test_wal_mode_admission_is_exact_even_when_a_fill_overshoots(tmp_path):
     source = SourceBuilder.stream("sevens", lambda ctx: None).fill_buffer_fn(fill).build().with_options({"wal_location": str(tmp_path)})
     start = source.initial_offset()
     first = source.latest_offset(start, 10)
-    second = source.latest_offset(first, 10)
-    assert (first, second) == ({"0": 10}, {"0": 20})
-    values = [r["value"] for b in source.read_range(Range("0", 10, 20)) for r in b.to_pylist()]
-    assert values == [str(i) for i in range(10, 20)]
+    second = source.latest_offset(first, 10)  # the 4 logged past the first batch, nothing pulled
+    third = source.latest_offset(second, 10)
+    assert (first, second, third) == ({"0": 10}, {"0": 14}, {"0": 24})
+    values = [r["value"] for b in source.read_range(Range("0", 10, 24)) for r in b.to_pylist()]
+    assert values == [str(i) for i in range(10, 24)]
