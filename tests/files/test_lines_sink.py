@@ -9,7 +9,8 @@ from pyspark.sql.types import LongType, StringType, StructField, StructType
 from jetconnect.connector import CommitContext, WriteContext
 from jetconnect.errors import SchemaError
 from jetconnect.filesystem import LocalFileSystem
-from jetconnect_files.lines_sink import FilesSink, encode_lines
+from jetconnect.file_sink import encode_lines
+from jetconnect_files.lines_sink import FilesSink
 
 SCHEMA = StructType([StructField("value", StringType())])
 

@@ -7,15 +7,11 @@ the names already committed instead of adding a second copy.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-import numpy as np
-import pyarrow as pa
-import pyarrow.compute as pc
-
-from jetconnect.connector import CommitContext, Guarantee, Sink, WriteContext
-from jetconnect.errors import SchemaError, SinkError
+from jetconnect.connector import WriteContext
+from jetconnect.errors import SchemaError
+from jetconnect.file_sink import Encoder, StagedFileSink, encode_lines
 from jetconnect.filesystem import FileSystem
 from jetconnect.line_splits import check_charset
 from jetconnect.staged_commit import StagedCommit
@@ -24,26 +20,10 @@ if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql.types import StructType
 
 
-def encode_lines(column: pa.Array, charset: str) -> bytes:
-    """The strings of ``column`` as newline-terminated lines (a null is an empty line)."""
-    strings = column.cast(pa.string()).fill_null("")
-    joined = pc.binary_join_element_wise(strings, "", "\n")  # each value + "\n", no Python loop
-    offsets = np.frombuffer(joined.buffers()[1], dtype=np.int32, count=len(joined) + 1, offset=joined.offset * 4)
-    data = joined.buffers()[2].to_pybytes()[offsets[0] : offsets[-1]] if len(joined) else b""
-    if charset == "utf-8":
-        return data
-    try:
-        return data.decode("utf-8").encode(charset)
-    except UnicodeEncodeError as exc:
-        raise SinkError(f"files sink: character {exc.object[exc.start]!r} cannot be written in {charset}") from None
-
-
-class FilesSink(Sink):
+class FilesSink(StagedFileSink):
     """Lines into ``directory``; files named ``<prefix>-<batch>-<partition>-<seq>-<query><suffix>``."""
 
     name = "files"
-    guarantee = Guarantee.EXACTLY_ONCE
-    input_format = "arrow"
 
     def __init__(
         self,
@@ -55,7 +35,7 @@ class FilesSink(Sink):
         roll_bytes: int = 0,
         column: str | None = None,
     ) -> None:
-        self.staged = StagedCommit(fs, directory.rstrip("/") or "/", prefix, suffix)
+        self._staged = StagedCommit(fs, directory.rstrip("/") or "/", prefix, suffix)
         self.charset = check_charset(charset)
         self.roll_bytes = roll_bytes
         self.column = column
@@ -85,26 +65,10 @@ class FilesSink(Sink):
             )
         return index
 
-    def write_partition(self, data: Iterator[pa.RecordBatch], ctx: WriteContext) -> Any:
+    @property
+    def staged(self) -> StagedCommit:
+        return self._staged
+
+    def encoder(self, ctx: WriteContext) -> Encoder:
         index = self._column_index(ctx.schema)
-        task = self.staged.task(ctx)
-        out, written = None, 0
-        try:
-            for batch in data:
-                if not batch.num_rows:
-                    continue
-                chunk = encode_lines(batch.column(index), self.charset)
-                if out is None or (self.roll_bytes and written and written + len(chunk) > self.roll_bytes):
-                    out, written = task.new_file(), 0
-                out.write(chunk)
-                written += len(chunk)
-            return task.finish()
-        except BaseException:
-            task.discard()
-            raise
-
-    def commit(self, messages: list[Any], ctx: CommitContext) -> None:
-        self.staged.commit(messages, ctx)
-
-    def abort(self, messages: list[Any], ctx: CommitContext) -> None:
-        self.staged.abort(messages, ctx)
+        return lambda batch: encode_lines(batch.column(index), self.charset)

@@ -10,15 +10,15 @@ readers skip and the next commit removes.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, BinaryIO
+from typing import Any
 
 import pyarrow as pa
 
-from jetconnect.connector import CommitContext, Guarantee, Sink, WriteContext
-from jetconnect.errors import OptionError, SchemaError, SinkError
-from jetconnect.staged_commit import StagedCommit, StagedFile
+from jetconnect.connector import WriteContext
+from jetconnect.errors import OptionError, SchemaError
+from jetconnect.file_sink import Encoder, StagedFileSink, encode_lines
+from jetconnect.staged_commit import StagedCommit
 from jetconnect_hdfs.filesystem import WebHdfsFileSystem, hdfs_path
 
 FORMATS = ("lines", "jsonl")
@@ -26,7 +26,7 @@ _SUFFIXES = {"lines": ".txt", "jsonl": ".jsonl"}
 
 
 @dataclass(frozen=True)
-class HdfsSink(Sink):
+class HdfsSink(StagedFileSink):
     """Rows written as text files under ``directory``: ``lines`` (one string column) or ``jsonl``."""
 
     fs: WebHdfsFileSystem
@@ -38,8 +38,6 @@ class HdfsSink(Sink):
     max_file_bytes: int = 0
 
     name = "hdfs"
-    guarantee = Guarantee.EXACTLY_ONCE
-    input_format = "arrow"
 
     @property
     def staged(self) -> StagedCommit:
@@ -56,43 +54,19 @@ class HdfsSink(Sink):
                 f"or use format='jsonl'"
             )
 
-    def write_partition(self, data: Iterator[pa.RecordBatch], ctx: WriteContext) -> list[StagedFile]:
-        task = self.staged.task(ctx)
-        try:
-            out: BinaryIO | None = None
-            written = 0
-            for batch in data:
-                if not batch.num_rows:
-                    continue
-                if out is None or (self.max_file_bytes and written >= self.max_file_bytes):
-                    out, written = task.new_file(), 0
-                written += out.write(self._encode(batch, ctx))
-            return task.finish()
-        except BaseException:
-            task.discard()
-            raise
+    @property
+    def roll_bytes(self) -> int:  # type: ignore[override]
+        return self.max_file_bytes
 
-    def commit(self, messages: list[Any], ctx: CommitContext) -> None:
-        self.staged.commit(messages, ctx)
+    def encoder(self, ctx: WriteContext) -> Encoder:
+        return self._encode
 
-    def abort(self, messages: list[Any], ctx: CommitContext) -> None:
-        self.staged.abort(messages, ctx)
-
-    def _encode(self, batch: pa.RecordBatch, ctx: WriteContext) -> bytes:
+    def _encode(self, batch: pa.RecordBatch) -> bytes:
         if self.format == "jsonl":
             rows = batch.to_pylist()
             text = "".join(json.dumps(row, default=str, ensure_ascii=False) + "\n" for row in rows)
-        else:
-            column = batch.column(0)
-            if column.null_count:
-                first = column.is_null().index(True).as_py()
-                raise SinkError(
-                    f"sink 'hdfs': format 'lines' cannot write a null line (partition {ctx.partition_id}, "
-                    f"row {first} of a batch); fill or filter nulls first"
-                )
-            lines = column.to_pylist()
-            text = "\n".join(lines) + "\n"
-        return text.encode(self.charset)
+            return text.encode(self.charset)
+        return encode_lines(batch.column(0), self.charset, owner="sink 'hdfs'")
 
 
 def make_sink(
