@@ -244,7 +244,7 @@ def _explain(rows: Sequence[Any], schema: StructType, arrow_schema: pa.Schema, o
     """Find the first offending item so the error can name it (the batch failed as a whole)."""
     for index, row in enumerate(rows):
         try:
-            rows_to_batch_single(row, arrow_schema)
+            _check_row(row, arrow_schema)
         except (pa.ArrowException, ValueError, TypeError, OverflowError) as row_exc:
             return SchemaError(
                 f"{owner}: item #{index} of the batch, {_short(row)}, does not match schema "
@@ -253,7 +253,7 @@ def _explain(rows: Sequence[Any], schema: StructType, arrow_schema: pa.Schema, o
     return SchemaError(f"{owner}: items do not match schema <{schema.simpleString()}>: {exc}")
 
 
-def rows_to_batch_single(row: Any, arrow_schema: pa.Schema) -> None:
+def _check_row(row: Any, arrow_schema: pa.Schema) -> None:
     if isinstance(row, dict):
         missing = [f.name for f in arrow_schema if f.name not in row and not f.nullable]
         if missing:

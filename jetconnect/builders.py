@@ -30,6 +30,7 @@ import math
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from datetime import datetime, timezone
 from typing import Any, Generic, Literal, TypeVar
 
@@ -153,6 +154,16 @@ class _SourceSpec:
     schema: StructType = field(default_factory=lambda: parse_schema("value string"))
     timestamp_column: str = "event_time"
     allowed_lateness_ms: int = 0
+
+    @cached_property
+    def output_schema(self) -> StructType:
+        """The items' schema, plus the event-time column for a timestamped stream.
+
+        Cached: converting it to Arrow per batch is keyed by the object, so it must be one object.
+        """
+        if self.kind != "timestamped_stream":
+            return self.schema
+        return StructType([*self.schema.fields, StructField(self.timestamp_column, TimestampType(), False)])
 
 
 class SourceBuilder(Generic[S]):
@@ -322,12 +333,6 @@ class _Items:
         return _to_batch(self.spec, items, timestamps)
 
 
-def output_schema(spec: _SourceSpec) -> StructType:
-    if spec.kind != "timestamped_stream":
-        return spec.schema
-    return StructType([*spec.schema.fields, StructField(spec.timestamp_column, TimestampType(), False)])
-
-
 def _to_batch(spec: _SourceSpec, items: list[Any], timestamps: list[Any]) -> pa.RecordBatch:
     owner = f"source '{spec.name}'"
     batch = rows_to_batch(items, spec.schema, owner)
@@ -344,7 +349,7 @@ def _to_batch(spec: _SourceSpec, items: list[Any], timestamps: list[Any]) -> pa.
             )
     except (pa.ArrowException, TypeError, ValueError, OverflowError) as exc:
         raise SourceError(f"{owner}: event times must be epoch milliseconds or datetimes: {exc}") from exc
-    schema = to_arrow_schema(output_schema(spec))
+    schema = to_arrow_schema(spec.output_schema)
     return pa.RecordBatch.from_arrays([*batch.columns, times], schema=schema)
 
 
@@ -363,7 +368,7 @@ class BuilderBatchSource(BatchSource):
         self.options = options or Options(owner=f"source '{spec.name}'")
 
     def with_options(self, options: Any) -> "BuilderBatchSource":
-        return BuilderBatchSource(self.spec, Options({**self.options.to_dict(), **dict(options)}, owner=f"source '{self.name}'"))
+        return BuilderBatchSource(self.spec, self.options.merged(options))
 
     def schema(self) -> StructType:
         return self.spec.schema
@@ -435,10 +440,10 @@ class BuilderStreamSource(StreamSource):
         return state
 
     def with_options(self, options: Any) -> "BuilderStreamSource":
-        return BuilderStreamSource(self.spec, Options({**self.options.to_dict(), **dict(options)}, owner=f"source '{self.name}'"))
+        return BuilderStreamSource(self.spec, self.options.merged(options))
 
     def schema(self) -> StructType:
-        return output_schema(self.spec)
+        return self.spec.output_schema
 
     @property
     def replays_by_snapshot(self) -> bool:
@@ -691,7 +696,7 @@ class BuilderSink(Sink):
         self.preferred_parallelism = spec.preferred_local_parallelism
 
     def with_options(self, options: Any) -> "BuilderSink":
-        return BuilderSink(self.spec, Options({**self.options.to_dict(), **dict(options)}, owner=f"sink '{self.name}'"))
+        return BuilderSink(self.spec, self.options.merged(options))
 
     def _call(self, where: str, what: str, fn: Callable[..., Any], *args: Any) -> Any:
         try:

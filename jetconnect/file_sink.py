@@ -2,7 +2,7 @@
 
 Staging, rolling to a new file by size, the commit that renames staged files to their final
 names and the clean-up of a failed task live here (over :mod:`jetconnect.staged_commit`), so the
-files, Avro-free text formats and HDFS sinks differ only in their encoding and file system.
+text sinks of the files and HDFS plugins differ only in their encoding and file system.
 """
 
 from __future__ import annotations

@@ -139,6 +139,10 @@ class Options(Mapping[str, str]):
         p = prefix.lower()
         return {self._names[k][len(p):]: v for k, v in self._data.items() if k.startswith(p)}
 
+    def merged(self, extra: Mapping[str, Any]) -> "Options":
+        """These options overridden by ``extra``, for the same owner."""
+        return Options({**self.to_dict(), **dict(extra)}, owner=self.owner)
+
     def to_dict(self) -> dict[str, str]:
         return {self._names[k]: v for k, v in self._data.items()}
 

@@ -41,9 +41,6 @@ class ConnectorSpec:
     from_options: Callable[[Options], Any] | None = None
     description: str = ""
 
-    def create(self, *args: Any, **kwargs: Any) -> Any:
-        return self.factory(*args, **kwargs)
-
     def create_from_options(self, options: Options) -> Any:
         """Build the connector from Spark's string options (the format-string way in)."""
         if self.from_options is not None:
