@@ -22,6 +22,7 @@ from jetconnect.connector import (
     WriteContext,
 )
 from jetconnect.errors import (
+    ConnectSetupError,
     JetconnectError,
     OffsetError,
     OptionError,
@@ -38,6 +39,7 @@ from jetconnect.spark import register
 __all__ = [
     "BatchSource",
     "CommitContext",
+    "ConnectSetupError",
     "Guarantee",
     "JetconnectError",
     "OffsetError",

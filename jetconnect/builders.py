@@ -150,10 +150,16 @@ class _SourceSpec:
     destroy_fn: Callable[[Any], None] | None = None
     create_snapshot_fn: Callable[[Any], Any] | None = None
     restore_snapshot_fn: Callable[[Any, Any], None] | None = None
-    local_parallelism: int = 1
+    local_parallelism: int | None = None  # None: not distributed, one processor in the whole job
     schema: StructType = field(default_factory=lambda: parse_schema("value string"))
     timestamp_column: str = "event_time"
     allowed_lateness_ms: int = 0
+
+    def total_parallelism(self, options: Options) -> int:
+        """Processors in the job: ``local_parallelism`` on each member once distributed, else one."""
+        if self.local_parallelism is None:
+            return 1
+        return self.local_parallelism * options.get_int(MEMBERS, 1, minimum=1)
 
     @cached_property
     def output_schema(self) -> StructType:
@@ -261,7 +267,7 @@ class _Processor:
     def __init__(self, spec: _SourceSpec, index: int, total: int, options: Options) -> None:
         self.spec = spec
         self.where = f"source '{spec.name}' processor {index}/{total}"
-        local = spec.local_parallelism
+        local = spec.local_parallelism or 1
         self.ctx = ProcessorContext(
             source_name=spec.name,
             global_processor_index=index,
@@ -353,10 +359,6 @@ def _to_batch(spec: _SourceSpec, items: list[Any], timestamps: list[Any]) -> pa.
     return pa.RecordBatch.from_arrays([*batch.columns, times], schema=schema)
 
 
-def _members(options: Options) -> int:
-    return options.get_int(MEMBERS, 1, minimum=1)
-
-
 class BuilderBatchSource(BatchSource):
     """A batch source made by :class:`SourceBuilder`: one split per processor."""
 
@@ -375,7 +377,7 @@ class BuilderBatchSource(BatchSource):
 
     @property
     def total_parallelism(self) -> int:
-        return self.spec.local_parallelism * _members(self.options)
+        return self.spec.total_parallelism(self.options)
 
     def splits(self) -> list[int]:
         return list(range(self.total_parallelism))
@@ -451,7 +453,7 @@ class BuilderStreamSource(StreamSource):
 
     @property
     def total_parallelism(self) -> int:
-        return self.spec.local_parallelism * _members(self.options)
+        return self.spec.total_parallelism(self.options)
 
     def _wal(self) -> WriteAheadLog:
         if WAL_LOCATION not in self.options:

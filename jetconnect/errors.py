@@ -33,3 +33,7 @@ class PluginError(JetconnectError):
 
 class PluginLoadWarning(UserWarning):
     """A plugin could not be loaded; the others still are."""
+
+
+class ConnectSetupError(JetconnectError):
+    """The Spark Connect server lacks something a connector needs; the message says what to install."""

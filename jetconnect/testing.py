@@ -24,15 +24,28 @@ if TYPE_CHECKING:  # pragma: no cover
 _session: "SparkSession | None" = None
 
 
-def spark_builder(app_name: str = "jetconnect", master: str = "local[2]") -> Any:
-    """A SparkSession builder with the settings jetconnect's tests and demos use."""
+#: Where tests, crash pipelines and the demo run Spark: ``local[2]`` unless this names a master
+#: (``spark://127.0.0.1:7077`` in the cluster profile, scripts/cluster-test.sh).
+MASTER_ENV = "JETCONNECT_SPARK_MASTER"
+#: Overrides the master of the test run's own shared session only (the cluster profile's crash
+#: tests keep it local, so the pipelines under test get the cluster's cores).
+TEST_MASTER_ENV = "JETCONNECT_TEST_SPARK_MASTER"
+
+
+def spark_builder(app_name: str = "jetconnect", master: str | None = None) -> Any:
+    """A SparkSession builder with the settings jetconnect's tests and demos use.
+
+    ``master`` defaults to ``$JETCONNECT_SPARK_MASTER`` or ``local[2]``. On a standalone cluster each
+    executor gets one core and 768 MiB, so the two one-core workers give every job two executors.
+    """
     from pyspark.sql import SparkSession
 
+    master = master or os.environ.get(MASTER_ENV) or "local[2]"
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     # tests and demos talk to 127.0.0.1 only
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    return (
+    builder = (
         SparkSession.builder.master(master)
         .appName(app_name)
         .config("spark.ui.enabled", "false")
@@ -45,7 +58,14 @@ def spark_builder(app_name: str = "jetconnect", master: str = "local[2]") -> Any
         .config("spark.driver.memory", "2g")
         .config("spark.python.worker.reuse", "true")
         .config("spark.sql.execution.arrow.pyspark.enabled", "true")
+        .config("spark.executor.cores", "1")
+        .config("spark.executor.memory", "768m")
     )
+    if master.startswith("spark://"):
+        # the test cluster's two one-core workers: two executors, and jobs wait for both, so the
+        # number of members (jetconnect.spark.members) is the same in every run and restart
+        builder = builder.config("spark.cores.max", "2").config("spark.scheduler.minRegisteredResourcesRatio", "1.0")
+    return builder
 
 
 def shared_spark_session() -> "SparkSession":
@@ -54,10 +74,32 @@ def shared_spark_session() -> "SparkSession":
     if _session is None:
         import jetconnect
 
-        _session = spark_builder("jetconnect-tests").getOrCreate()
+        _session = spark_builder("jetconnect-tests", master=os.environ.get(TEST_MASTER_ENV)).getOrCreate()
         _session.sparkContext.setLogLevel("ERROR")
         jetconnect.register(_session)
     return _session
+
+
+def executor_process() -> str:
+    """Which Spark process runs the calling Python worker: ``executor <id> (pid <jvm pid>)`` or ``driver``.
+
+    Python workers are forked from a daemon that the executor JVM started, so the JVM is found by
+    walking up the process tree (Linux ``/proc``). Tests use it as evidence of where partitions ran.
+    """
+    pid = os.getpid()
+    for _ in range(8):
+        try:
+            args = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace").split("\0")
+            parent = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            break
+        if "org.apache.spark.executor.CoarseGrainedExecutorBackend" in args:
+            executor_id = args[args.index("--executor-id") + 1] if "--executor-id" in args else "?"
+            return f"executor {executor_id} (pid {pid})"
+        if parent <= 1:
+            break
+        pid = parent
+    return "driver"
 
 
 # --- crash tests ---------------------------------------------------------------------------------
@@ -141,6 +183,7 @@ def checkpoint_batches(checkpoint: str | Path, kind: str = "commits") -> list[in
 __all__ = [
     "PipelineProcess",
     "checkpoint_batches",
+    "executor_process",
     "shared_spark_session",
     "spark_builder",
     "start_pipeline",

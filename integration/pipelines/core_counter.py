@@ -19,14 +19,19 @@ from jetconnect.testing import spark_builder
 
 
 def counter_source(total: int):
+    """0 .. total-1, processor i of P counting i, i+P, i+2P, ... (whatever P the cluster gives)."""
+
     class Counter:
         def __init__(self, ctx):
-            self.base = ctx.global_processor_index * 1_000_000
+            self.first, self.step = ctx.global_processor_index, ctx.total_parallelism
             self.k = 0
 
     def fill(state, buf):
-        for _ in range(min(5, total - state.k)):
-            buf.add(state.base + state.k)
+        for _ in range(5):
+            n = state.first + state.k * state.step
+            if n >= total:
+                return
+            buf.add(n)
             state.k += 1
 
     return (
@@ -66,7 +71,7 @@ def main() -> None:
     spark.sparkContext.setLogLevel("ERROR")
     if args.mode == "snapshot":
         df = counter_source(args.total).read_stream(spark, max_records_per_batch=40)
-        done = lambda end: sum(p["seq"] for p in end.values()) >= 2 * args.total
+        done = lambda end: sum(p["seq"] for p in end.values()) >= args.total
     else:
         df = dispenser_source(os.path.join(args.work, "dispenser"), args.total).read_stream(
             spark, wal_location=os.path.join(args.work, "wal"), max_records_per_batch=40

@@ -16,7 +16,7 @@ from jetconnect.testing import spark_builder
 
 
 def main(source_url: str, source_table: str, target_url: str, target_table: str, checkpoint: str, max_records: str) -> None:
-    spark = spark_builder("jdbc-crash-pipeline", master="local[2]").getOrCreate()
+    spark = spark_builder("jdbc-crash-pipeline").getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     register(spark)
     stream = sources.jdbc(source_url, table=source_table, offset_column="id").read_stream(

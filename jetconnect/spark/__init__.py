@@ -13,14 +13,16 @@ from typing import TYPE_CHECKING, Any
 from jetconnect.builders import MEMBERS
 from jetconnect.connector import Sink, Source
 from jetconnect.options import _to_option_string
+from jetconnect.errors import ConnectSetupError
+from jetconnect.spark._connect import check_plugins_on_server, is_connect, prepare_for_server
 from jetconnect.spark._datasource import MAX_RECORDS_PER_BATCH, Bound, FromRegistry, data_source_class
+from jetconnect.spark._session import filter_pushdown, members
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.streaming import StreamingQuery
 
 FORMAT_PREFIX = "jetconnect."
-_PUSHDOWN_CONF = "spark.sql.python.filterPushdown.enabled"
 
 
 def format_name(name: str) -> str:
@@ -29,11 +31,18 @@ def format_name(name: str) -> str:
 
 
 def register(spark: "SparkSession") -> list[str]:
-    """Register every installed plugin's sources and sinks with ``spark``; return the formats."""
+    """Register every installed plugin's sources and sinks with ``spark``; return the formats.
+
+    Under Spark Connect the server's Python must have jetconnect (else ConnectSetupError), and each
+    plugin it lacks gets a ConnectPluginWarning: its formats are registered but fail there.
+    """
     from jetconnect.registry import get_registry
 
     registry = get_registry()
-    pushdown = _filter_pushdown(spark)
+    if is_connect(spark):
+        specs = [*registry.sources.values(), *registry.sinks.values()]
+        check_plugins_on_server(spark, {s.plugin: s.factory.__module__.split(".", 1)[0] for s in specs})
+    pushdown = filter_pushdown(spark)
     formats = []
     for name in sorted(set(registry.sources) | set(registry.sinks)):
         cls = data_source_class(
@@ -68,7 +77,7 @@ def write(sink: Sink, df: "DataFrame", mode: str = "append", **options: Any) -> 
     name = _register_object(df.sparkSession, sink, "sink")
     parallelism = getattr(sink, "preferred_parallelism", None)
     if parallelism:
-        df = df.repartition(parallelism * _members(df.sparkSession))
+        df = df.repartition(parallelism * members(df.sparkSession))
     df.write.format(name).mode(mode).options(**_spark_options(df.sparkSession, options)).save()
 
 
@@ -107,35 +116,29 @@ def _register_object(spark: "SparkSession", connector: Source | Sink, kind: str)
         fmt,
         source_factory=factory if kind == "source" else None,
         sink_factory=factory if kind == "sink" else None,
-        filter_pushdown=_filter_pushdown(spark),
+        filter_pushdown=filter_pushdown(spark),
     )
+    if is_connect(spark):  # the server unpickles the class: ship or demand what it refers to
+        prepare_for_server(spark, cls, f"{kind} '{connector.name}'")
     spark.dataSource.register(cls)
     return fmt
 
 
 def _spark_options(spark: "SparkSession", options: Mapping[str, Any]) -> dict[str, str]:
     result = {k: _to_option_string(v) for k, v in options.items() if v is not None}
-    result.setdefault(MEMBERS, str(_members(spark)))
+    result.setdefault(MEMBERS, str(members(spark)))
     return result
 
 
-def _members(spark: "SparkSession") -> int:
-    """How many executors run tasks (1 in local mode and wherever it cannot be told)."""
-    try:
-        sc = spark.sparkContext
-        if sc.master.startswith("local"):
-            return 1
-        infos = sc._jsc.sc().statusTracker().getExecutorInfos()
-        return max(1, len(infos) - 1)  # one of them is the driver
-    except Exception:  # Spark Connect has no SparkContext: assume one member
-        return 1
-
-
-def _filter_pushdown(spark: "SparkSession") -> bool:
-    try:
-        return str(spark.conf.get(_PUSHDOWN_CONF, "false")).lower() == "true"
-    except Exception:
-        return False
-
-
-__all__ = ["FORMAT_PREFIX", "MAX_RECORDS_PER_BATCH", "format_name", "read", "read_stream", "register", "write", "write_stream"]
+__all__ = [
+    "FORMAT_PREFIX",
+    "MAX_RECORDS_PER_BATCH",
+    "ConnectSetupError",
+    "format_name",
+    "members",
+    "read",
+    "read_stream",
+    "register",
+    "write",
+    "write_stream",
+]

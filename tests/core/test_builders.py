@@ -47,6 +47,17 @@ def test_context_has_jet_fields_and_options():
     assert seen == [(0, 4, 0, "hi"), (1, 4, 1, "hi"), (2, 4, 0, "hi"), (3, 4, 1, "hi")]
 
 
+def test_a_source_not_distributed_has_one_processor_however_many_members():
+    # Jet: a non-distributed source runs one processor in the whole job, not one per member
+    # (found on a two-executor cluster, where sources.items emitted every item twice)
+    single = SourceBuilder.batch("one", lambda ctx: iter(["a", "b"])).fill_buffer_fn(fill_from_iterator).build()
+    single = single.with_options({"jetconnect.members": "3"})
+    assert single.splits() == [0]
+    assert [r["value"] for r in _rows(single, 0)] == ["a", "b"]
+    stream = SourceBuilder.stream("s", lambda ctx: None).fill_buffer_fn(lambda s, b: None).build()
+    assert stream.with_options({"jetconnect.members": "3"}).total_parallelism == 1
+
+
 def test_items_may_be_tuples_dicts_or_bare_values():
     def fill(state, buf):
         buf.add((1, "a"))

@@ -1,0 +1,37 @@
+"""Where partitions run: in local mode the driver, on a standalone cluster separate executor JVMs.
+
+The cluster profile (scripts/cluster-test.sh) runs this against two one-core workers and prints
+which executor process read each partition, as evidence that nothing leaned on driver state.
+"""
+
+from __future__ import annotations
+
+from jetconnect import SourceBuilder
+from jetconnect.builders import fill_from_iterator
+from jetconnect.testing import executor_process
+
+
+def _where_each_partition_runs(partitions: int):
+    def create(ctx):
+        return iter([(ctx.global_processor_index, executor_process())])
+
+    return (
+        SourceBuilder.batch("where", create)
+        .fill_buffer_fn(fill_from_iterator)
+        .schema("partition int, process string")
+        .distributed(partitions)
+        .build()
+    )
+
+
+def test_partitions_run_in_executor_processes(spark, capsys):
+    rows = sorted(tuple(r) for r in _where_each_partition_runs(6).read(spark).collect())
+    assert [p for p, _ in rows] == list(range(6))
+    processes = {process for _, process in rows}
+    with capsys.disabled():
+        print(f"\n  partitions by process ({spark.conf.get('spark.master')}): {rows}")
+    if spark.conf.get("spark.master").startswith("spark://"):
+        assert "driver" not in processes
+        assert len(processes) >= 2, f"every partition ran in one executor: {rows}"
+    else:
+        assert processes == {"driver"}
