@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from jetconnect import SourceBuilder
 from jetconnect.builders import fill_from_iterator
+from jetconnect.spark import members
 from jetconnect.testing import executor_process
 
 
@@ -25,8 +26,8 @@ def _where_each_partition_runs(partitions: int):
 
 
 def test_partitions_run_in_executor_processes(spark, capsys):
-    rows = sorted(tuple(r) for r in _where_each_partition_runs(6).read(spark).collect())
-    assert [p for p, _ in rows] == list(range(6))
+    rows = sorted(tuple(r) for r in _where_each_partition_runs(3).read(spark).collect())
+    assert [p for p, _ in rows] == list(range(3 * members(spark)))
     processes = {process for _, process in rows}
     with capsys.disabled():
         print(f"\n  partitions by process ({spark.conf.get('spark.master')}): {rows}")

@@ -14,9 +14,10 @@ from jetconnect.builders import MEMBERS
 from jetconnect.connector import Sink, Source
 from jetconnect.options import _to_option_string
 from jetconnect.errors import ConnectSetupError
-from jetconnect.spark._connect import check_plugins_on_server, is_connect, prepare_for_server
+from jetconnect.spark._connect import check_plugins_on_server, check_server_imports, is_connect
 from jetconnect.spark._datasource import MAX_RECORDS_PER_BATCH, Bound, FromRegistry, data_source_class
 from jetconnect.spark._session import filter_pushdown, members
+from jetconnect.spark._shipping import ship_user_modules
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import DataFrame, SparkSession
@@ -41,7 +42,7 @@ def register(spark: "SparkSession") -> list[str]:
     registry = get_registry()
     if is_connect(spark):
         specs = [*registry.sources.values(), *registry.sinks.values()]
-        check_plugins_on_server(spark, {s.plugin: s.factory.__module__.split(".", 1)[0] for s in specs})
+        check_plugins_on_server(spark, {s.plugin: s.factory.__module__ for s in specs})
     pushdown = filter_pushdown(spark)
     formats = []
     for name in sorted(set(registry.sources) | set(registry.sinks)):
@@ -118,8 +119,9 @@ def _register_object(spark: "SparkSession", connector: Source | Sink, kind: str)
         sink_factory=factory if kind == "sink" else None,
         filter_pushdown=filter_pushdown(spark),
     )
-    if is_connect(spark):  # the server unpickles the class: ship or demand what it refers to
-        prepare_for_server(spark, cls, f"{kind} '{connector.name}'")
+    ship_user_modules(cls)  # executors (and a Connect server) may not be able to import them
+    if is_connect(spark):
+        check_server_imports(spark, cls, f"{kind} '{connector.name}'")
     spark.dataSource.register(cls)
     return fmt
 
