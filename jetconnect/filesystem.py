@@ -15,8 +15,11 @@ import io
 import os
 import posixpath
 import shutil
+import urllib.parse
 from dataclasses import dataclass
 from typing import BinaryIO, Protocol, runtime_checkable
+
+from jetconnect.errors import OptionError
 
 
 @dataclass(frozen=True)
@@ -157,9 +160,28 @@ def _fsync_directory(directory: str) -> None:
         os.close(fd)
 
 
+def shared_path(path: str | os.PathLike[str], what: str) -> str:
+    """``path`` as given, if absolute; a relative path is an OptionError naming ``what``.
+
+    Drivers, executors and a Spark Connect server each have a working directory of their own, so a
+    relative path would name a different place in each: only an absolute one (on storage they all
+    see) means the same everywhere. ``file://`` URLs are accepted and reduced to their path.
+    """
+    text = os.fspath(path)
+    if text.startswith("file://"):
+        text = urllib.parse.urlparse(text).path
+    text = os.path.expanduser(text)
+    if not os.path.isabs(text):
+        raise OptionError(
+            f"{what}: '{text}' is a relative path; give an absolute one, on storage the driver and every "
+            f"executor see (they do not share a working directory)"
+        )
+    return text
+
+
 def relative_name(directory: str, path: str) -> str:
     """``path`` relative to ``directory`` with ``/`` separators (what offsets and file-name columns hold)."""
     return posixpath.relpath(path.replace(os.sep, "/"), directory.replace(os.sep, "/"))
 
 
-__all__ = ["FileInfo", "FileSystem", "LocalFileSystem", "is_hidden", "relative_name"]
+__all__ = ["FileInfo", "FileSystem", "LocalFileSystem", "is_hidden", "relative_name", "shared_path"]

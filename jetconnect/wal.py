@@ -22,6 +22,7 @@ from pathlib import Path
 import pyarrow as pa
 
 from jetconnect.errors import OffsetError
+from jetconnect.filesystem import shared_path
 
 _SEGMENT = re.compile(r"^(\d{20})-(\d{20})\.arrow$")
 
@@ -30,10 +31,8 @@ class WriteAheadLog:
     """Durable, per-partition, append-only record log under ``directory``."""
 
     def __init__(self, directory: str | os.PathLike[str]) -> None:
-        text = os.fspath(directory)
-        if text.startswith("file://"):
-            text = urllib.parse.urlparse(text).path
-        self.directory = Path(text)
+        # the driver writes it and executors read it: it must name the same place for both
+        self.directory = Path(shared_path(directory, "option 'wal_location'"))
 
     def __repr__(self) -> str:
         return f"WriteAheadLog({str(self.directory)!r})"

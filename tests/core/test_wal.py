@@ -3,7 +3,7 @@
 import pyarrow as pa
 import pytest
 
-from jetconnect import OffsetError
+from jetconnect import OffsetError, OptionError
 from jetconnect.wal import WriteAheadLog
 
 
@@ -44,3 +44,10 @@ def test_trim_keeps_the_end_and_refuses_trimmed_reads(tmp_path):
     assert wal.append("p", 3, _batch([3])) == 4
     with pytest.raises(OffsetError, match="has no records 0..3"):
         list(wal.read("p", 0, 3))
+
+
+def test_a_relative_wal_location_is_refused_naming_the_option(tmp_path):
+    # executors and a Connect server do not share the driver's working directory
+    with pytest.raises(OptionError, match=r"option 'wal_location': 'wal' is a relative path"):
+        WriteAheadLog("wal")
+    assert WriteAheadLog(f"file://{tmp_path}/wal").directory == tmp_path / "wal"

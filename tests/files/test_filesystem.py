@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import pytest
+
+from jetconnect import OptionError
 from jetconnect.filesystem import FileSystem, LocalFileSystem, is_hidden, relative_name
 
 
@@ -70,3 +73,18 @@ def test_delete_and_mkdirs(tmp_path) -> None:
 
 def test_hidden_names() -> None:
     assert is_hidden(".jetconnect-staging") and is_hidden("_SUCCESS") and not is_hidden("part-0")
+
+
+@pytest.mark.parametrize("factory", ["files", "file_watcher", "avro"])
+def test_a_relative_directory_is_refused_naming_the_connector(factory):
+    from jetconnect import sources
+
+    with pytest.raises(OptionError, match=rf"{factory} source: option 'directory': 'data/in' is a relative path"):
+        getattr(sources, factory)("data/in")
+
+
+def test_a_relative_sink_directory_is_refused():
+    from jetconnect import sinks
+
+    with pytest.raises(OptionError, match=r"files sink: option 'directory': 'out' is a relative path"):
+        sinks.files("out")

@@ -6,7 +6,7 @@ plugs in by building the connector classes with its own :class:`~jetconnect.file
 
 from __future__ import annotations
 
-from jetconnect.filesystem import LocalFileSystem
+from jetconnect.filesystem import LocalFileSystem, shared_path
 
 from jetconnect_files.avro_sink import AvroSink
 from jetconnect_files.avro_source import AvroSource
@@ -31,6 +31,7 @@ def files_source(
     directory must be visible at the same path everywhere (local mode, or a shared mount) in
     either case, and a file an executor cannot see is an error naming it.
     """
+    directory = shared_path(directory, "files source: option 'directory'")
     return FilesSource(
         LocalFileSystem(), directory, glob, charset, include_file_name, recursive, max_split_bytes, min_splits or None
     )
@@ -46,6 +47,7 @@ def file_watcher(
     max_split_bytes: int = 64 << 20,
 ) -> FileWatcherSource:
     """Lines appended to the files of a directory, and new files (stream, exactly-once replay)."""
+    directory = shared_path(directory, "file_watcher source: option 'directory'")
     return FileWatcherSource(
         LocalFileSystem(), directory, glob, charset, include_file_name, read_existing, recursive, max_split_bytes
     )
@@ -60,6 +62,7 @@ def files_sink(
     column: str | None = None,
 ) -> FilesSink:
     """One line per row into files committed atomically per partition and micro-batch."""
+    directory = shared_path(directory, "files sink: option 'directory'")
     return FilesSink(LocalFileSystem(), directory, prefix, suffix, charset, roll_bytes, column)
 
 
@@ -72,6 +75,7 @@ def avro_source(
     min_splits: int = 0,
 ) -> AvroSource:
     """Records of Avro container files; ``schema`` is an optional Avro reader schema (JSON)."""
+    directory = shared_path(directory, "avro source: option 'directory'")
     return AvroSource(LocalFileSystem(), directory, glob, schema, recursive, max_split_bytes, min_splits or None)
 
 
@@ -84,4 +88,5 @@ def avro_sink(
     roll_bytes: int = 0,
 ) -> AvroSink:
     """Avro container files (codec null, deflate, snappy or zstd), committed atomically per micro-batch."""
+    directory = shared_path(directory, "avro sink: option 'directory'")
     return AvroSink(LocalFileSystem(), directory, schema, codec, prefix, suffix, roll_bytes)
