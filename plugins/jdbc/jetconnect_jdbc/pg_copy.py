@@ -1,85 +1,60 @@
-"""PostgreSQL's fast read path: ``COPY (query) TO STDOUT`` as CSV, parsed into Arrow in C++.
+"""PostgreSQL's fast read path: ``COPY (query) TO STDOUT (FORMAT binary)`` decoded into Arrow in C++.
 
-About ten times faster than fetching rows through a cursor and building Arrow arrays in Python.
-The session is pinned to ISO dates and UTC for the transaction, so every value's text form is one
-Arrow parses exactly; PostgreSQL's CSV tells NULL (empty) from an empty string (``""``).
+ADBC's PostgreSQL driver runs the COPY and builds Arrow columns from the binary rows, with no
+Python object per row: about three times less client CPU than CSV parsed by Arrow, and several
+times less than fetching rows through a cursor. Binary timestamps are UTC microseconds, so no
+session setting changes a value.
+
+NUMERIC is the exception: ADBC turns its binary digits into text on the client, slower than
+PostgreSQL writes that text itself, so :func:`JdbcSource._select` asks the server for the text form
+and Arrow casts it to ``decimal128`` (exactly, or fails: a value never loses digits silently).
 """
 
 from __future__ import annotations
 
-import io
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 
 import pyarrow as pa
-import pyarrow.csv as pacsv
 import sqlalchemy as sa
 
 from jetconnect.errors import SourceError
+from jetconnect_jdbc.adbc_pool import AdbcConnectError, adbc_connection
+from jetconnect_jdbc.engines import engine_for, scrub
 
-#: Bytes of CSV per Arrow batch (roughly 50k rows of a narrow table).
-BLOCK_BYTES = 4 << 20
-
-
-def can_copy(schema: pa.Schema) -> bool:
-    """Binary columns come out of COPY as hex text: those reads take the cursor path."""
-    return not any(pa.types.is_binary(f.type) for f in schema)
+#: Bytes of rows per Arrow batch ADBC hands over (about 200k rows of a five-column table):
+#: Spark takes a few large batches faster than many small ones, and memory stays bounded.
+BATCH_BYTES = 16 << 20
 
 
-def copy_batches(conn: sa.Connection, statement: sa.Executable, schema: pa.Schema, owner: str) -> Iterator[pa.RecordBatch]:
+def copy_batches(url: str, statement: sa.Executable, schema: pa.Schema, owner: str) -> Iterator[pa.RecordBatch]:
     """The rows of ``statement`` as record batches of ``schema``, streamed (never all in memory)."""
-    import psycopg
+    import adbc_driver_manager
 
     # COPY takes no parameters: values (pushed filters, split bounds) are rendered by SQLAlchemy.
-    sql = str(statement.compile(dialect=conn.dialect, compile_kwargs={"literal_binds": True}))
-    driver = conn.connection.driver_connection  # type: ignore[union-attr]
-    cursor = driver.cursor()
+    sql = str(statement.compile(dialect=engine_for(url).dialect, compile_kwargs={"literal_binds": True}))
     try:
-        cursor.execute("SET LOCAL TimeZone = 'UTC'")
-        cursor.execute("SET LOCAL DateStyle = 'ISO, YMD'")
-        with cursor.copy(f"COPY ({sql}) TO STDOUT (FORMAT csv)") as copy:
-            reader = pacsv.open_csv(
-                io.BufferedReader(_CopyStream(copy), buffer_size=1 << 20),
-                read_options=pacsv.ReadOptions(column_names=schema.names, block_size=BLOCK_BYTES),
-                parse_options=pacsv.ParseOptions(newlines_in_values=True),
-                convert_options=pacsv.ConvertOptions(
-                    column_types=schema,
-                    null_values=[""],
-                    strings_can_be_null=True,
-                    quoted_strings_can_be_null=False,
-                    true_values=["t"],
-                    false_values=["f"],
-                ),
-            )
-            for batch in reader:
-                yield batch.cast(schema) if batch.schema != schema else batch
-    except psycopg.Error as exc:
-        raise SourceError(f"{owner}: COPY of the query failed: {str(exc).strip()}") from None
-    except pa.ArrowInvalid as exc:
-        raise SourceError(f"{owner}: a value does not fit the source's schema {schema}: {exc}") from None
-    finally:
-        cursor.close()
+        with adbc_connection(url) as connection, connection.cursor() as cursor:
+            cursor.adbc_statement.set_options(**{"adbc.postgresql.batch_size_hint_bytes": str(BATCH_BYTES)})
+            cursor.execute(sql)
+            for batch in cursor.fetch_record_batch():
+                yield _conform(batch, schema, owner)
+    except AdbcConnectError as exc:
+        raise SourceError(f"{owner}: cannot connect: {exc}") from None
+    except adbc_driver_manager.Error as exc:
+        raise SourceError(f"{owner}: COPY of the query failed: {scrub(str(exc).strip(), url)}") from None
 
 
-class _CopyStream(io.RawIOBase):
-    """psycopg's COPY data messages (about one per row) as a raw file, buffered for Arrow's reader.
-
-    (Joining many messages per ``read`` measured slower here than this plus a BufferedReader.)
-    """
-
-    def __init__(self, copy: object) -> None:
-        self._chunks: Iterator[memoryview] = iter(copy)  # type: ignore[call-overload]
-        self._pending = memoryview(b"")
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer: Sequence[int]) -> int:  # type: ignore[override]
-        while not self._pending:
-            chunk = next(self._chunks, None)
-            if chunk is None:
-                return 0
-            self._pending = memoryview(chunk)
-        n = min(len(buffer), len(self._pending))
-        buffer[:n] = self._pending[:n]  # type: ignore[index]
-        self._pending = self._pending[n:]
-        return n
+def _conform(batch: pa.RecordBatch, schema: pa.Schema, owner: str) -> pa.RecordBatch:
+    """``batch`` with exactly ``schema``'s types: ADBC's own types (text NUMERIC, OID as int32,
+    PostgreSQL extension types) are cast in C++, never converted value by value."""
+    columns = []
+    for field, column in zip(schema, batch.columns):
+        if isinstance(column.type, pa.ExtensionType):
+            column = column.storage
+        if column.type != field.type:
+            try:
+                column = column.cast(field.type)
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
+                raise SourceError(f"{owner}: column '{field.name}' has a value that does not fit {field.type}: {exc}") from None
+        columns.append(column)
+    return pa.RecordBatch.from_arrays(columns, schema=schema)

@@ -22,9 +22,9 @@ from jetconnect.errors import OptionError, SourceError
 from jetconnect_jdbc import filters, values
 from jetconnect_jdbc.arrow_batches import rows_to_record_batch
 from jetconnect_jdbc.columns import Column, arrow_schema, describe_query, from_spark_schema, reflect_table, spark_schema
-from jetconnect_jdbc.engines import engine_for, safe_url, scrub
+from jetconnect_jdbc.engines import dialect_name, engine_for, safe_url, scrub
 from jetconnect_jdbc.names import split_table_name
-from jetconnect_jdbc.pg_copy import can_copy, copy_batches
+from jetconnect_jdbc.pg_copy import copy_batches
 from jetconnect_jdbc.partitioning import FunctionSplit, RangeSplit, Split, WholeSplit, function_splits, range_splits
 
 #: Jet's form: ``(connection, parallelism, index)`` -> a SQLAlchemy statement, SQL text, a
@@ -142,10 +142,14 @@ class JdbcSource(BatchSource, StreamSource):
         # SQLAlchemy constructs are rebuilt where they are used; only plain settings travel.
         return {**self.__dict__, "_from_clause": None}
 
-    def _select(self, *conditions: sa.ColumnElement[bool]) -> sa.Select:
+    def _select(self, *conditions: sa.ColumnElement[bool], numeric_as_text: bool = False) -> sa.Select:
+        """The columns read, with the pushed filters and ``conditions``; types without a Spark
+        equivalent (and NUMERIC for the COPY path, see :mod:`jetconnect_jdbc.pg_copy`) as text."""
         source = self._from()
         selected = [
-            sa.cast(source.c[c.name], sa.Text).label(c.name) if c.type.as_text else source.c[c.name]
+            sa.cast(source.c[c.name], sa.Text).label(c.name)
+            if c.type.as_text or (numeric_as_text and pa.types.is_decimal(c.type.arrow))
+            else source.c[c.name]
             for c in self.columns
         ]
         pushed = [filters.to_expression(f, lambda name: source.c[name]) for f in self._filters]
@@ -206,21 +210,27 @@ class JdbcSource(BatchSource, StreamSource):
         return lower, upper
 
     def read_split(self, split: Split) -> Iterator[pa.RecordBatch]:
-        with self._connect() as conn:
-            if isinstance(split, FunctionSplit):
+        if isinstance(split, FunctionSplit):
+            with self._connect() as conn:
                 yield from self._batches(self._call_partitions_fn(conn, split))
-            elif isinstance(split, RangeSplit):
-                column = self._from().c[str(self.partition_column)]
-                yield from self._read(conn, self._select(split.condition(column)))
-            else:
-                yield from self._read(conn, self._select())
-
-    def _read(self, conn: sa.Connection, statement: sa.Select) -> Iterator[pa.RecordBatch]:
-        """COPY on PostgreSQL (much faster), a server-side cursor elsewhere."""
-        schema = self.arrow_schema()
-        if conn.dialect.name == "postgresql" and self.use_copy and can_copy(schema):
-            yield from copy_batches(conn, statement, schema, self.owner)
+        elif isinstance(split, RangeSplit):
+            column = self._from().c[str(self.partition_column)]
+            yield from self._read(split.condition(column))
         else:
+            yield from self._read()
+
+    def _read(self, *conditions: sa.ColumnElement[bool], order_by: sa.ColumnElement | None = None) -> Iterator[pa.RecordBatch]:
+        """COPY decoded into Arrow on PostgreSQL (much faster), a server-side cursor elsewhere."""
+        if self.use_copy and dialect_name(self.url) == "postgresql":
+            statement = self._select(*conditions, numeric_as_text=True)
+            if order_by is not None:
+                statement = statement.order_by(order_by)
+            yield from copy_batches(self.url, statement, self.arrow_schema(), self.owner)
+            return
+        statement = self._select(*conditions)
+        if order_by is not None:
+            statement = statement.order_by(order_by)
+        with self._connect() as conn:
             yield from self._batches(self._stream(conn, statement))
 
     def _stream(self, conn: sa.Connection, statement: sa.Executable) -> Iterable[Sequence[Sequence[Any]]]:
@@ -280,9 +290,7 @@ class JdbcSource(BatchSource, StreamSource):
         end = values.parse(range_.end, column.type.spark)
         col = self._from().c[column.name]
         conditions = [col <= end] + ([col > start] if start is not None else [])
-        statement = self._select(*conditions).order_by(col)
-        with self._connect() as conn:
-            yield from self._read(conn, statement)
+        yield from self._read(*conditions, order_by=col)
 
     def __repr__(self) -> str:
         what = f"table={self.table!r}" if self.table is not None else f"query={self.query!r}"
