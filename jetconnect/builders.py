@@ -473,9 +473,10 @@ class BuilderStreamSource(StreamSource):
                 wal = self._wal()
                 self._initial = {str(i): wal.start(str(i)) for i in range(self.total_parallelism)}
             else:
+                total = self.total_parallelism
                 self._initial = {
-                    str(i): {"seq": 0, "snapshot": self._processor(i, None).snapshot()}
-                    for i in range(self.total_parallelism)
+                    str(i): {"seq": 0, "snapshot": self._processor(i, None, total).snapshot(), "of": total}
+                    for i in range(total)
                 }
         return copy.deepcopy(self._initial)
 
@@ -491,7 +492,9 @@ class BuilderStreamSource(StreamSource):
         return self._pull_round(start, max_records)
 
     def _pull_round(self, start: Offset, max_records: int | None) -> Offset:
-        total = self.total_parallelism
+        # A restarted stream keeps the processors its checkpoint has, even if the number of members
+        # changed: a snapshot or a log position belongs to processor i of n, not of some other n.
+        total = len(start) or self.total_parallelism
         default_budget = self.options.get_int(MAX_PULL_RECORDS, 100_000, minimum=1)
         budget = max(1, math.ceil(max_records / total)) if max_records else default_budget
         deadline = self.options.get_int(MAX_PULL_MS, 200, minimum=1) / 1000
@@ -501,20 +504,20 @@ class BuilderStreamSource(StreamSource):
             key = str(i)
             if wal is not None:
                 position = int(start[key]) if key in start else wal.start(key)
-                end[key] = self._pull_to_wal(wal, i, position, budget, deadline)
+                end[key] = self._pull_to_wal(wal, i, total, position, budget, deadline)
             else:
-                end[key] = self._pull_counting(i, start.get(key), budget, deadline)
+                end[key] = self._pull_counting(i, total, start.get(key), budget, deadline)
         return end
 
-    def _processor(self, index: int, position: Any) -> _Processor:
-        """The live processor ``index``, restored to ``position`` unless it is already there."""
+    def _processor(self, index: int, position: Any, total: int) -> _Processor:
+        """The live processor ``index`` of ``total``, restored to ``position`` unless it is already there."""
         live = self._live.get(index)
         seq = position["seq"] if isinstance(position, dict) else position
-        if live is not None and (position is None or live.seq == seq):
+        if live is not None and live.ctx.total_parallelism == total and (position is None or live.seq == seq):
             return live
         if live is not None:
             live.destroy()
-        live = _Processor(self.spec, index, self.total_parallelism, self.options)
+        live = _Processor(self.spec, index, total, self.options)
         if isinstance(position, dict):
             live.restore(position["snapshot"])
             live.seq = position["seq"]
@@ -537,16 +540,13 @@ class BuilderStreamSource(StreamSource):
         processor.seq += count
         return count
 
-    def _pull_counting(self, index: int, position: Any, budget: int, deadline: float) -> Any:
-        if position is None:  # a processor the checkpoint does not know yet (parallelism grew)
-            processor = self._processor(index, None)
-            position = {"seq": 0, "snapshot": processor.snapshot()}
-        processor = self._processor(index, position)
+    def _pull_counting(self, index: int, total: int, position: Any, budget: int, deadline: float) -> Any:
+        processor = self._processor(index, position, total)
         if self._pull(processor, budget, deadline, None) == 0:
             return position
-        return {"seq": processor.seq, "snapshot": processor.snapshot()}
+        return {"seq": processor.seq, "snapshot": processor.snapshot(), "of": total}
 
-    def _pull_to_wal(self, wal: WriteAheadLog, index: int, position: int, budget: int, deadline: float) -> int:
+    def _pull_to_wal(self, wal: WriteAheadLog, index: int, total: int, position: int, budget: int, deadline: float) -> int:
         key = str(index)
         durable = wal.end(key)
         if durable > position:
@@ -558,7 +558,7 @@ class BuilderStreamSource(StreamSource):
                 f"source '{self.name}': the checkpoint says processor {index} read up to {position} but the "
                 f"write-ahead log at {wal.directory} ends at {durable}: was '{WAL_LOCATION}' changed or deleted?"
             )
-        processor = self._processor(index, position)
+        processor = self._processor(index, position, total)
         items = _Items(self.spec)
         try:
             self._pull(processor, budget, deadline, items)
@@ -594,7 +594,8 @@ class BuilderStreamSource(StreamSource):
 
     def _replay(self, index: int, start: Any, end: Any) -> Iterator[pa.RecordBatch]:
         need = end["seq"] - start["seq"]
-        processor = _Processor(self.spec, index, self.total_parallelism, self.options)
+        # the processor count the stream started with (checkpoints before "of" existed: the options')
+        processor = _Processor(self.spec, index, start.get("of", self.total_parallelism), self.options)
         try:
             processor.restore(start["snapshot"])
             items = _Items(self.spec)

@@ -180,7 +180,7 @@ def test_snapshot_stream_replays_exactly_what_the_driver_counted():
     start = source.initial_offset()
     assert source.initial_offset() == start  # Spark asks twice; the answer must not move
     end = source.latest_offset(start, 12)
-    assert end == {"0": {"seq": 10, "snapshot": 10}, "1": {"seq": 10, "snapshot": 1010}}
+    assert end == {"0": {"seq": 10, "snapshot": 10, "of": 2}, "1": {"seq": 10, "snapshot": 1010, "of": 2}}
     replayed = {r.partition: [x["n"] for b in source.read_range(r) for x in b.to_pylist()] for r in source.ranges(start, end)}
     assert replayed == {"0": list(range(0, 10)), "1": list(range(1000, 1010))}
     # a re-read of the same range (Spark re-running a batch) gives the same records
@@ -190,6 +190,34 @@ def test_snapshot_stream_replays_exactly_what_the_driver_counted():
     restarted = _counter_stream()
     end2 = restarted.latest_offset(end, 4)
     assert [x["n"] for b in restarted.read_range(Range("0", end["0"], end2["0"])) for x in b.to_pylist()] == list(range(10, 15))
+
+
+def test_a_restarted_stream_keeps_the_processors_of_its_checkpoint_when_members_change():
+    # processor i of n partitions its data by (i, n): restarting it as i of some other n would
+    # emit other items from the restored position
+    def create(ctx):
+        return {"first": ctx.global_processor_index, "step": ctx.total_parallelism, "k": 0}
+
+    def fill(state, buf):
+        for _ in range(3):
+            buf.add(state["first"] + state["k"] * state["step"])
+            state["k"] += 1
+
+    def stream(members: str):
+        built = (
+            SourceBuilder.stream("strided", create).fill_buffer_fn(fill).schema("n bigint").distributed(1)
+            .create_snapshot_fn(lambda s: s["k"]).restore_snapshot_fn(lambda s, k: s.update(k=k)).build()
+        )
+        return built.with_options({"jetconnect.members": members})
+
+    first = stream("2")
+    start = first.initial_offset()
+    end = first.latest_offset(start, 6)
+    restarted = stream("3")  # a third executor joined before the restart
+    end2 = restarted.latest_offset(end, 6)
+    assert sorted(end2) == ["0", "1"]
+    read = sorted(x["n"] for r in restarted.ranges(start, end2) for b in restarted.read_range(r) for x in b.to_pylist())
+    assert read == list(range(12))
 
 
 def test_nondeterministic_restore_is_detected(monkeypatch):
