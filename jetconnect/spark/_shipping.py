@@ -82,18 +82,18 @@ def ship_user_modules(obj: Any) -> list[str]:
     registration is undone and the modules stay by reference, as Spark would have sent them.
     """
     shipped: list[str] = []
-    for _ in range(_MAX_ROUNDS):
-        new = sorted(name for name in referenced_modules(obj) if is_user_module(name))
-        if not new:
-            break
-        for name in new:
-            cloudpickle.register_pickle_by_value(sys.modules[name])
-        shipped += new
-    if shipped:
-        try:
+    try:
+        for _ in range(_MAX_ROUNDS):
+            new = sorted(name for name in referenced_modules(obj) if is_user_module(name))
+            if not new:
+                break
+            for name in new:
+                cloudpickle.register_pickle_by_value(sys.modules[name])
+            shipped += new
+        if shipped:
             cloudpickle.dumps(obj)
-        except Exception:  # whatever stops pickling by value: fall back to what worked before
-            for name in shipped:
-                cloudpickle.unregister_pickle_by_value(sys.modules[name])
-            return []
+    except Exception:  # whatever stops pickling by value: fall back to what worked before
+        for name in shipped:
+            cloudpickle.unregister_pickle_by_value(sys.modules[name])
+        return []
     return shipped
