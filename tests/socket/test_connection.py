@@ -112,3 +112,11 @@ def test_source_is_a_wal_backed_builder_stream():
     assert not source.replays_by_snapshot
     assert source.options["wal_location"] == "/tmp/w"
     assert source.schema().simpleString() == "struct<line:string>"
+
+
+def test_one_connection_in_the_whole_job_unless_distributed():
+    # found on a two-executor cluster: parallelism 1 opened one connection per executor, and a
+    # server that sends every line to every connection had each line written twice
+    members = {"jetconnect.members": "3"}
+    assert socket_source("h", 1).with_options(members).total_parallelism == 1
+    assert socket_source("h", 1, parallelism=2).with_options(members).total_parallelism == 6

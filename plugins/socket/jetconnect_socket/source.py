@@ -39,14 +39,10 @@ def socket_source(
     def fill(reader: LineReader, buf: SourceBuffer) -> None:
         buf.add_all(reader.read_lines())
 
-    source = (
-        SourceBuilder.stream("socket", connect)
-        .fill_buffer_fn(fill)
-        .destroy_fn(LineReader.close)
-        .distributed(parallelism)
-        .schema("line string")
-        .build()
-    )
+    builder = SourceBuilder.stream("socket", connect).fill_buffer_fn(fill).destroy_fn(LineReader.close).schema("line string")
+    if parallelism > 1:  # Jet's way: that many connections on each member; else one in the whole job
+        builder = builder.distributed(parallelism)
+    source = builder.build()
     return source.with_options({"wal_location": wal_location}) if wal_location else source
 
 
