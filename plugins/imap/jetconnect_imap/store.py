@@ -190,9 +190,13 @@ def redact_url(url: str) -> str:
 
 
 def default_url() -> str:
-    """``$JETCONNECT_IMAP_STORE``, or an SQLite file in the working directory (absolute, so
-    that Spark's worker processes, whatever their directory, open the same file)."""
-    return os.environ.get(STORE_ENV) or "sqlite:///" + os.path.abspath("jetconnect-imap.db")
+    """``$JETCONNECT_IMAP_STORE``, or the SQLite file ``~/.jetconnect/imap.db``.
+
+    Not the working directory: a connector built from Spark's options resolves this default in
+    every process that builds it, the driver's and each executor's, and they do not share a working
+    directory; the user's home is the same for all of them on one machine.
+    """
+    return os.environ.get(STORE_ENV) or "sqlite:///" + os.path.join(os.path.expanduser("~"), ".jetconnect", "imap.db")
 
 
 _stores: dict[tuple[int, str], Store] = {}
