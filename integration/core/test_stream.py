@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import os
 import time
 
 from pyspark.sql import functions as F
 
-from jetconnect import SourceBuilder, sources
+from jetconnect import SinkBuilder, SourceBuilder, sources
+from jetconnect.spark import members
 
 
 class _Counter:
@@ -72,3 +74,20 @@ def test_timestamped_stream_has_a_watermark_for_windowed_aggregation(spark, tmp_
     ).start()
     _run_until(query, 2)
     assert query.exception() is None
+
+
+def test_streaming_builder_sink_gets_its_preferred_partitions_per_member(spark, tmp_path):
+    out = str(tmp_path / "out")
+    os.makedirs(out)
+
+    def create(ctx):
+        return open(f"{out}/{ctx.batch_id}-{ctx.partition_id}", "a")
+
+    sink = (
+        SinkBuilder.sink("counted", create).receive_fn(lambda f, row: f.write(f"{row.n}\n"))
+        .destroy_fn(lambda f: f.close()).preferred_local_parallelism(3).build()
+    )
+    query = sink.write_stream(_counter().read_stream(spark, max_records_per_batch=90), checkpoint_location=str(tmp_path / "ck"))
+    _run_until(query, 1)
+    partitions = {int(name.split("-")[1]) for name in os.listdir(out)}
+    assert partitions == set(range(3 * members(spark)))

@@ -76,9 +76,7 @@ def read_stream(source: Source, spark: "SparkSession", **options: Any) -> "DataF
 def write(sink: Sink, df: "DataFrame", mode: str = "append", **options: Any) -> None:
     """Write the batch DataFrame ``df`` to ``sink``."""
     name = _register_object(df.sparkSession, sink, "sink")
-    parallelism = getattr(sink, "preferred_parallelism", None)
-    if parallelism:
-        df = df.repartition(parallelism * members(df.sparkSession))
+    df = _preferred_partitions(sink, df)
     df.write.format(name).mode(mode).options(**_spark_options(df.sparkSession, options)).save()
 
 
@@ -98,7 +96,7 @@ def write_stream(
     """
     name = _register_object(df.sparkSession, sink, "sink")
     writer = (
-        df.writeStream.format(name)
+        _preferred_partitions(sink, df).writeStream.format(name)
         .outputMode(output_mode)
         .option("checkpointLocation", checkpoint_location)
         .options(**_spark_options(df.sparkSession, options))
@@ -124,6 +122,12 @@ def _register_object(spark: "SparkSession", connector: Source | Sink, kind: str)
         check_server_imports(spark, cls, f"{kind} '{connector.name}'")
     spark.dataSource.register(cls)
     return fmt
+
+
+def _preferred_partitions(sink: Sink, df: "DataFrame") -> "DataFrame":
+    """``df`` in the sink's preferred number of partitions per member (Jet's preferred local parallelism)."""
+    parallelism = getattr(sink, "preferred_parallelism", None)
+    return df.repartition(parallelism * members(df.sparkSession)) if parallelism else df
 
 
 def _spark_options(spark: "SparkSession", options: Mapping[str, Any]) -> dict[str, str]:
