@@ -74,7 +74,7 @@ def test_a_distribution_missing_on_the_server_is_a_clear_error(spark, tmp_path, 
     with pytest.raises(ConnectSetupError) as caught:
         source.read(spark)
     message = str(caught.value)
-    assert f"source 'fake' cannot run on the Spark Connect server" in message
+    assert "source 'fake' cannot run on the Spark Connect server" in message
     assert f"{module} (ModuleNotFoundError" in message
     assert "pip install jcfake-client-lib==0.3.1" in message
 
@@ -100,7 +100,8 @@ def test_register_warns_of_a_plugin_the_server_lacks_and_its_format_fails_clearl
     try:
         import jetconnect
 
-        with pytest.warns(ConnectPluginWarning, match=r"plugin 'fakeplugin' is installed here but not on the Spark Connect server .*pip install jetconnect-fakeplugin==0.1.0"):
+        expected = r"plugin 'fakeplugin' is installed here but not on the Spark Connect server .*pip install jetconnect-fakeplugin==0.1.0"
+        with pytest.warns(ConnectPluginWarning, match=expected):
             formats = jetconnect.register(spark)
         assert "jetconnect.fake_numbers" in formats
         with pytest.raises(Exception, match=r"source 'fake_numbers' is not installed in this Python"):

@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 from jetconnect.builders import MEMBERS
 from jetconnect.connector import Sink, Source
-from jetconnect.options import _to_option_string
 from jetconnect.errors import ConnectSetupError
+from jetconnect.options import _to_option_string
 from jetconnect.spark._connect import check_plugins_on_server, check_server_imports, is_connect
 from jetconnect.spark._datasource import MAX_RECORDS_PER_BATCH, Bound, FromRegistry, data_source_class
 from jetconnect.spark._session import filter_pushdown, members
