@@ -17,9 +17,10 @@ if [ ${#need_apt[@]} -gt 0 ]; then
 fi
 
 PY=${PYTHON:-python3}
-if [ ! -x .venv/bin/python ]; then
+if ! .venv/bin/python -m pip --version >/dev/null 2>&1; then
+  # missing, or left half-made by an interrupted run (no pip): make it afresh
   echo "setup: creating .venv with $($PY --version)"
-  $PY -m venv .venv
+  $PY -m venv --clear .venv
 fi
 VPY="$ROOT/.venv/bin/python"
 stamp=.venv/.jetconnect-installed
