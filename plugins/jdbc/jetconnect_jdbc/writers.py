@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import Any, Protocol
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 import sqlalchemy as sa
 
@@ -86,7 +87,7 @@ class CopyWriter:
                     if batch.num_rows == 0:
                         continue
                     buffer = io.BytesIO()
-                    pacsv.write_csv(_hex_binary_columns(batch), buffer, options)
+                    pacsv.write_csv(_csv_ready(batch), buffer, options)
                     copy.write(buffer.getbuffer())
                     count += batch.num_rows
         except psycopg.Error as exc:
@@ -99,15 +100,32 @@ class CopyWriter:
         self._insert.write_row(conn, row)
 
 
-def _hex_binary_columns(batch: pa.RecordBatch) -> pa.RecordBatch:
-    if not any(pa.types.is_binary(f.type) or pa.types.is_large_binary(f.type) for f in batch.schema):
+def _csv_ready(batch: pa.RecordBatch) -> pa.RecordBatch:
+    """``batch`` with the columns Arrow's CSV writer handles badly rewritten, in C++ where possible.
+
+    Time-zone aware timestamps become naive UTC text plus ``+00``: Arrow formats them through the
+    time-zone database, 18 times slower than a naive timestamp, and the offset keeps the value
+    exact whatever the session's TimeZone. Binary columns become bytea hex (``\\x...``).
+    """
+    if not any(_needs_rewrite(f.type) for f in batch.schema):
         return batch
     arrays = []
     for field, column in zip(batch.schema, batch.columns):
-        if pa.types.is_binary(field.type) or pa.types.is_large_binary(field.type):
+        if pa.types.is_timestamp(field.type) and field.type.tz is not None:
+            naive = column.cast(pa.timestamp(field.type.unit)).cast(pa.string())
+            column = pc.binary_join_element_wise(naive, "+00", "")
+        elif pa.types.is_binary(field.type) or pa.types.is_large_binary(field.type):
             column = pa.array([None if v is None else "\\x" + v.hex() for v in column.to_pylist()], pa.string())
         arrays.append(column)
     return pa.RecordBatch.from_arrays(arrays, names=batch.schema.names)
+
+
+def _needs_rewrite(arrow_type: pa.DataType) -> bool:
+    return (
+        (pa.types.is_timestamp(arrow_type) and arrow_type.tz is not None)
+        or pa.types.is_binary(arrow_type)
+        or pa.types.is_large_binary(arrow_type)
+    )
 
 
 def make_writer(
