@@ -10,7 +10,7 @@ from jetconnect.errors import OptionError
 from jetconnect.retry import RetriesExhausted
 from jetconnect_jms import jms_queue_sink, jms_queue_source, jms_topic_source
 from jetconnect_jms.sink import _bodies
-from jetconnect_jms.source import RecentIds
+from jetconnect_jms.consumer import RecentIds
 from jetconnect_jms.stomp_client import StompClient, StompSettings, destination_path
 
 

@@ -29,6 +29,8 @@ def jms_queue_source(
     prefetch: int = 1000,
     dedupe_window: int = 100_000,
     max_pull_ms: int = 500,
+    linger_ms: int = 50,
+    max_backlog: int = 10_000,
     user: str | None = None,
     password: str | None = None,
     connect_timeout: float = 30.0,
@@ -53,6 +55,8 @@ def jms_topic_source(
     prefetch: int = 1000,
     dedupe_window: int = 100_000,
     max_pull_ms: int = 500,
+    linger_ms: int = 50,
+    max_backlog: int = 10_000,
     user: str | None = None,
     password: str | None = None,
     connect_timeout: float = 30.0,
@@ -124,6 +128,8 @@ def _source(kind: str, destination: str, args: dict[str, Any]) -> JmsSource:
         prefetch=args["prefetch"],
         dedupe_window=args["dedupe_window"],
         max_pull_ms=args["max_pull_ms"],
+        linger_ms=args["linger_ms"],
+        max_backlog=args["max_backlog"],
         wal_location=args["wal_location"],
     )
 

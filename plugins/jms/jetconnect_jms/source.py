@@ -1,9 +1,9 @@
 """The JMS source: a broker that cannot replay, made replayable by the write-ahead log.
 
-On the driver, each consumer (one STOMP connection, one log partition) drains what the broker
-delivered, writes it to the log (fsynced), and only then acknowledges it, client-individually,
-waiting for the broker's receipt. A micro-batch is a range of the log, read on the executors as
-often as Spark asks. So:
+On the driver, each consumer (one STOMP connection, one log partition, one thread: see
+:mod:`jetconnect_jms.consumer`) writes what the broker delivers to the log (fsynced), and only
+then acknowledges it, waiting for the broker's receipt. A micro-batch is a range of the log, read
+on the executors as often as Spark asks. So:
 
 * a message is acknowledged only once it is durable: a crash before that makes the broker
   redeliver it, a crash after it replays it from the log;
@@ -15,53 +15,36 @@ often as Spark asks. So:
 
 from __future__ import annotations
 
-import collections
+import contextlib
 import copy
-import logging
+import threading
 import time
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
-
-import pyarrow as pa
 
 from jetconnect.connector import Guarantee, Offset, Range, ReadOutput, StreamSource
 from jetconnect.errors import OptionError
 from jetconnect.wal import WriteAheadLog
-from jetconnect_jms.messages import MessageView, frames_to_batch
-from jetconnect_jms.stomp_client import CONNECTION_ERRORS, StompClient, StompSettings, destination_path
-
-log = logging.getLogger("jetconnect.jms")
-
-#: A consumer that received nothing for this long has nothing more for this micro-batch.
-_QUIET_S = 0.02
+from jetconnect_jms.consumer import Consumer, RecentIds, start_consumers
+from jetconnect_jms.messages import MessageView
+from jetconnect_jms.stomp_client import StompClient, StompSettings, destination_path
 
 
-class RecentIds:
-    """The ids of the last ``capacity`` messages logged: what a redelivery is checked against."""
-
-    def __init__(self, capacity: int) -> None:
-        self.capacity = capacity
-        self._ids: collections.OrderedDict[str, None] = collections.OrderedDict()
-
-    def __contains__(self, message_id: object) -> bool:
-        return message_id in self._ids
-
-    def add(self, ids: Iterable[str]) -> None:
-        for message_id in ids:
-            self._ids[message_id] = None
-        while len(self._ids) > self.capacity:
-            self._ids.popitem(last=False)
+#: How long a plan waits for a just-started consumer's first segment (or for it to find nothing).
+_FIRST_ROUND_S = 5.0
+#: How often a plan looks at how far the consumers have logged.
+_POLL_S = 0.02
 
 
 @dataclass
-class _Consumers:
+class _Running:
     """The driver-side state of a running query: never pickled."""
 
     wal: WriteAheadLog
-    clients: list[StompClient]
-    seen: RecentIds
-    stats: dict[str, int] = field(default_factory=lambda: {"logged": 0, "redelivered": 0, "reconnects": 0})
+    consumers: list[Consumer]
+    #: Held while appending to or trimming the log: consumers append from their own threads.
+    wal_lock: threading.Lock
 
 
 class JmsSource(StreamSource):
@@ -81,6 +64,8 @@ class JmsSource(StreamSource):
         prefetch: int = 1000,
         dedupe_window: int = 100_000,
         max_pull_ms: int = 500,
+        linger_ms: int = 50,
+        max_backlog: int = 10_000,
         wal_location: str | None = None,
     ) -> None:
         self.kind = kind
@@ -94,8 +79,12 @@ class JmsSource(StreamSource):
             raise OptionError(f"{self.owner}: option 'parallelism' must be 1 for a topic, got {parallelism}")
         if subscription and kind != "topic":
             raise OptionError(f"{self.owner}: option 'subscription' (a durable subscription) only applies to topics")
-        if prefetch < 1:
-            raise OptionError(f"{self.owner}: option 'prefetch' must be at least 1, got {prefetch}")
+        for option, value in (("prefetch", prefetch), ("max_backlog", max_backlog)):
+            if value < 1:
+                raise OptionError(f"{self.owner}: option '{option}' must be at least 1, got {value}")
+        for option, value in (("max_pull_ms", max_pull_ms), ("linger_ms", linger_ms)):
+            if value < 0:
+                raise OptionError(f"{self.owner}: option '{option}' must not be negative, got {value}")
         self.settings = settings
         self.view = view
         self.parallelism = parallelism
@@ -103,12 +92,14 @@ class JmsSource(StreamSource):
         self.prefetch = prefetch
         self.dedupe_window = dedupe_window
         self.max_pull_ms = max_pull_ms
+        self.linger_ms = linger_ms
+        self.max_backlog = max_backlog
         self.wal_location = wal_location
-        self._consumers: _Consumers | None = None
+        self._live: _Running | None = None
 
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
-        state["_consumers"] = None  # connections stay in the driver process that opened them
+        state["_live"] = None  # connections and threads stay in the driver process that started them
         return state
 
     def with_options(self, options: Mapping[str, str]) -> "JmsSource":
@@ -117,7 +108,7 @@ class JmsSource(StreamSource):
             return self
         clone = copy.copy(self)
         clone.wal_location = lowered["wal_location"]
-        clone._consumers = None
+        clone._live = None
         return clone
 
     def schema(self) -> Any:
@@ -137,16 +128,28 @@ class JmsSource(StreamSource):
         # partitions of an earlier run with a larger parallelism are still read, never dropped
         return sorted({str(i) for i in range(self.parallelism)} | set(wal.partitions()), key=int)
 
-    def _running(self) -> _Consumers:
-        if self._consumers is None:
+    def _running(self) -> _Running:
+        if self._live is None:
             wal = self._wal()
             seen = RecentIds(self.dedupe_window)
             for partition in wal.partitions():  # what the log holds may come back as redeliveries
                 for batch in wal.read(partition, wal.start(partition), wal.end(partition)):
                     seen.add(batch.column("message_id").to_pylist())
-            clients = [self._open(i) for i in range(self.parallelism)]
-            self._consumers = _Consumers(wal, clients, seen)
-        return self._consumers
+            wal_lock = threading.Lock()
+            consumers = start_consumers(
+                self._open,
+                self.parallelism,
+                wal=wal,
+                view=self.view,
+                seen=seen,
+                wal_lock=wal_lock,
+                # half the prefetch window: the other half keeps arriving while a segment is written
+                segment_records=max(1, self.prefetch // 2),
+                linger_s=self.linger_ms / 1000,
+                max_backlog=self.max_backlog,
+            )
+            self._live = _Running(wal, consumers, wal_lock)
+        return self._live
 
     def _open(self, index: int) -> StompClient:
         client = StompClient(self.settings, f"{self.owner} consumer {index}").connect()
@@ -157,77 +160,50 @@ class JmsSource(StreamSource):
         return client
 
     def initial_offset(self) -> Offset:
-        consumers = self._running()  # subscribe now: a plain topic subscription sees messages from here on
-        return {p: consumers.wal.start(p) for p in self._partitions(consumers.wal)}
+        running = self._running()  # subscribe now: a plain topic subscription sees messages from here on
+        return {p: running.wal.start(p) for p in self._partitions(running.wal)}
 
     def latest_offset(self, start: Offset, max_records: int | None) -> Offset:
-        consumers = self._running()
-        wal = consumers.wal
+        """How far the log goes (at most ``max_records`` past ``start``): what the consumers logged.
+
+        While messages keep arriving the plan waits for them, up to ``max_pull_ms``: every
+        micro-batch costs Spark a fixed amount of work, so fewer, larger ones go faster.
+        """
+        running = self._running()
+        for consumer in running.consumers:
+            # a fresh consumer's first segment is on its way: a first plan without it would be empty
+            consumer.first_round.wait(_FIRST_ROUND_S)
+        self._wait_while_flowing(running, start, max_records)
+        for consumer in running.consumers:
+            if consumer.error is not None:
+                raise consumer.error
+        wal = running.wal
         budget = max_records
         end: Offset = {}
         for partition in self._partitions(wal):
             begin = int(start.get(partition, wal.start(partition)))
-            logged = wal.end(partition) - begin  # a crashed run may have logged past the checkpoint
-            if budget is not None and logged >= budget:
-                end[partition] = begin + budget
-                budget = 0
-                continue
-            index = int(partition)
-            if index < self.parallelism:
-                self._pull(consumers, index, None if budget is None else budget - logged)
-            end[partition] = wal.end(partition)
+            logged = wal.end(partition)  # a crashed run may have logged past the checkpoint
+            end[partition] = logged if budget is None else min(logged, begin + budget)
             if budget is not None:
                 budget -= end[partition] - begin
+        for consumer in running.consumers:
+            consumer.planned = end[consumer.partition]
         return end
 
-    def _pull(self, consumers: _Consumers, index: int, limit: int | None) -> None:
-        """Log and acknowledge what consumer ``index`` receives, for up to ``max_pull_ms``.
+    def _wait_while_flowing(self, running: _Running, start: Offset, max_records: int | None) -> None:
+        """Wait while messages arrive, until ``max_records`` are logged or ``max_pull_ms`` is up."""
+        deadline = time.monotonic() + self.max_pull_ms / 1000
+        logged = self._logged(running, start)
+        while time.monotonic() < deadline and (max_records is None or logged < max_records):
+            time.sleep(_POLL_S)
+            now_logged = self._logged(running, start)
+            if now_logged == logged and not any(consumer.receiving for consumer in running.consumers):
+                return  # nothing arrived since the last look: the broker has nothing more now
+            logged = now_logged
 
-        The broker sends at most ``prefetch`` unacknowledged messages, so one drain is never
-        more than that: keep draining while messages flow (acknowledging frees the window) and
-        stop when the consumer has been quiet for a moment, the budget or the time is spent.
-        """
-        client = consumers.clients[index]
-        if not client.connected:
-            consumers.stats["reconnects"] += 1
-            log.warning("%s: connection lost, reconnecting", client.what)
-            client.connect()  # forgets frames of the dead connection: the broker redelivers them
-        started = last_seen = time.monotonic()
-        pulled = 0
-        while time.monotonic() - started < self.max_pull_ms / 1000 and (limit is None or pulled < limit):
-            client.raise_broker_error()
-            frames = _drain(client.messages, None if limit is None else limit - pulled)
-            if frames:
-                pulled += len(frames)
-                last_seen = time.monotonic()
-                if not self._accept(consumers, index, client, frames):
-                    return
-            elif time.monotonic() - last_seen > _QUIET_S:
-                return
-            else:
-                time.sleep(0.002)
-
-    def _accept(self, consumers: _Consumers, index: int, client: StompClient, frames: list[Any]) -> bool:
-        """Log the new messages among ``frames``, then acknowledge all; False if the ack failed."""
-        fresh = [f for f in frames if f[0]["message-id"] not in consumers.seen]
-        if len(fresh) != len(frames):
-            consumers.stats["redelivered"] += len(frames) - len(fresh)
-        if fresh:
-            batch = frames_to_batch(fresh)
-            self.view.check_decodable(batch)  # a bad body stops here, unacknowledged
-            partition = str(index)
-            consumers.wal.append(partition, consumers.wal.end(partition), batch)
-            consumers.seen.add(batch.column("message_id").to_pylist())
-            consumers.stats["logged"] += len(fresh)
-        try:
-            client.ack(headers["ack"] for headers, _ in frames)
-        except CONNECTION_ERRORS as exc:
-            # The messages are durable in the log already; the broker will redeliver them to the
-            # next connection and they will be recognised by id. Reconnect on the next call.
-            client.lost = True
-            log.warning("%s: acknowledgement failed (%s); will reconnect", client.what, exc)
-            return False
-        return True
+    @staticmethod
+    def _logged(running: _Running, start: Offset) -> int:
+        return sum(consumer.end - int(start.get(consumer.partition, consumer.end)) for consumer in running.consumers)
 
     def ranges(self, start: Offset, end: Offset) -> Sequence[Range]:
         wal = self._wal()
@@ -236,14 +212,15 @@ class JmsSource(StreamSource):
 
     def commit(self, end: Offset) -> None:
         wal = self._wal()
-        for partition, position in end.items():
-            wal.trim(partition, int(position))
+        with self._live.wal_lock if self._live is not None else contextlib.nullcontext():
+            for partition, position in end.items():
+                wal.trim(partition, int(position))
 
     def stop(self) -> None:
-        if self._consumers is not None:
-            for client in self._consumers.clients:
-                client.close()
-            self._consumers = None
+        if self._live is not None:
+            for consumer in self._live.consumers:
+                consumer.stop()
+            self._live = None
 
     # --- executor side ---------------------------------------------------------------------------
 
@@ -252,14 +229,4 @@ class JmsSource(StreamSource):
             yield self.view.to_rows(raw)
 
 
-def _drain(messages: "collections.deque[Any]", limit: int | None) -> list[Any]:
-    taken: list[Any] = []
-    while limit is None or len(taken) < limit:
-        try:
-            taken.append(messages.popleft())
-        except IndexError:
-            break
-    return taken
-
-
-__all__ = ["JmsSource", "RecentIds"]
+__all__ = ["JmsSource"]

@@ -70,11 +70,25 @@ def destination_path(kind: str, name: str) -> str:
 
 
 class _Listener(stomp.ConnectionListener):
-    def __init__(self, client: "StompClient") -> None:
+    """Hands one connection's frames to its client; a closed connection's late frames are dropped.
+
+    stomp.py calls back from the connection's own thread, possibly after the client has closed
+    it and connected again: a late "disconnected" must not mark the new connection lost, and a
+    late message must not be acknowledged on a connection that never received it.
+    """
+
+    def __init__(self, client: "StompClient", generation: int) -> None:
         self._client = client
+        self._generation = generation
+
+    @property
+    def _current(self) -> bool:
+        return self._generation == self._client._generation
 
     def on_message(self, frame: Any) -> None:
-        self._client.messages.append((frame.headers, frame.body))
+        if self._current:
+            self._client.messages.append((frame.headers, frame.body))
+            self._client._arrived.set()
 
     def on_receipt(self, frame: Any) -> None:
         with self._client._cond:
@@ -82,16 +96,22 @@ class _Listener(stomp.ConnectionListener):
             self._client._cond.notify_all()
 
     def on_error(self, frame: Any) -> None:
+        if not self._current:
+            return
         with self._client._cond:
             message = frame.headers.get("message", "")
             body = frame.body.decode("utf-8", "replace") if isinstance(frame.body, bytes) else frame.body
             self._client._errors.append(f"{message} {body or ''}".strip())
             self._client._cond.notify_all()
+        self._client._arrived.set()  # a consumer waiting for messages must see the error
 
     def on_disconnected(self) -> None:
+        if not self._current:
+            return
         with self._client._cond:
             self._client.lost = True
             self._client._cond.notify_all()
+        self._client._arrived.set()
 
 
 class StompClient:
@@ -107,9 +127,13 @@ class StompClient:
         self.messages: collections.deque[tuple[dict[str, str], bytes]] = collections.deque()
         self.lost = False
         self._cond = threading.Condition()
+        #: Set when a message (or an error, or the end of the connection) arrives.
+        self._arrived = threading.Event()
         self._receipts: set[str] = set()
         self._errors: list[str] = []
         self._subscriptions: list[tuple[str, str, dict[str, str]]] = []
+        #: Counts connections: callbacks of an earlier (closed) connection are ignored.
+        self._generation = 0
         self._conn: stomp.Connection12 | None = None
 
     # --- connecting ------------------------------------------------------------------------------
@@ -136,13 +160,13 @@ class StompClient:
             heartbeats=(HEARTBEAT_MS, 0),
             timeout=min(5.0, self.settings.connect_timeout),
         )
-        conn.set_listener("jetconnect", _Listener(self))
+        conn.set_listener("jetconnect", _Listener(self, self._generation))
         headers = {"client-id": self.settings.client_id} if self.settings.client_id else {}
         self.messages.clear()
         self._errors.clear()
         self.lost = False
+        self._conn = conn  # set first: the next attempt closes it if this one fails
         conn.connect(self.settings.user, self.settings.password, wait=True, headers=headers)
-        self._conn = conn
         for destination, sub_id, sub_headers in self._subscriptions:
             conn.subscribe(destination, id=sub_id, ack="client-individual", headers=sub_headers)
         self.raise_broker_error()
@@ -150,11 +174,20 @@ class StompClient:
     def close(self) -> None:
         """Disconnect, ignoring a connection that is already gone."""
         conn, self._conn = self._conn, None
+        with self._cond:  # callbacks of this connection are ignored from now on, waits end
+            self._generation += 1
+            self.lost = True
+            self._cond.notify_all()
+        self._arrived.set()
         if conn is not None:
             try:
                 conn.disconnect()
             except CONNECTION_ERRORS:
                 pass
+            # stomp.py closes the socket only when the DISCONNECT receipt arrives; a connection
+            # given up as lost may never send it, and while its socket stays open the broker keeps
+            # the messages it dispatched there instead of redelivering them.
+            conn.transport.disconnect_socket()
 
     @property
     def connected(self) -> bool:
@@ -178,6 +211,17 @@ class StompClient:
         """Subscribe with client-individual acknowledgement; repeated after every reconnect."""
         self._subscriptions.append((destination, sub_id, headers))
         self._require().subscribe(destination, id=sub_id, ack="client-individual", headers=headers)
+
+    def wait_for_messages(self, timeout: float) -> bool:
+        """Block until :attr:`messages` is not empty (True) or ``timeout`` s have passed (False).
+
+        Also returns early when the connection is lost or the broker sent an ERROR.
+        """
+        if not self.messages:
+            self._arrived.clear()
+            if not self.messages:  # checked again: a message may have come before the clear
+                self._arrived.wait(timeout)
+        return bool(self.messages)
 
     def ack(self, ack_ids: Iterable[str]) -> None:
         """Acknowledge messages and wait until the broker confirms it processed them.
