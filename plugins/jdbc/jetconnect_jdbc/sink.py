@@ -9,7 +9,7 @@ password of the URL never appears in a message.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -131,8 +131,7 @@ class JdbcSink(Sink):
     def write_partition(self, data: Iterator[pa.RecordBatch], ctx: WriteContext) -> PartitionWritten:
         if ctx.overwrite:
             raise SinkError(f"{self.owner}: overwrite is not supported; delete the rows first or use mode 'upsert'")
-        # Kept whole: a retried transaction must write the same rows again.
-        batches = [b for b in data if b.num_rows]
+        batches = _Remembered(data)
         key = None
         if ctx.batch_id is not None and ctx.query_id is not None:
             key = progress.PartitionKey(ctx.query_id, ctx.batch_id, ctx.partition_id)
@@ -140,15 +139,17 @@ class JdbcSink(Sink):
         table = self._table(ctx.schema)
         writer = make_writer(dialect_name(self.url), self.mode, table, self.statement, self.key_columns, self.batch_size)
         where = f"partition {ctx.partition_id}" + (f" of micro-batch {ctx.batch_id}" if ctx.batch_id is not None else "")
-        return retry_call(
+        written = retry_call(
             lambda: self._write_once(writer, batches, key, ctx.partition_id),
             retry_on=(TransientWriteError,),
             what=f"{self.owner}: writing {where}",
             backoff=Backoff(initial=0.2, maximum=5.0, deadline=self.retry_deadline),
         )
+        batches.drain()  # a skipped replay never read its input; Spark expects it read
+        return written
 
     def _write_once(
-        self, writer: Writer, batches: list[pa.RecordBatch], key: progress.PartitionKey | None, partition_id: int
+        self, writer: Writer, batches: Iterable[pa.RecordBatch], key: progress.PartitionKey | None, partition_id: int
     ) -> PartitionWritten:
         engine = engine_for(self.url)
         marks = progress.progress_table(self.progress_table)
@@ -171,7 +172,7 @@ class JdbcSink(Sink):
                 raise TransientWriteError(f"{self.owner}: {scrub(str(exc.orig), self.url)}") from None
             raise self._refused(writer, batches, exc) from None
 
-    def _refused(self, writer: Writer, batches: list[pa.RecordBatch], exc: sa.exc.DBAPIError) -> SinkError:
+    def _refused(self, writer: Writer, batches: Iterable[pa.RecordBatch], exc: sa.exc.DBAPIError) -> SinkError:
         """A non-transient error naming the statement and the first row the database refuses."""
         engine = engine_for(self.url)
         reason = scrub(str(exc.orig).strip(), self.url)
@@ -202,7 +203,30 @@ class JdbcSink(Sink):
         return f"JdbcSink({safe_url(self.url)!r}, {target}, mode={self.mode!r})"
 
 
-def _first_refused_row(conn: sa.Connection, writer: Writer, batches: list[pa.RecordBatch]) -> tuple[int, dict] | None:
+class _Remembered:
+    """A partition's batches, read from Spark once while the first attempt writes them (COPY runs
+    while Spark still converts the rest) and kept, so a retried transaction writes the same rows."""
+
+    def __init__(self, data: Iterator[pa.RecordBatch]) -> None:
+        self._data = data
+        self._kept: list[pa.RecordBatch] = []
+
+    def __iter__(self) -> Iterator[pa.RecordBatch]:
+        index = 0
+        while index < len(self._kept):  # what an earlier attempt read, then the rest
+            yield self._kept[index]
+            index += 1
+        for batch in self._data:
+            if batch.num_rows:
+                self._kept.append(batch)
+                yield batch
+
+    def drain(self) -> None:
+        for _ in self._data:
+            pass
+
+
+def _first_refused_row(conn: sa.Connection, writer: Writer, batches: Iterable[pa.RecordBatch]) -> tuple[int, dict] | None:
     """Write row by row, each in a savepoint, inside a transaction that is rolled back."""
     index = 0
     for batch in batches:

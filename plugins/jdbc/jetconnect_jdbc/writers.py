@@ -8,7 +8,7 @@ by SQLAlchemy's dialect, never pasted into SQL text.
 from __future__ import annotations
 
 import io
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any, Protocol
 
 import pyarrow as pa
@@ -24,7 +24,7 @@ MODES = ("insert", "upsert", "ignore")
 class Writer(Protocol):
     """Writes Arrow batches inside an open transaction."""
 
-    def write(self, conn: sa.Connection, batches: Sequence[pa.RecordBatch]) -> int:
+    def write(self, conn: sa.Connection, batches: Iterable[pa.RecordBatch]) -> int:
         """Write every row; return how many."""
 
     def write_row(self, conn: sa.Connection, row: dict[str, Any]) -> None:
@@ -41,7 +41,7 @@ class StatementWriter:
         self._statement = statement
         self._block_rows = block_rows
 
-    def write(self, conn: sa.Connection, batches: Sequence[pa.RecordBatch]) -> int:
+    def write(self, conn: sa.Connection, batches: Iterable[pa.RecordBatch]) -> int:
         count = 0
         for batch in batches:
             for offset in range(0, batch.num_rows, self._block_rows):
@@ -74,7 +74,7 @@ class CopyWriter:
         columns = ", ".join(quote.quote(c.name) for c in self._table.columns)
         return f"COPY {quote.format_table(self._table)} ({columns}) FROM STDIN (FORMAT csv)"
 
-    def write(self, conn: sa.Connection, batches: Sequence[pa.RecordBatch]) -> int:
+    def write(self, conn: sa.Connection, batches: Iterable[pa.RecordBatch]) -> int:
         import psycopg
 
         statement = self.statement(conn)
