@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import re
 import tempfile
+import threading
 import urllib.parse
 from collections.abc import Iterator
 from pathlib import Path
@@ -121,16 +122,22 @@ class WriteAheadLog:
             )
 
     def trim(self, partition: str, upto: int) -> None:
-        """Delete whole segments that end at or before ``upto`` (Spark committed past them)."""
+        """Delete whole segments that end at or before ``upto`` (Spark committed past them).
+
+        When the last segment goes, the end it held is first written to a ``trimmed`` marker
+        (atomically), so a reader in another thread never sees neither and takes the log for empty.
+        """
         segments = self._segments(partition)
-        removed_end = None
-        for seg_start, seg_end, path in segments:
-            if seg_end <= upto:
-                removed_end = seg_end
-                path.unlink(missing_ok=True)
-        if removed_end is not None and removed_end == segments[-1][1]:
-            # keep the end known after the last segment is gone
-            (self._dir(partition) / "trimmed").write_text(str(removed_end))
+        doomed = [(seg_end, path) for _, seg_end, path in segments if seg_end <= upto]
+        if not doomed:
+            return
+        if doomed[-1][0] == segments[-1][1]:
+            marker = self._dir(partition) / "trimmed"
+            scratch = marker.with_name(f".trimmed-{os.getpid()}-{threading.get_ident()}")
+            scratch.write_text(str(doomed[-1][0]))
+            os.replace(scratch, marker)
+        for _, path in doomed:
+            path.unlink(missing_ok=True)
 
 
 def _fsync_dir(folder: Path) -> None:

@@ -1,5 +1,7 @@
 """The write-ahead log: atomic appends, exact reads of any range, trimming."""
 
+from pathlib import Path
+
 import pyarrow as pa
 import pytest
 
@@ -51,3 +53,20 @@ def test_a_relative_wal_location_is_refused_naming_the_option(tmp_path):
     with pytest.raises(OptionError, match=r"option 'wal_location': 'wal' is a relative path"):
         WriteAheadLog("wal")
     assert WriteAheadLog(f"file://{tmp_path}/wal").directory == tmp_path / "wal"
+
+
+def test_trimming_the_last_segment_records_the_end_before_deleting_it(tmp_path, monkeypatch):
+    # another thread asking end() between the two steps must never see an empty log
+    wal = WriteAheadLog(tmp_path)
+    end = wal.append("p", 0, pa.RecordBatch.from_pydict({"v": [1, 2, 3]}))
+    seen = []
+    unlink = Path.unlink
+
+    def watching_unlink(self, *args, **kwargs):
+        unlink(self, *args, **kwargs)
+        seen.append(wal.end("p"))  # what a reader sees right after the segment is gone
+
+    monkeypatch.setattr(Path, "unlink", watching_unlink)
+    wal.trim("p", end)
+    assert seen == [end]
+    assert wal.end("p") == end and wal.start("p") == end
