@@ -12,6 +12,7 @@ from pyspark.sql.types import StructType
 
 from jetconnect.arrow import to_batches
 from jetconnect.connector import BatchSource, StreamSource
+from jetconnect.spark._worker import settle
 
 
 class _NoSplits:
@@ -30,6 +31,7 @@ class BatchReader(DataSourceReader):
         return [InputPartition(split) for split in splits] or [InputPartition(_NoSplits())]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        settle()
         if isinstance(partition.value, _NoSplits):
             return iter(())
         return to_batches(self.source.read_split(partition.value), self.schema, f"source '{self.source.name}'")
@@ -72,6 +74,7 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return [InputPartition(r) for r in self.source.ranges(start, end)]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        settle()
         return to_batches(self.source.read_range(partition.value), self.schema, f"source '{self.source.name}'")
 
     def commit(self, end: dict) -> None:

@@ -18,6 +18,7 @@ from pyspark.sql.types import StructType
 
 from jetconnect.connector import CommitContext, Sink, WriteContext
 from jetconnect.options import Options
+from jetconnect.spark._worker import settle
 
 # Local properties Spark's micro-batch execution sets on every task of a streaming write.
 BATCH_ID_PROPERTY = "streaming.sql.batchId"
@@ -41,6 +42,7 @@ class _SinkWriter:
         self.streaming = streaming
 
     def write(self, iterator: Iterator[Any]) -> SinkMessage:
+        settle()
         task = TaskContext.get()
         batch_id = task.getLocalProperty(BATCH_ID_PROPERTY) if (task and self.streaming) else None
         query_id = task.getLocalProperty(QUERY_ID_PROPERTY) if task else None
