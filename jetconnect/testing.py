@@ -80,6 +80,35 @@ def shared_spark_session() -> "SparkSession":
     return _session
 
 
+class _Strided:
+    """Processor i of n counts i, i+n, i+2n, ...; its position is how many it has emitted."""
+
+    def __init__(self, ctx: Any) -> None:
+        self.first, self.step, self.k = ctx.global_processor_index, ctx.total_parallelism, 0
+
+
+def counter_stream(total: int, per_fill: int = 5, local_parallelism: int = 2) -> Any:
+    """A replayable builder stream of ``n bigint``: 0 .. total-1 exactly, whatever the parallelism.
+
+    Crash and restart tests count on it: every number once, no matter how many processors the
+    cluster gives it, and a restart from a snapshot continues exactly.
+    """
+    from jetconnect.builders import SourceBuilder
+
+    def fill(state: _Strided, buf: Any) -> None:
+        for _ in range(per_fill):
+            n = state.first + state.k * state.step
+            if n >= total:
+                return
+            buf.add(n)
+            state.k += 1
+
+    return (
+        SourceBuilder.stream("counter", _Strided).fill_buffer_fn(fill).schema("n bigint").distributed(local_parallelism)
+        .create_snapshot_fn(lambda s: s.k).restore_snapshot_fn(lambda s, k: setattr(s, "k", k)).build()
+    )
+
+
 def executor_process() -> str:
     """Which Spark process runs the calling Python worker: ``executor <id> (pid <jvm pid>)`` or ``driver``.
 
@@ -183,6 +212,7 @@ def checkpoint_batches(checkpoint: str | Path, kind: str = "commits") -> list[in
 __all__ = [
     "PipelineProcess",
     "checkpoint_batches",
+    "counter_stream",
     "executor_process",
     "shared_spark_session",
     "spark_builder",

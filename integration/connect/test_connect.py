@@ -20,7 +20,7 @@ from jetconnect.builders import fill_from_iterator
 from jetconnect.registry import reset_registry
 from jetconnect.spark import members
 from jetconnect.spark._connect import ConnectPluginWarning, is_connect
-from jetconnect.testing import checkpoint_batches, wait_until
+from jetconnect.testing import checkpoint_batches, counter_stream, wait_until
 
 
 def test_the_session_is_a_connect_client(spark):
@@ -118,28 +118,6 @@ def test_batch_sink(spark, tmp_path):
     assert sorted(int(v) for v in lines) == list(range(1000))
 
 
-class _Counter:
-    """0 .. total-1 over the processors; the position is how many this processor emitted."""
-
-    def __init__(self, ctx):
-        self.first, self.step, self.k = ctx.global_processor_index, ctx.total_parallelism, 0
-
-
-def _counter(total: int):
-    def fill(state, buf):
-        for _ in range(10):
-            n = state.first + state.k * state.step
-            if n >= total:
-                return
-            buf.add(n)
-            state.k += 1
-
-    return (
-        SourceBuilder.stream("counter", _Counter).fill_buffer_fn(fill).schema("n bigint").distributed(2)
-        .create_snapshot_fn(lambda s: s.k).restore_snapshot_fn(lambda s, k: setattr(s, "k", k)).build()
-    )
-
-
 def _written(out: Path) -> list[int]:
     return sorted(int(line) for f in out.glob("part*") for line in f.read_text().splitlines())
 
@@ -148,7 +126,7 @@ def test_streaming_read_stopped_and_restarted_from_its_checkpoint_is_exactly_onc
     total, ckpt, out = 400, tmp_path / "ckpt", tmp_path / "out"
 
     def start():
-        df = _counter(total).read_stream(spark, max_records_per_batch=60)
+        df = counter_stream(total, per_fill=10).read_stream(spark, max_records_per_batch=60)
         return sinks.files(str(out)).write_stream(
             df.selectExpr("cast(n as string) as value"), checkpoint_location=str(ckpt), trigger={"processingTime": "0 seconds"}
         )

@@ -15,29 +15,7 @@ import os
 import time
 
 from jetconnect import SourceBuilder
-from jetconnect.testing import spark_builder
-
-
-def counter_source(total: int):
-    """0 .. total-1, processor i of P counting i, i+P, i+2P, ... (whatever P the cluster gives)."""
-
-    class Counter:
-        def __init__(self, ctx):
-            self.first, self.step = ctx.global_processor_index, ctx.total_parallelism
-            self.k = 0
-
-    def fill(state, buf):
-        for _ in range(5):
-            n = state.first + state.k * state.step
-            if n >= total:
-                return
-            buf.add(n)
-            state.k += 1
-
-    return (
-        SourceBuilder.stream("counter", Counter).fill_buffer_fn(fill).schema("n bigint").distributed(2)
-        .create_snapshot_fn(lambda s: s.k).restore_snapshot_fn(lambda s, k: setattr(s, "k", k)).build()
-    )
+from jetconnect.testing import counter_stream, spark_builder
 
 
 def dispenser_source(path: str, total: int):
@@ -70,7 +48,7 @@ def main() -> None:
     spark = spark_builder("core-crash-pipeline").config("spark.sql.shuffle.partitions", "1").getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     if args.mode == "snapshot":
-        df = counter_source(args.total).read_stream(spark, max_records_per_batch=40)
+        df = counter_stream(args.total).read_stream(spark, max_records_per_batch=40)
         done = lambda end: sum(p["seq"] for p in end.values()) >= args.total
     else:
         df = dispenser_source(os.path.join(args.work, "dispenser"), args.total).read_stream(
