@@ -22,12 +22,13 @@ IN_CI = os.environ.get("CI", "").lower() == "true"
 # the whole process to Connect), so the Connect tests run in a pytest run of their own:
 # `JETCONNECT_TEST_PROFILE=connect pytest integration/connect` (scripts/test-connect.sh).
 CONNECT_PROFILE = os.environ.get("JETCONNECT_TEST_PROFILE") == "connect"
-collect_ignore_glob = [] if CONNECT_PROFILE else ["connect/*"]
 
 
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
-    if CONNECT_PROFILE and collection_path.is_dir() and collection_path.parent == Path(__file__).parent:
-        return collection_path.name != "connect"
+    """In the Connect profile only ``connect/`` is collected; in every other run all but it."""
+    if collection_path.is_dir() and collection_path.parent == Path(__file__).parent:
+        if (collection_path.name == "connect") != CONNECT_PROFILE:
+            return True
     return None
 
 
