@@ -1,4 +1,4 @@
-"""The consumer thread against a stand-in connection: log first, acknowledge second, pause when Spark lags."""
+"""The consumer thread against a stand-in connection: log first, acknowledge second, plan once confirmed, pause when Spark lags."""
 
 import collections
 import threading
@@ -21,6 +21,11 @@ class FakeClient:
         self.connected = True
         self.lost = False
         self.acked: list[tuple[str, int]] = []
+        self.sent_receipts: list[str] = []
+        self.confirmed: list[str] = []
+        #: Cleared, the broker holds back its receipts.
+        self.receipts_flow = threading.Event()
+        self.receipts_flow.set()
 
     def deliver(self, *ids: str) -> None:
         for i in ids:
@@ -34,8 +39,14 @@ class FakeClient:
     def raise_broker_error(self) -> None:
         pass
 
-    def ack(self, ack_ids) -> None:
+    def ack_async(self, ack_ids) -> str | None:
         self.acked.extend((ack_id, self.wal.end("0")) for ack_id in ack_ids)
+        self.sent_receipts.append(f"r{len(self.sent_receipts)}")
+        return self.sent_receipts[-1]
+
+    def wait_receipt(self, receipt: str, doing: str) -> None:
+        assert self.receipts_flow.wait(10), f"no receipt for {receipt} while {doing}"
+        self.confirmed.append(receipt)
 
     def close(self) -> None:
         self.connected = False
@@ -66,6 +77,23 @@ def test_messages_are_acknowledged_only_once_logged_and_redeliveries_are_not_log
     position = {"ack-m0": 0, "ack-m1": 1, "ack-m2": 2, "ack-m3": 3, "ack-m4": 4}
     assert all(logged_end >= position[ack_id] for ack_id, logged_end in client.acked)
     assert worker.error is None
+
+
+def test_a_plan_covers_a_segment_only_once_the_broker_confirmed_its_acknowledgements(tmp_path):
+    worker, client = consumer(tmp_path)
+    client.receipts_flow.clear()
+    client.deliver(*(f"m{i}" for i in range(6)))  # two segments of three
+    worker.start()
+    try:
+        # the second segment is logged while the first one's receipt is awaited; its ACKs wait
+        wait_until(lambda: worker.end == 6, 10, "both segments logged")
+        time.sleep(0.1)
+        assert len(client.acked) == 3 and worker.acked_end == 0 and worker.receiving
+        client.receipts_flow.set()
+        wait_until(lambda: worker.acked_end == 6 and not worker.receiving, 10, "both segments confirmed")
+        assert client.confirmed == client.sent_receipts == ["r0", "r1"] and len(client.acked) == 6
+    finally:
+        worker.stop()
 
 
 def test_consumer_pauses_while_spark_has_not_planned_the_backlog(tmp_path):

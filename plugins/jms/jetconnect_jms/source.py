@@ -2,8 +2,8 @@
 
 On the driver, each consumer (one STOMP connection, one log partition, one thread: see
 :mod:`jetconnect_jms.consumer`) writes what the broker delivers to the log (fsynced), and only
-then acknowledges it, waiting for the broker's receipt. A micro-batch is a range of the log, read
-on the executors as often as Spark asks. So:
+then acknowledges it; a plan covers the log as far as the broker has confirmed the ACKs (its
+receipt). A micro-batch is a range of the log, read on the executors as often as Spark asks. So:
 
 * a message is acknowledged only once it is durable: a crash before that makes the broker
   redeliver it, a crash after it replays it from the log;
@@ -164,7 +164,7 @@ class JmsSource(StreamSource):
         return {p: running.wal.start(p) for p in self._partitions(running.wal)}
 
     def latest_offset(self, start: Offset, max_records: int | None) -> Offset:
-        """How far the log goes (at most ``max_records`` past ``start``): what the consumers logged.
+        """How far the log goes (at most ``max_records`` past ``start``): what was logged and acknowledged.
 
         While messages keep arriving the plan waits for them, up to ``max_pull_ms``: every
         micro-batch costs Spark a fixed amount of work, so fewer, larger ones go faster.
@@ -178,11 +178,13 @@ class JmsSource(StreamSource):
             if consumer.error is not None:
                 raise consumer.error
         wal = running.wal
+        confirmed = {consumer.partition: consumer.acked_end for consumer in running.consumers}
         budget = max_records
         end: Offset = {}
         for partition in self._partitions(wal):
             begin = int(start.get(partition, wal.start(partition)))
-            logged = wal.end(partition)  # a crashed run may have logged past the checkpoint
+            # a crashed run may have logged past the checkpoint: its consumer starts from there
+            logged = confirmed[partition] if partition in confirmed else wal.end(partition)
             end[partition] = logged if budget is None else min(logged, begin + budget)
             if budget is not None:
                 budget -= end[partition] - begin
@@ -203,7 +205,9 @@ class JmsSource(StreamSource):
 
     @staticmethod
     def _logged(running: _Running, start: Offset) -> int:
-        return sum(consumer.end - int(start.get(consumer.partition, consumer.end)) for consumer in running.consumers)
+        return sum(
+            consumer.acked_end - int(start.get(consumer.partition, consumer.acked_end)) for consumer in running.consumers
+        )
 
     def ranges(self, start: Offset, end: Offset) -> Sequence[Range]:
         wal = self._wal()
