@@ -113,7 +113,7 @@ class Consumer(threading.Thread):
     @property
     def receiving(self) -> bool:
         """Messages have arrived that the consumer is about to log, or logged ones await their receipt."""
-        busy = bool(self.client.messages) and not self.paused or self._in_flight is not None
+        busy = (bool(self.client.messages) and not self.paused) or self._in_flight is not None
         return busy and self.error is None and self.is_alive()
 
     def stop(self) -> None:
