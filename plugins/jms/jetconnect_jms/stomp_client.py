@@ -231,12 +231,13 @@ class StompClient:
         return bool(self.messages)
 
     def ack(self, ack_ids: Iterable[str]) -> None:
+        """Acknowledge messages and wait until the broker confirms it processed them."""
         receipt = self.ack_async(ack_ids)
         if receipt is not None:
             self.wait_receipt(receipt, "acknowledging messages")
 
     def ack_async(self, ack_ids: Iterable[str]) -> str | None:
-        """Acknowledge messages and wait until the broker confirms it processed them.
+        """Send the ACKs of messages; return the receipt that confirms them (None if there were none).
 
         The ACK frames go out in one write: one stomp.py call per message costs a lock, a round
         of listeners and a syscall each, a tenth of a consumer's CPU. Only the last frame asks
