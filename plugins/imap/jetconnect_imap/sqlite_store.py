@@ -67,10 +67,25 @@ class SqliteStore(Store):
         # holds the write lock from its first read (a deferred transaction could deadlock).
         self._conn = sqlite3.connect(path, timeout=busy_timeout_s, isolation_level=None, check_same_thread=False)
         self._conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_s * 1000)}")
-        self._conn.execute("PRAGMA journal_mode = WAL")
+        self._enter_wal_mode(busy_timeout_s)
         self._conn.execute("PRAGMA synchronous = NORMAL")
         # One script, one transaction: several workers may create the tables at the same time.
         self._conn.executescript(f"BEGIN IMMEDIATE; {_SCHEMA} COMMIT;")
+
+    def _enter_wal_mode(self, busy_timeout_s: float) -> None:
+        """Switch the file to WAL once; it stays so. SQLite answers "database is locked" at once,
+        without its busy handler, when workers open a new file together, so we retry here."""
+        deadline = time.monotonic() + busy_timeout_s
+        while True:
+            try:
+                if self._conn.execute("PRAGMA journal_mode").fetchone()[0].lower() == "wal":
+                    return
+                self._conn.execute("PRAGMA journal_mode = WAL")
+                return
+            except sqlite3.OperationalError as e:
+                if "locked" not in str(e) or time.monotonic() > deadline:
+                    raise StoreError(f"cannot open {self.path} in WAL mode: {e}") from e
+                time.sleep(0.05)
 
     @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
