@@ -2,6 +2,8 @@
 
     python bench/bench_jms.py [--messages 100000] [--repeat 2]
 
+The raw sides are stomp.py as it ships (``stomp.Connection12`` and a listener), frame parser
+and all; jetconnect reads frames with its own reader (``jetconnect_jms/stomp_frames.py``).
 Sink: raw = one stomp.py connection sending every message; jetconnect =
 ``sinks.jms_queue(...).write(df)`` of the same bodies; both send transactions of 10k messages
 (the sink one per partition).
@@ -18,49 +20,91 @@ shown. Ratios > 1 mean jetconnect is faster."""
 from __future__ import annotations
 
 import argparse
+import collections
 import shutil
 import subprocess
 import tempfile
+import threading
 import time
 import uuid
 from pathlib import Path
 
+import stomp
+
 from jetconnect import sinks, sources
 from jetconnect.testing import shared_spark_session
-from jetconnect_jms.stomp_client import StompClient, StompSettings
 
 ROOT = Path(__file__).resolve().parent.parent
 #: Messages per STOMP transaction, on both sides: one huge transaction strains the broker's memory.
 TRANSACTION = 10_000
 
 
+class _RawListener(stomp.ConnectionListener):
+    """What a hand-written stomp.py consumer keeps: the received frames and the receipts."""
+
+    def __init__(self) -> None:
+        self.messages: collections.deque = collections.deque()
+        self.receipts: set[str] = set()
+        self.cond = threading.Condition()
+
+    def on_message(self, frame) -> None:  # type: ignore[no-untyped-def]
+        self.messages.append(frame)
+
+    def on_receipt(self, frame) -> None:  # type: ignore[no-untyped-def]
+        with self.cond:
+            self.receipts.add(frame.headers["receipt-id"])
+            self.cond.notify_all()
+
+    def wait(self, receipt: str) -> None:
+        with self.cond:
+            if not self.cond.wait_for(lambda: receipt in self.receipts, timeout=600):
+                raise TimeoutError(f"no receipt {receipt}")
+
+
+def _raw_connection() -> tuple[stomp.Connection12, _RawListener]:
+    conn = stomp.Connection12([("127.0.0.1", 61613)], auto_decode=False, heartbeats=(5000, 0))
+    listener = _RawListener()
+    conn.set_listener("raw", listener)
+    conn.connect(wait=True)
+    return conn, listener
+
+
 def raw_send(destination: str, bodies: list[str]) -> float:
     started = time.perf_counter()
-    client = StompClient(StompSettings(receipt_timeout=600), "raw producer").connect()
+    conn, listener = _raw_connection()
     for chunk in range(0, len(bodies), TRANSACTION):  # the same transactions as the sink's partitions
-        client.begin(f"tx{chunk}")
+        tx = f"tx{chunk}"
+        conn.begin(tx)
         for body in bodies[chunk:chunk + TRANSACTION]:
-            client.send(destination, body, {"persistent": "true"}, f"tx{chunk}")
-        client.commit(f"tx{chunk}")  # waits for the receipt: every message is on the broker
-    client.close()
+            conn.send(destination, body, headers={"persistent": "true"}, transaction=tx)
+        conn.commit(tx, receipt=f"commit-{tx}")
+        listener.wait(f"commit-{tx}")  # every message of the transaction is on the broker
+    conn.disconnect()
     return time.perf_counter() - started
 
 
 def raw_receive(destination: str, count: int) -> float:
     started = time.perf_counter()
-    client = StompClient(StompSettings(), "raw consumer").connect()
-    client.subscribe(destination, "raw", {"activemq.prefetchSize": "1000"})
+    conn, listener = _raw_connection()
+    conn.subscribe(destination, id="raw", ack="client-individual", headers={"activemq.prefetchSize": "1000"})
     got = 0
     while got < count:
         batch = []
-        while client.messages:
-            batch.append(client.messages.popleft())
+        while listener.messages:
+            batch.append(listener.messages.popleft())
         if not batch:
             time.sleep(0.001)
             continue
-        client.ack(h["ack"] for h, _ in batch)
+        # All the ACK frames in one write, the last asking for a receipt (escaping the ':' of
+        # ActiveMQ's ids as STOMP 1.2 requires).
+        ids = [frame.headers["ack"].replace("\\", "\\\\").replace(":", "\\c") for frame in batch]
+        receipt = f"ack-{got}"
+        frames = "".join(f"ACK\nid:{ack_id}\n\n\x00" for ack_id in ids[:-1])
+        frames += f"ACK\nid:{ids[-1]}\nreceipt:{receipt}\n\n\x00"
+        conn.transport.send(frames.encode())
+        listener.wait(receipt)
         got += len(batch)
-    client.close()
+    conn.disconnect()
     return time.perf_counter() - started
 
 

@@ -10,15 +10,23 @@ from __future__ import annotations
 
 import collections
 import itertools
+import logging
+import ssl
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 import stomp
+import stomp.connect
 import stomp.exception
+import stomp.protocol
+import stomp.transport
 
 from jetconnect.retry import Backoff, retry_call
+from jetconnect_jms.stomp_frames import FrameError, FrameReader
+
+_log = logging.getLogger(__name__)
 
 #: What stomp.py raises when the broker is down or the connection is lost.
 CONNECTION_ERRORS: tuple[type[BaseException], ...] = (
@@ -84,7 +92,7 @@ class _Listener(stomp.ConnectionListener):
     late message must not be acknowledged on a connection that never received it.
     """
 
-    def __init__(self, client: "StompClient", generation: int) -> None:
+    def __init__(self, client: StompClient, generation: int) -> None:
         self._client = client
         self._generation = generation
 
@@ -121,6 +129,58 @@ class _Listener(stomp.ConnectionListener):
         self._client._arrived.set()
 
 
+#: Bytes per ``recv``: a prefetch window of MESSAGE frames arrives in a few reads, not hundreds.
+RECV_BYTES = 256 * 1024
+
+
+class _Transport(stomp.transport.Transport):
+    """stomp.py's socket transport with :class:`FrameReader` in place of its frame parsing.
+
+    stomp.py's receiver loop calls the private ``__read_frames`` for each read; this is the one
+    method replaced, and it hands the same ``Frame`` objects to stomp.py's ``process_frame``, so
+    listeners, receipts and heart-beats work as they do in stomp.py.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, recv_bytes=RECV_BYTES, **kwargs)
+        self._reader = FrameReader()
+
+    def _BaseTransport__read_frames(self) -> None:  # overrides stomp.py's private frame reader
+        try:
+            data = self.receive()
+        except (stomp.exception.InterruptedException, ssl.SSLWantReadError, ssl.SSLWantWriteError):
+            return
+        except Exception:  # noqa: BLE001 - as in stomp.py: any failed read is a closed connection
+            data = b""
+        if not data:
+            if not self.blocking:
+                return
+            self._reader.clear()
+            raise stomp.exception.ConnectionClosedException()
+        try:
+            frames = self._reader.feed(data)
+        except FrameError as e:  # the stream cannot be resynchronised: drop the connection
+            _log.warning("STOMP connection to %s dropped: %s", self.current_host_and_port, e)
+            self._reader.clear()
+            raise stomp.exception.ConnectionClosedException() from e
+        for frame in frames:
+            self.process_frame(frame, data)
+
+
+class _Connection(stomp.Connection12):
+    """``stomp.Connection12`` on :class:`_Transport` (its ``__init__`` builds stomp.py's own)."""
+
+    def __init__(self, host_and_ports: list[tuple[str, int]], heartbeats: tuple[int, int], timeout: float) -> None:
+        transport = _Transport(
+            host_and_ports,
+            auto_decode=False,  # bodies stay bytes: decoding (and its errors) is ours to name
+            reconnect_attempts_max=1,  # our own backoff decides how long to keep trying
+            timeout=timeout,
+        )
+        stomp.connect.BaseConnection.__init__(self, transport)
+        stomp.protocol.Protocol12.__init__(self, transport, heartbeats)
+
+
 class StompClient:
     """A connected STOMP session; received MESSAGE frames land in :attr:`messages` in order."""
 
@@ -141,11 +201,11 @@ class StompClient:
         self._subscriptions: list[tuple[str, str, dict[str, str]]] = []
         #: Counts connections: callbacks of an earlier (closed) connection are ignored.
         self._generation = 0
-        self._conn: stomp.Connection12 | None = None
+        self._conn: _Connection | None = None
 
     # --- connecting ------------------------------------------------------------------------------
 
-    def connect(self) -> "StompClient":
+    def connect(self) -> StompClient:
         """Connect (retrying with backoff until ``connect_timeout``) and redo every subscription."""
         backoff = Backoff(initial=0.1, maximum=2.0, deadline=self.settings.connect_timeout)
         retry_call(
@@ -158,10 +218,8 @@ class StompClient:
 
     def _connect_once(self) -> None:
         self.close()
-        conn = stomp.Connection12(
+        conn = _Connection(
             [(self.settings.host, self.settings.port)],
-            auto_decode=False,  # bodies stay bytes: decoding (and its errors) is ours to name
-            reconnect_attempts_max=1,  # our own backoff decides how long to keep trying
             # Without heart-beats ActiveMQ drops a connection that is silent for 30 s, e.g. one
             # waiting for the receipt of a big transaction's COMMIT on a busy broker.
             heartbeats=(HEARTBEAT_MS, 0),
@@ -207,7 +265,7 @@ class StompClient:
                 error = self._errors.pop(0)
                 raise BrokerError(f"{self.what}: the broker at {self.settings.address} answered ERROR: {error}")
 
-    def _require(self) -> stomp.Connection12:
+    def _require(self) -> _Connection:
         if self._conn is None or self.lost:
             raise stomp.exception.NotConnectedException(f"{self.what}: not connected")
         return self._conn
