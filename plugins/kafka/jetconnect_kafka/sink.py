@@ -128,14 +128,15 @@ class KafkaSink(Sink):
             producer.flush(self.backoff.deadline)
             writer.raise_failure()
             key, value = marker(query, ctx.batch_id if streaming else 0, ctx.partition_id)
-            producer.produce(self.commit_topic, value=value, key=key, partition=0)
+            producer.produce(self.commit_topic, value=value, key=key,
+                             partition=ledger.partition_for(query, ctx.partition_id))
             producer.commit_transaction(self.backoff.deadline)
         except KafkaException as exc:
-            _abort_quietly(producer)
+            _abort_quietly(producer, self.backoff.deadline)
             raise KafkaSinkError(f"kafka sink: the transaction of batch {ctx.batch_id} partition "
                                  f"{ctx.partition_id} failed: {exc.args[0].str() if exc.args else exc}") from exc
         except BaseException:
-            _abort_quietly(producer)
+            _abort_quietly(producer, self.backoff.deadline)
             raise
         return WriteReport(ctx.partition_id, ctx.batch_id, records)
 
@@ -146,9 +147,10 @@ class KafkaSink(Sink):
         return None
 
 
-def _abort_quietly(producer: Producer) -> None:
+def _abort_quietly(producer: Producer, timeout_s: float) -> None:
+    # As long as the broker may take: a transaction left open holds back read_committed readers.
     try:
-        producer.abort_transaction(5)
+        producer.abort_transaction(timeout_s)
     except KafkaException:
         pass  # no transaction in progress, or fenced: the next attempt's init_transactions aborts it
 
