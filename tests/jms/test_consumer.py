@@ -48,6 +48,11 @@ class FakeClient:
         assert self.receipts_flow.wait(10), f"no receipt for {receipt} while {doing}"
         self.confirmed.append(receipt)
 
+    def take_receipt(self, receipt: str) -> bool:
+        if self.receipts_flow.is_set():
+            self.confirmed.append(receipt)
+        return self.receipts_flow.is_set()
+
     def close(self) -> None:
         self.connected = False
 
@@ -85,13 +90,30 @@ def test_a_plan_covers_a_segment_only_once_the_broker_confirmed_its_acknowledgem
     client.deliver(*(f"m{i}" for i in range(6)))  # two segments of three
     worker.start()
     try:
-        # the second segment is logged while the first one's receipt is awaited; its ACKs wait
-        wait_until(lambda: worker.end == 6, 10, "both segments logged")
+        # the second segment's ACKs go out while the first one's receipt is awaited
+        wait_until(lambda: len(client.acked) == 6, 10, "both segments logged and acknowledged")
         time.sleep(0.1)
-        assert len(client.acked) == 3 and worker.acked_end == 0 and worker.receiving
+        assert worker.end == 6 and worker.acked_end == 0 and worker.receiving
         client.receipts_flow.set()
         wait_until(lambda: worker.acked_end == 6 and not worker.receiving, 10, "both segments confirmed")
-        assert client.confirmed == client.sent_receipts == ["r0", "r1"] and len(client.acked) == 6
+        assert client.confirmed == client.sent_receipts == ["r0", "r1"]
+    finally:
+        worker.stop()
+
+
+def test_at_most_four_segments_await_their_receipts(tmp_path):
+    worker, client = consumer(tmp_path)
+    client.receipts_flow.clear()
+    client.deliver(*(f"m{i}" for i in range(18)))  # six segments of three
+    worker.start()
+    try:
+        wait_until(lambda: len(client.sent_receipts) == 4, 10, "four segments acknowledged")
+        time.sleep(0.2)
+        # the fifth segment is logged, but its ACKs wait for the oldest receipt
+        assert len(client.sent_receipts) == 4 and worker.end == 15 and worker.acked_end == 0
+        client.receipts_flow.set()
+        wait_until(lambda: worker.acked_end == 18 and not worker.receiving, 10, "all six confirmed")
+        assert client.confirmed == client.sent_receipts == [f"r{i}" for i in range(6)]
     finally:
         worker.stop()
 

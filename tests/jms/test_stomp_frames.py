@@ -23,6 +23,8 @@ FRAMES = [
     b"MESSAGE\nmessage-id:m4\nx:first\nx:second\nnot a header\n\n\x00",
     b"RECEIPT\nreceipt-id:jetconnect-7\n\n\x00\n",
     b"ERROR\nmessage:bad destination\ncontent-length:4\n\noops\x00",
+    # An unknown escape is kept as it is (as stomp.py keeps it).
+    b"MESSAGE\nmessage-id:m6\nodd:a\\tb\\c\n\n\x00",
     # Non-ASCII header and body.
     "MESSAGE\nmessage-id:m5\nname:caf\u00e9\n\n\u00fcber\x00".encode(),
 ]

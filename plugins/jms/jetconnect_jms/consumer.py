@@ -6,9 +6,10 @@ long as the query runs, as Jet's processors do, and a plan only reads how far th
 order of the steps never changes: a message is acknowledged only once the log segment that holds
 it is durable, and a plan covers a segment only once the broker has confirmed its ACKs.
 
-The broker's receipt for one segment's ACKs is awaited while the next segment is gathered and
-logged (one segment's ACKs in flight at a time): waiting for it first left the consumer idle for
-the broker's round trip, the main cost of the source in the benchmark.
+A segment's ACKs go out as soon as it is logged, without waiting for the receipt of the ones
+before (up to :data:`_MAX_IN_FLIGHT` segments): receipts are collected as they come, and each
+moves ``acked_end`` on. Waiting for each receipt before the next ACKs made the broker alternate
+between processing ACKs and dispatching messages; it was half of the consumer's time.
 """
 
 from __future__ import annotations
@@ -30,8 +31,10 @@ log = logging.getLogger("jetconnect.jms")
 _POLL_S = 0.002
 #: How long an idle consumer waits for a message before it looks again whether to stop.
 _IDLE_S = 0.1
-#: How long a stopping consumer may wait for the receipt of the ACKs it sent last.
+#: How long a stopping consumer may wait for the receipts of the ACKs it sent last.
 _STOP_GRACE_S = 2.0
+#: Segments whose ACKs may await their receipt at once (the prefetch window bounds it too).
+_MAX_IN_FLIGHT = 4
 
 
 class RecentIds:
@@ -102,8 +105,8 @@ class Consumer(threading.Thread):
         self.first_round = threading.Event()
         self.stats = {"logged": 0, "redelivered": 0, "reconnects": 0}
         self._stopping = threading.Event()
-        #: The receipt awaited for the ACKs sent last, and the log end they cover.
-        self._in_flight: tuple[str, int] | None = None
+        #: Receipts awaited for ACKs sent, oldest first, each with the log end it confirms.
+        self._in_flight: collections.deque[tuple[str, int]] = collections.deque()
 
     @property
     def paused(self) -> bool:
@@ -113,14 +116,14 @@ class Consumer(threading.Thread):
     @property
     def receiving(self) -> bool:
         """Messages have arrived that the consumer is about to log, or logged ones await their receipt."""
-        busy = (bool(self.client.messages) and not self.paused) or self._in_flight is not None
+        busy = (bool(self.client.messages) and not self.paused) or bool(self._in_flight)
         return busy and self.error is None and self.is_alive()
 
     def stop(self) -> None:
         """Stop taking messages, close the connection and wait for the thread to end."""
         self._stopping.set()
         if self.is_alive():
-            self.join(_STOP_GRACE_S)  # time for the receipt of the ACKs in flight
+            self.join(_STOP_GRACE_S)  # time for the receipts of the ACKs in flight
         self.client.close()  # a wait for a receipt ends at once: the connection is gone
         if self.is_alive():
             self.join()
@@ -130,7 +133,7 @@ class Consumer(threading.Thread):
         try:
             while not self._stopping.is_set():
                 if self.paused:
-                    self._settle()  # the ACKs in flight still get their receipt
+                    self._settle()  # the ACKs in flight still get their receipts
                     self._stopping.wait(_POLL_S * 5)  # Spark is behind: let the broker hold the rest
                     continue
                 self._stay_connected()
@@ -150,7 +153,7 @@ class Consumer(threading.Thread):
         if not self.client.connected:
             self.stats["reconnects"] += 1
             log.warning("%s: connection lost, reconnecting", self.client.what)
-            self._in_flight = None  # its receipt went with the connection
+            self._in_flight.clear()  # their receipts went with the connection
             self.client.connect()  # forgets frames of the dead connection: the broker redelivers them
 
     def _gather(self) -> list[tuple[dict[str, str], bytes]]:
@@ -183,18 +186,26 @@ class Consumer(threading.Thread):
             self.seen.add(batch.column("message_id").to_pylist())
             self.stats["logged"] += len(fresh)
         try:
-            self._confirm()  # one segment's ACKs in flight at a time
+            self._confirm(wait_for=len(self._in_flight) - _MAX_IN_FLIGHT + 1)
             receipt = self.client.ack_async(headers["ack"] for headers, _ in frames)
-            self._in_flight = (receipt, self.end) if receipt is not None else None
+            if receipt is not None:
+                self._in_flight.append((receipt, self.end))
         except CONNECTION_ERRORS as exc:
             self._ack_lost(exc)
 
-    def _confirm(self) -> None:
-        """Wait for the receipt of the ACKs in flight: the log up to where they reach may be planned."""
-        if self._in_flight is not None:
-            receipt, end = self._in_flight
-            self.client.wait_receipt(receipt, "acknowledging messages")
-            self._in_flight = None
+    def _confirm(self, wait_for: int = 0) -> None:
+        """Take the receipts that arrived, waiting for the oldest ``wait_for`` (all: ``len(in flight)``).
+
+        The log up to where a confirmed segment reaches may be planned.
+        """
+        while self._in_flight:
+            receipt, end = self._in_flight[0]
+            if wait_for > 0:
+                self.client.wait_receipt(receipt, "acknowledging messages")
+                wait_for -= 1
+            elif not self.client.take_receipt(receipt):
+                break
+            self._in_flight.popleft()
             self.acked_end = end
             self.first_round.set()
 
@@ -206,7 +217,7 @@ class Consumer(threading.Thread):
         where they are recognised by id, so the log can be planned up to its end.
         """
         try:
-            self._confirm()
+            self._confirm(wait_for=len(self._in_flight))
         except CONNECTION_ERRORS as exc:
             self._ack_lost(exc)
             return
@@ -216,7 +227,7 @@ class Consumer(threading.Thread):
     def _ack_lost(self, exc: BaseException) -> None:
         # The messages are durable in the log already; the broker will redeliver them to the
         # next connection and they will be recognised by id.
-        self._in_flight = None
+        self._in_flight.clear()
         self.client.lost = True
         if not self._stopping.is_set():  # stopping closes the connection under a waiting ack
             log.warning("%s: acknowledgement failed (%s); will reconnect", self.client.what, exc)

@@ -337,6 +337,20 @@ class StompClient:
     def _next_receipt(self) -> str:
         return f"jetconnect-{next(self._receipt_ids)}"
 
+    def take_receipt(self, receipt: str) -> bool:
+        """Whether ``receipt`` has arrived (forgetting it if so), without waiting.
+
+        An ERROR frame or a lost connection raises, as in :meth:`wait_receipt`.
+        """
+        with self._cond:
+            arrived = receipt in self._receipts
+            self._receipts.discard(receipt)
+        if not arrived:
+            self.raise_broker_error()
+            if self.lost:
+                raise stomp.exception.NotConnectedException(f"{self.what}: connection lost while acknowledging messages")
+        return arrived
+
     def wait_receipt(self, receipt: str, doing: str) -> None:
         """Block until ``receipt`` arrives; an ERROR frame or a lost connection raises instead."""
         with self._cond:

@@ -23,8 +23,11 @@ class FrameError(ValueError):
 
 
 def _unescape(text: str) -> str:
-    # STOMP 1.2 header escapes; an unknown escape is kept as it is, as stomp.py does.
-    return _ESCAPE.sub(lambda m: _UNESCAPED.get(m.group(), m.group()), text)
+    """Undo STOMP 1.2 header escapes; an unknown escape is kept as it is, as stomp.py does."""
+    if "\\\\" in text:  # an escaped backslash could pair with the next character: match escapes
+        return _ESCAPE.sub(lambda m: _UNESCAPED.get(m.group(), m.group()), text)
+    # Without one, the escapes cannot overlap (ActiveMQ's ids only have "\c"): plain replaces.
+    return text.replace("\\c", ":").replace("\\n", "\n").replace("\\r", "\r")
 
 
 def parse_headers(head: str) -> tuple[str, dict[str, str]]:
@@ -40,8 +43,10 @@ def parse_headers(head: str) -> tuple[str, dict[str, str]]:
         key, colon, value = line.partition(":")
         if not colon:
             continue
-        if "\\" in line:
-            key, value = _unescape(key), _unescape(value)
+        if "\\" in value:
+            value = _unescape(value)
+        if "\\" in key:
+            key = _unescape(key)
         if key not in headers:
             headers[key] = value
     return command, headers
