@@ -129,10 +129,12 @@ def jetconnect_receive(spark, destination: str, count: int, workdir: Path) -> fl
         .trigger(processingTime="100 milliseconds")
         .start()
     )
+    rows: dict[int, int] = {}  # per batch id: recentProgress keeps only the last 100 batches
     try:
-        while sum(p["numInputRows"] for p in query.recentProgress) < count:
+        while sum(rows.values()) < count:
             if query.exception() is not None:
                 raise query.exception()
+            rows.update((p["batchId"], p["numInputRows"]) for p in query.recentProgress)
             time.sleep(0.05)
         return time.perf_counter() - started
     finally:
