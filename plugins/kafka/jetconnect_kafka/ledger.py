@@ -23,7 +23,7 @@ from typing import Any
 from confluent_kafka import KafkaError, KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from jetconnect.retry import Backoff
+from jetconnect.retry import Backoff, retry_call
 
 from jetconnect_kafka import config
 from jetconnect_kafka.errors import KafkaSinkError
@@ -52,16 +52,26 @@ class Ledger:
         """Create the control topic if it is missing, and learn its partition count."""
         admin = AdminClient(self.config, logger=config.LIBRDKAFKA_LOG)
         what = f"kafka sink: looking for control topic '{self.topic}'"
-        metadata = config.cluster_metadata(admin, what, self.backoff)
-        if self.topic not in metadata.topics or metadata.topics[self.topic].error is not None:
-            new = NewTopic(self.topic, num_partitions=CONTROL_PARTITIONS, replication_factor=1)
-            try:
-                admin.create_topics([new])[self.topic].result(timeout=self.backoff.deadline)
-            except KafkaException as exc:
-                if exc.args[0].code() != KafkaError.TOPIC_ALREADY_EXISTS:  # another task won the race
-                    raise KafkaSinkError(f"kafka sink: cannot create control topic '{self.topic}': {exc}") from exc
-            metadata = config.cluster_metadata(admin, what, self.backoff)
-        self.partitions = len(metadata.topics[self.topic].partitions) or 1
+        listed = config.cluster_metadata(admin, what, self.backoff).topics.get(self.topic)
+        if listed is not None and listed.error is None and listed.partitions:
+            self.partitions = len(listed.partitions)
+            return
+        new = NewTopic(self.topic, num_partitions=CONTROL_PARTITIONS, replication_factor=1)
+        try:
+            admin.create_topics([new])[self.topic].result(timeout=self.backoff.deadline)
+            self.partitions = CONTROL_PARTITIONS
+        except KafkaException as exc:
+            if exc.args[0].code() != KafkaError.TOPIC_ALREADY_EXISTS:
+                raise KafkaSinkError(f"kafka sink: cannot create control topic '{self.topic}': {exc}") from exc
+            # Another task created it a moment ago: wait until the broker lists its partitions.
+            self.partitions = retry_call(lambda: self._listed_partitions(admin, what), retry_on=(KafkaSinkError,),
+                                         what=what, backoff=self.backoff)
+
+    def _listed_partitions(self, admin: AdminClient, what: str) -> int:
+        listed = config.cluster_metadata(admin, what, self.backoff).topics.get(self.topic)
+        if listed is None or listed.error is not None or not listed.partitions:
+            raise KafkaSinkError(f"kafka sink: control topic '{self.topic}' is not listed by the broker yet")
+        return len(listed.partitions)
 
     def partition_for(self, query_id: str, partition_id: int) -> int:
         """The control partition that holds the markers of ``(query, Spark partition)``."""
