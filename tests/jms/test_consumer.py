@@ -48,7 +48,7 @@ class FakeClient:
         assert self.receipts_flow.wait(10), f"no receipt for {receipt} while {doing}"
         self.confirmed.append(receipt)
 
-    def take_receipt(self, receipt: str) -> bool:
+    def take_receipt(self, receipt: str, doing: str) -> bool:
         if self.receipts_flow.is_set():
             self.confirmed.append(receipt)
         return self.receipts_flow.is_set()
@@ -84,36 +84,41 @@ def test_messages_are_acknowledged_only_once_logged_and_redeliveries_are_not_log
     assert worker.error is None
 
 
-def test_a_plan_covers_a_segment_only_once_the_broker_confirmed_its_acknowledgements(tmp_path):
+def started_with_receipts_held(tmp_path, segments: int) -> tuple[Consumer, FakeClient]:
+    """A running consumer given ``segments`` segments of three messages; the broker holds its receipts."""
     worker, client = consumer(tmp_path)
     client.receipts_flow.clear()
-    client.deliver(*(f"m{i}" for i in range(6)))  # two segments of three
+    client.deliver(*(f"m{i}" for i in range(3 * segments)))
     worker.start()
+    return worker, client
+
+
+def release_receipts_and_expect_all_confirmed(worker: Consumer, client: FakeClient, segments: int) -> None:
+    client.receipts_flow.set()
+    wait_until(lambda: worker.acked_end == 3 * segments and not worker.receiving, 10, f"all {segments} confirmed")
+    assert client.confirmed == client.sent_receipts == [f"r{i}" for i in range(segments)]
+
+
+def test_a_plan_covers_a_segment_only_once_the_broker_confirmed_its_acknowledgements(tmp_path):
+    worker, client = started_with_receipts_held(tmp_path, segments=2)
     try:
         # the second segment's ACKs go out while the first one's receipt is awaited
         wait_until(lambda: len(client.acked) == 6, 10, "both segments logged and acknowledged")
         time.sleep(0.1)
         assert worker.end == 6 and worker.acked_end == 0 and worker.receiving
-        client.receipts_flow.set()
-        wait_until(lambda: worker.acked_end == 6 and not worker.receiving, 10, "both segments confirmed")
-        assert client.confirmed == client.sent_receipts == ["r0", "r1"]
+        release_receipts_and_expect_all_confirmed(worker, client, segments=2)
     finally:
         worker.stop()
 
 
 def test_at_most_four_segments_await_their_receipts(tmp_path):
-    worker, client = consumer(tmp_path)
-    client.receipts_flow.clear()
-    client.deliver(*(f"m{i}" for i in range(18)))  # six segments of three
-    worker.start()
+    worker, client = started_with_receipts_held(tmp_path, segments=6)
     try:
         wait_until(lambda: len(client.sent_receipts) == 4, 10, "four segments acknowledged")
         time.sleep(0.2)
         # the fifth segment is logged, but its ACKs wait for the oldest receipt
         assert len(client.sent_receipts) == 4 and worker.end == 15 and worker.acked_end == 0
-        client.receipts_flow.set()
-        wait_until(lambda: worker.acked_end == 18 and not worker.receiving, 10, "all six confirmed")
-        assert client.confirmed == client.sent_receipts == [f"r{i}" for i in range(6)]
+        release_receipts_and_expect_all_confirmed(worker, client, segments=6)
     finally:
         worker.stop()
 

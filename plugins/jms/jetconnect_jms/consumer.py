@@ -35,6 +35,8 @@ _IDLE_S = 0.1
 _STOP_GRACE_S = 2.0
 #: Segments whose ACKs may await their receipt at once (the prefetch window bounds it too).
 _MAX_IN_FLIGHT = 4
+#: What a consumer is doing while it waits for a receipt, for errors.
+_ACKNOWLEDGING = "acknowledging messages"
 
 
 class RecentIds:
@@ -201,9 +203,9 @@ class Consumer(threading.Thread):
         while self._in_flight:
             receipt, end = self._in_flight[0]
             if wait_for > 0:
-                self.client.wait_receipt(receipt, "acknowledging messages")
+                self.client.wait_receipt(receipt, _ACKNOWLEDGING)
                 wait_for -= 1
-            elif not self.client.take_receipt(receipt):
+            elif not self.client.take_receipt(receipt, _ACKNOWLEDGING):
                 break
             self._in_flight.popleft()
             self.acked_end = end

@@ -337,7 +337,7 @@ class StompClient:
     def _next_receipt(self) -> str:
         return f"jetconnect-{next(self._receipt_ids)}"
 
-    def take_receipt(self, receipt: str) -> bool:
+    def take_receipt(self, receipt: str, doing: str) -> bool:
         """Whether ``receipt`` has arrived (forgetting it if so), without waiting.
 
         An ERROR frame or a lost connection raises, as in :meth:`wait_receipt`.
@@ -346,9 +346,7 @@ class StompClient:
             arrived = receipt in self._receipts
             self._receipts.discard(receipt)
         if not arrived:
-            self.raise_broker_error()
-            if self.lost:
-                raise stomp.exception.NotConnectedException(f"{self.what}: connection lost while acknowledging messages")
+            self._raise_if_failed(doing)
         return arrived
 
     def wait_receipt(self, receipt: str, doing: str) -> None:
@@ -359,11 +357,15 @@ class StompClient:
                 timeout=self.settings.receipt_timeout,
             )
             self._receipts.discard(receipt)
+        self._raise_if_failed(doing)
+        if not ok:
+            raise ReceiptTimeout(f"{self.what}: no receipt from the broker after {self.settings.receipt_timeout} s while {doing}")
+
+    def _raise_if_failed(self, doing: str) -> None:
+        """Raise the broker's ERROR, or that the connection was lost while ``doing``."""
         self.raise_broker_error()
         if self.lost:
             raise stomp.exception.NotConnectedException(f"{self.what}: connection lost while {doing}")
-        if not ok:
-            raise ReceiptTimeout(f"{self.what}: no receipt from the broker after {self.settings.receipt_timeout} s while {doing}")
 
 
 __all__ = [

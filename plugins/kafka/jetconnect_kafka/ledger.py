@@ -34,9 +34,13 @@ CONTROL_PARTITIONS = 16
 _WINDOW = 1000  # offsets read per step backwards
 
 
+def _marker_key(query_id: str, partition_id: int) -> bytes:
+    return f"{query_id}/{partition_id}".encode()
+
+
 def marker(query_id: str, batch_id: int, partition_id: int) -> tuple[bytes, bytes]:
     """Key and value of the record that says ``(query, batch, partition)`` is committed."""
-    key = f"{query_id}/{partition_id}".encode()
+    key = _marker_key(query_id, partition_id)
     value = json.dumps({"query": query_id, "batch": batch_id, "partition": partition_id}).encode()
     return key, value
 
@@ -52,9 +56,8 @@ class Ledger:
         """Create the control topic if it is missing, and learn its partition count."""
         admin = AdminClient(self.config, logger=config.LIBRDKAFKA_LOG)
         what = f"kafka sink: looking for control topic '{self.topic}'"
-        listed = config.cluster_metadata(admin, what, self.backoff).topics.get(self.topic)
-        if listed is not None and listed.error is None and listed.partitions:
-            self.partitions = len(listed.partitions)
+        self.partitions = self._listed_partitions(admin, what)
+        if self.partitions:
             return
         new = NewTopic(self.topic, num_partitions=CONTROL_PARTITIONS, replication_factor=1)
         try:
@@ -64,19 +67,21 @@ class Ledger:
             if exc.args[0].code() != KafkaError.TOPIC_ALREADY_EXISTS:
                 raise KafkaSinkError(f"kafka sink: cannot create control topic '{self.topic}': {exc}") from exc
             # Another task created it a moment ago: wait until the broker lists its partitions.
-            self.partitions = retry_call(lambda: self._listed_partitions(admin, what), retry_on=(KafkaSinkError,),
-                                         what=what, backoff=self.backoff)
+            self.partitions = retry_call(lambda: self._listed_partitions(admin, what, required=True),
+                                         retry_on=(KafkaSinkError,), what=what, backoff=self.backoff)
 
-    def _listed_partitions(self, admin: AdminClient, what: str) -> int:
+    def _listed_partitions(self, admin: AdminClient, what: str, required: bool = False) -> int:
+        """The control topic's partition count as the broker lists it: 0 if it does not (or raise if ``required``)."""
         listed = config.cluster_metadata(admin, what, self.backoff).topics.get(self.topic)
-        if listed is None or listed.error is not None or not listed.partitions:
+        if listed is not None and listed.error is None and listed.partitions:
+            return len(listed.partitions)
+        if required:
             raise KafkaSinkError(f"kafka sink: control topic '{self.topic}' is not listed by the broker yet")
-        return len(listed.partitions)
+        return 0
 
     def partition_for(self, query_id: str, partition_id: int) -> int:
         """The control partition that holds the markers of ``(query, Spark partition)``."""
-        key, _ = marker(query_id, 0, partition_id)
-        return zlib.crc32(key) % self.partitions
+        return zlib.crc32(_marker_key(query_id, partition_id)) % self.partitions
 
     def committed(self, query_id: str, batch_id: int, partition_id: int) -> bool:
         """Whether a committed transaction holds the marker of ``(query, batch, partition)``.
