@@ -8,7 +8,9 @@ prints one table: seconds (best of --repeat) and the speed ratio alternative / j
 (``libpostgresql-jdbc-java``, /usr/share/java/postgresql.jar), installed by this script if missing.
 
 Every case runs once untimed first (both sides alike), so no side pays the session's first-job
-costs (Python workers starting, JDBC classes loading) in its timing. The writes are compared with
+costs (Python workers starting, JDBC classes loading) in its timing; then the sides take turns.
+The session uses jetconnect's recommended Spark settings (``RECOMMENDED_SPARK_CONF``); Spark's
+JDBC source runs no Python, so they change only jetconnect's side. The writes are compared with
 two raw paths from Arrow already in the driver's memory: psycopg ``COPY ... (FORMAT csv)`` fed by
 Arrow's CSV writer, and ADBC's ``adbc_ingest`` (binary COPY encoded in C++), the fastest floor.
 """
@@ -21,7 +23,7 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pyarrow.csv as pacsv
@@ -55,14 +57,18 @@ def prepare(rows: int) -> str:
     return table
 
 
-def best(fn: Callable[[], object], repeat: int) -> float:
-    fn()  # warm-up, untimed
-    times = []
+def best(fns: Sequence[Callable[[], object]], repeat: int) -> list[float]:
+    """The best time of each of ``fns`` over ``repeat`` rounds; each round runs them in turn, so
+    the JVM warming up (JIT) over the run favours none of them."""
+    for fn in fns:
+        fn()  # warm-up, untimed
+    times: list[list[float]] = [[] for _ in fns]
     for _ in range(repeat):
-        started = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - started)
-    return min(times)
+        for fn, taken in zip(fns, times):
+            started = time.perf_counter()
+            fn()
+            taken.append(time.perf_counter() - started)
+    return [min(taken) for taken in times]
 
 
 def main() -> None:
@@ -101,8 +107,7 @@ def main() -> None:
     def spark_read() -> None:
         spark_jdbc(args.partitions).write.format("noop").mode("overwrite").save()
 
-    read_ours = best(jetconnect_read, args.repeat)
-    read_spark = best(spark_read, args.repeat)
+    read_ours, read_spark = best([jetconnect_read, spark_read], args.repeat)
 
     # The sink writes the same rows (cached, in --partitions partitions); raw COPY streams them from
     # Arrow already in the driver's memory: the floor for any Spark-to-PostgreSQL path.
@@ -140,9 +145,7 @@ def main() -> None:
                 cursor.adbc_ingest(target, arrow, mode="append")
             conn.commit()
 
-    write_ours = best(jetconnect_write, args.repeat)
-    write_raw = best(raw_copy, args.repeat)
-    write_adbc = best(raw_adbc, args.repeat)
+    write_ours, write_raw, write_adbc = best([jetconnect_write, raw_copy, raw_adbc], args.repeat)
     with engine.connect() as conn:
         written = conn.execute(sa.text("select count(*) from bench_jdbc_sink")).scalar()
     assert written == args.rows, f"sink wrote {written} rows, expected {args.rows}"

@@ -40,6 +40,8 @@ def spark_builder(app_name: str = "jetconnect", master: str | None = None) -> An
     """
     from pyspark.sql import SparkSession
 
+    from jetconnect.spark import RECOMMENDED_SPARK_CONF
+
     master = master or os.environ.get(MASTER_ENV) or "local[2]"
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
@@ -56,7 +58,7 @@ def spark_builder(app_name: str = "jetconnect", master: str | None = None) -> An
         .config("spark.sql.streaming.forceDeleteTempCheckpointLocation", "true")
         .config("spark.sql.python.filterPushdown.enabled", "true")
         .config("spark.driver.memory", "2g")
-        .config("spark.python.worker.reuse", "true")
+        .config(map=dict(RECOMMENDED_SPARK_CONF))
         .config("spark.sql.execution.arrow.pyspark.enabled", "true")
         .config("spark.executor.cores", "1")
         .config("spark.executor.memory", "768m")
