@@ -135,6 +135,7 @@ def main() -> None:
     print(f"{'store':<8} {'measure':<18} {'jetconnect via Spark':>21} {'raw client':>12} {'ratio':>7}")
     for store, measure, jc, raw in results:
         print(f"{store:<8} {measure:<18} {jc:>21,.0f} {raw:>12,.0f} {jc / raw:>7.2f}")
+    spark.stop()
 
 
 if __name__ == "__main__":

@@ -180,6 +180,7 @@ def main() -> None:
         raw, jet = best[f"{what} raw"], best[f"{what} jet"]
         label = "sink" if what == "send" else "source"
         print(f"{label:<8} {n / raw:>20,.0f} {n / jet:>18,.0f} {raw / jet:>6.2f}x")
+    spark.stop()
 
 
 if __name__ == "__main__":
