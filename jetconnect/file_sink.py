@@ -1,15 +1,16 @@
-"""The exactly-once file sink, written once: subclasses only say how a batch becomes bytes.
+"""The exactly-once file sink, written once: subclasses only say how batches go into a file.
 
 Staging, rolling to a new file by size, the commit that renames staged files to their final
 names and the clean-up of a failed task live here (over :mod:`jetconnect.staged_commit`), so the
-text sinks of the files and HDFS plugins differ only in their encoding and file system.
+text sinks of the files and HDFS plugins differ only in their encoding and file system, and the
+Avro sink only in its :class:`FileWriter`.
 """
 
 from __future__ import annotations
 
 from abc import abstractmethod
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, BinaryIO, Protocol
 
 import numpy as np
 import pyarrow as pa
@@ -21,6 +22,20 @@ from jetconnect.staged_commit import StagedCommit
 
 #: Turns one Arrow batch into the bytes appended to the current file.
 Encoder = Callable[[pa.RecordBatch], bytes]
+
+
+class FileWriter(Protocol):
+    """Writes a task's Arrow batches into one staged file, in some file format."""
+
+    def write(self, batch: pa.RecordBatch) -> None:
+        """Add ``batch`` to the file."""
+
+    def close(self) -> None:
+        """Write what the format still holds (a last block, a footer); the task closes the file."""
+
+
+#: Opens a :class:`FileWriter` on each new staged file of one task.
+FileWriters = Callable[[BinaryIO], FileWriter]
 
 
 def encode_lines(column: pa.Array, charset: str, owner: str = "files sink") -> bytes:
@@ -41,7 +56,9 @@ class StagedFileSink(Sink):
     """A sink writing files through :class:`StagedCommit`: exactly-once per micro-batch.
 
     Subclasses provide :attr:`staged` (where and how files are named), :attr:`roll_bytes` (0: one
-    file per task) and :meth:`encoder`.
+    file per task; else a new file once the current one holds that many bytes, between batches)
+    and either :meth:`encoder` (formats whose batches encode on their own, like lines of text) or
+    :meth:`file_writers` (formats with state across a file, like Avro's header and blocks).
     """
 
     guarantee = Guarantee.EXACTLY_ONCE
@@ -53,23 +70,32 @@ class StagedFileSink(Sink):
     def staged(self) -> StagedCommit:
         """The commit protocol over this sink's file system and directory."""
 
-    @abstractmethod
     def encoder(self, ctx: WriteContext) -> Encoder:
         """How a batch of this task becomes bytes (schema checks belong in ``check_schema``)."""
+        raise NotImplementedError(f"{type(self).__name__} gives neither encoder() nor file_writers()")
+
+    def file_writers(self, ctx: WriteContext) -> FileWriters:
+        """What writes this task's files; by default each batch's :meth:`encoder` bytes, appended."""
+        encode = self.encoder(ctx)
+        return lambda out: _EncodedFile(out, encode)
 
     def write_partition(self, data: Iterator[pa.RecordBatch], ctx: WriteContext) -> Any:
-        encode = self.encoder(ctx)
+        open_writer = self.file_writers(ctx)
         task = self.staged.task(ctx)
-        out, written = None, 0
+        out: _CountingFile | None = None
+        writer: FileWriter | None = None
         try:
             for batch in data:
                 if not batch.num_rows:
                     continue
-                chunk = encode(batch)
-                if out is None or (self.roll_bytes and written and written + len(chunk) > self.roll_bytes):
-                    out, written = task.new_file(), 0
-                out.write(chunk)
-                written += len(chunk)
+                if out is None or (self.roll_bytes and out.written >= self.roll_bytes):
+                    if writer is not None:
+                        writer.close()
+                    out = _CountingFile(task.new_file())
+                    writer = open_writer(out)  # type: ignore[arg-type]
+                writer.write(batch)  # type: ignore[union-attr]
+            if writer is not None:
+                writer.close()
             return task.finish()
         except BaseException:
             task.discard()
@@ -82,4 +108,34 @@ class StagedFileSink(Sink):
         self.staged.abort(messages, ctx)
 
 
-__all__ = ["Encoder", "StagedFileSink", "encode_lines"]
+class _EncodedFile:
+    """The :class:`FileWriter` of formats whose batches encode on their own."""
+
+    def __init__(self, out: BinaryIO, encode: Encoder) -> None:
+        self.out = out
+        self.encode = encode
+
+    def write(self, batch: pa.RecordBatch) -> None:
+        self.out.write(self.encode(batch))
+
+    def close(self) -> None:
+        pass
+
+
+class _CountingFile:
+    """A staged file that counts the bytes written to it, for rolling on any file system."""
+
+    def __init__(self, out: BinaryIO) -> None:
+        self.out = out
+        self.written = 0
+
+    def write(self, data: bytes) -> int:
+        self.out.write(data)
+        self.written += len(data)
+        return len(data)
+
+    def __getattr__(self, name: str) -> Any:  # flush, tell, ... of the staged file
+        return getattr(self.out, name)
+
+
+__all__ = ["Encoder", "FileWriter", "FileWriters", "StagedFileSink", "encode_lines"]

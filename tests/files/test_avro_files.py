@@ -153,3 +153,25 @@ def test_sink_mismatching_record_names_it(tmp_path) -> None:
     with pytest.raises(SinkError, match=r"record #1 of this partition"):
         sink.write_partition(iter([batch]), ctx)
     assert [p for p in tmp_path.rglob("*") if p.is_file()] == []
+
+
+def test_sink_rolls_files_and_numbers_records_across_them(tmp_path) -> None:
+    import pyarrow as pa
+
+    schema = StructType([StructField("id", LongType())])
+    user = {"type": "record", "name": "R", "fields": [{"name": "id", "type": "long"}]}
+    sink = AvroSink(LocalFileSystem(), str(tmp_path), schema=json.dumps(user), roll_bytes=1)
+    batches = [pa.RecordBatch.from_pylist([{"id": i}, {"id": i + 1}]) for i in (0, 2, 4)]
+    ctx = WriteContext(partition_id=0, attempt=0, batch_id=3, query_id="q", schema=schema)
+    sink.commit([sink.write_partition(iter(batches), ctx)], CommitContext(3, "q"))
+    files = sorted(tmp_path.glob("*.avro"))
+    assert len(files) == 3, "roll_bytes=1: a new file after every batch"
+    read = []
+    for path in files:
+        with open(path, "rb") as f:
+            read.append([r["id"] for r in fastavro.reader(f)])
+    assert read == [[0, 1], [2, 3], [4, 5]]
+
+    bad = [*batches[:2], pa.RecordBatch.from_pylist([{"id": 4}, {"id": None}])]
+    with pytest.raises(SinkError, match=r"record #5 of this partition"):
+        sink.write_partition(iter(bad), WriteContext(partition_id=1, attempt=0, batch_id=4, query_id="q", schema=schema))

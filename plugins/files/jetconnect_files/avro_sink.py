@@ -1,20 +1,23 @@
 """``sinks.avro``: Avro Object Container Files, one per partition and micro-batch, exactly-once.
 
 The Avro schema is the user's, or derived from the DataFrame's (nullable columns become unions
-with null). Files are staged and committed like the lines sink (:mod:`jetconnect.staged_commit`).
+with null). Files are staged, rolled and committed like the lines sink (:mod:`jetconnect.file_sink`);
+this module only writes the records of each file.
 """
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 import fastavro
 import fastavro.write
 import pyarrow as pa
 
-from jetconnect.connector import CommitContext, Guarantee, Sink, WriteContext
+from jetconnect.connector import WriteContext
 from jetconnect.errors import OptionError, SinkError
+from jetconnect.file_sink import FileWriters, StagedFileSink
 from jetconnect.filesystem import FileSystem
 from jetconnect.staged_commit import StagedCommit
 
@@ -27,12 +30,10 @@ if TYPE_CHECKING:  # pragma: no cover
 CODECS = {"null": "null", "deflate": "deflate", "snappy": "snappy", "zstd": "zstandard", "zstandard": "zstandard"}
 
 
-class AvroSink(Sink):
+class AvroSink(StagedFileSink):
     """Rows into Avro container files in ``directory`` (``<prefix>-<batch>-<partition>-<seq>-<query>.avro``)."""
 
     name = "avro"
-    guarantee = Guarantee.EXACTLY_ONCE
-    input_format = "arrow"
 
     def __init__(
         self,
@@ -47,7 +48,7 @@ class AvroSink(Sink):
     ) -> None:
         if codec.lower() not in CODECS:
             raise OptionError(f"avro sink: option 'codec' must be one of null, deflate, snappy, zstd; got {codec!r}")
-        self.staged = StagedCommit(fs, directory.rstrip("/") or "/", prefix, suffix)
+        self._staged = StagedCommit(fs, directory.rstrip("/") or "/", prefix, suffix)
         self.codec = CODECS[codec.lower()]
         self.avro_schema = load_avro_schema(schema) if schema is not None else None
         self.roll_bytes = roll_bytes
@@ -62,38 +63,44 @@ class AvroSink(Sink):
     def check_schema(self, schema: "StructType") -> None:
         self._parsed_schema(schema)
 
-    def write_partition(self, data: Iterator[pa.RecordBatch], ctx: WriteContext) -> Any:
+    @property
+    def staged(self) -> StagedCommit:
+        return self._staged
+
+    def file_writers(self, ctx: WriteContext) -> FileWriters:
         parsed = self._parsed_schema(ctx.schema)
         to_python = _python_converter(ctx.schema)
-        task = self.staged.task(ctx)
-        writer, stream, written = None, None, 0
-        try:
-            for batch in data:
-                if not batch.num_rows:
-                    continue
-                if writer is None or (self.roll_bytes and stream.tell() >= self.roll_bytes):
-                    if writer is not None:
-                        writer.flush()
-                    stream = task.new_file()
-                    writer = fastavro.write.Writer(stream, parsed, self.codec, self.sync_interval)
-                for record in to_python(batch):
-                    try:
-                        writer.write(record)
-                    except Exception as exc:  # fastavro raises ValueError, TypeError, AttributeError...
-                        raise _mismatch(parsed, record, written, exc) from exc
-                    written += 1
-            if writer is not None:
-                writer.flush()
-            return task.finish()
-        except BaseException:
-            task.discard()
-            raise
+        records = itertools.count()  # numbers records across the partition's files, for errors
+        return lambda out: _AvroFile(out, parsed, self.codec, self.sync_interval, to_python, records)
 
-    def commit(self, messages: list[Any], ctx: CommitContext) -> None:
-        self.staged.commit(messages, ctx)
 
-    def abort(self, messages: list[Any], ctx: CommitContext) -> None:
-        self.staged.abort(messages, ctx)
+class _AvroFile:
+    """One Avro container file: the header when opened, blocks of records as they come."""
+
+    def __init__(
+        self,
+        out: BinaryIO,
+        parsed: Any,
+        codec: str,
+        sync_interval: int,
+        to_python: Callable[[pa.RecordBatch], list[dict]],
+        records: Iterator[int],
+    ) -> None:
+        self.parsed = parsed
+        self.to_python = to_python
+        self.records = records
+        self.writer = fastavro.write.Writer(out, parsed, codec, sync_interval)
+
+    def write(self, batch: pa.RecordBatch) -> None:
+        for record in self.to_python(batch):
+            index = next(self.records)
+            try:
+                self.writer.write(record)
+            except Exception as exc:  # fastavro raises ValueError, TypeError, AttributeError...
+                raise _mismatch(self.parsed, record, index, exc) from exc
+
+    def close(self) -> None:
+        self.writer.flush()
 
 
 def _mismatch(parsed: Any, record: dict, index: int, exc: Exception) -> SinkError:
