@@ -77,6 +77,12 @@ def test_builder_sink_writes_every_row_with_partition_context(spark, tmp_path: P
     values = sorted(json.loads(line)["n"] for f in files for line in f.read_text().splitlines())
     assert values == list(range(1000))
 
+    # a member count pinned by the option is the one the partitions follow, too
+    for f in files:
+        f.unlink()
+    sink.write(_numbers(1000, 1).read(spark), **{"jetconnect.members": 3})
+    assert len(list(tmp_path.glob("part-*.jsonl"))) == 2 * 3
+
 
 def test_arrow_batch_sink(spark):
     seen = []

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from jetconnect.builders import MEMBERS
 from jetconnect.connector import Sink, Source
 from jetconnect.errors import ConnectSetupError
-from jetconnect.options import _to_option_string
+from jetconnect.options import Options, _to_option_string
 from jetconnect.spark._connect import check_plugins_on_server, check_server_imports, is_connect
 from jetconnect.spark._datasource import MAX_RECORDS_PER_BATCH, Bound, FromRegistry, data_source_class
 from jetconnect.spark._session import filter_pushdown, members
@@ -90,8 +90,9 @@ def read_stream(source: Source, spark: "SparkSession", **options: Any) -> "DataF
 def write(sink: Sink, df: "DataFrame", mode: str = "append", **options: Any) -> None:
     """Write the batch DataFrame ``df`` to ``sink``."""
     name = _register_object(df.sparkSession, sink, "sink")
-    df = _preferred_partitions(sink, df)
-    df.write.format(name).mode(mode).options(**_spark_options(df.sparkSession, options)).save()
+    spark_options = _spark_options(df.sparkSession, options)
+    df = _preferred_partitions(sink, df, spark_options)
+    df.write.format(name).mode(mode).options(**spark_options).save()
 
 
 def write_stream(
@@ -109,11 +110,12 @@ def write_stream(
     ``{"processingTime": "1 second"}`` or ``{"availableNow": True}``.
     """
     name = _register_object(df.sparkSession, sink, "sink")
+    spark_options = _spark_options(df.sparkSession, options)
     writer = (
-        _preferred_partitions(sink, df).writeStream.format(name)
+        _preferred_partitions(sink, df, spark_options).writeStream.format(name)
         .outputMode(output_mode)
         .option("checkpointLocation", checkpoint_location)
-        .options(**_spark_options(df.sparkSession, options))
+        .options(**spark_options)
     )
     if trigger:
         writer = writer.trigger(**trigger)
@@ -138,15 +140,20 @@ def _register_object(spark: "SparkSession", connector: Source | Sink, kind: str)
     return fmt
 
 
-def _preferred_partitions(sink: Sink, df: "DataFrame") -> "DataFrame":
+def _preferred_partitions(sink: Sink, df: "DataFrame", spark_options: Mapping[str, str]) -> "DataFrame":
     """``df`` in the sink's preferred number of partitions per member (Jet's preferred local parallelism)."""
     parallelism = getattr(sink, "preferred_parallelism", None)
-    return df.repartition(parallelism * members(df.sparkSession)) if parallelism else df
+    if not parallelism:
+        return df
+    member_count = Options(spark_options, owner=f"sink '{sink.name}'").get_int(MEMBERS, minimum=1)
+    return df.repartition(parallelism * member_count)
 
 
 def _spark_options(spark: "SparkSession", options: Mapping[str, Any]) -> dict[str, str]:
+    """The options as Spark's strings, with the number of members (the caller's, else the session's)."""
     result = {k: _to_option_string(v) for k, v in options.items() if v is not None}
-    result.setdefault(MEMBERS, str(members(spark)))
+    if MEMBERS not in result:
+        result[MEMBERS] = str(members(spark))
     return result
 
 
