@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # ActiveMQ (Debian's `activemq` package) with a STOMP connector on 127.0.0.1:61613.
 #
-#   scripts/servers/activemq.sh start|stop|status
+#   scripts/servers/activemq.sh start|stop|status|fresh
 #
 # No systemd here: the broker is started the way /usr/bin/activemq would start it (same java
 # flags), from a private configuration under /tmp/jetconnect-activemq, in the background.
 # Messages are persistent (KahaDB under the same folder), so `stop` then `start` is a real broker
-# restart that keeps every queued message: the JMS tests rely on that.
+# restart that keeps every queued message: the JMS tests rely on that. `fresh` stops the broker,
+# deletes its store and starts it empty: the benchmark's way to measure on a store that messages
+# left by earlier runs have not grown (one left message keeps a whole 32 MiB journal file).
 set -euo pipefail
 
 BASE=/tmp/jetconnect-activemq
@@ -155,9 +157,16 @@ status() {
     fi
 }
 
+fresh() {
+    stop
+    rm -rf "$DATA"
+    start
+}
+
 case "${1:-}" in
     start) start ;;
     stop) stop ;;
     status) status ;;
-    *) echo "usage: $0 start|stop|status" >&2; exit 2 ;;
+    fresh) fresh ;;
+    *) echo "usage: $0 start|stop|status|fresh" >&2; exit 2 ;;
 esac
