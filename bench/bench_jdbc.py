@@ -64,7 +64,7 @@ def best(fns: Sequence[Callable[[], object]], repeat: int) -> list[float]:
         fn()  # warm-up, untimed
     times: list[list[float]] = [[] for _ in fns]
     for _ in range(repeat):
-        for fn, taken in zip(fns, times):
+        for fn, taken in zip(fns, times, strict=True):
             started = time.perf_counter()
             fn()
             taken.append(time.perf_counter() - started)
