@@ -7,7 +7,6 @@ import threading
 import time
 from pathlib import Path
 
-import pyarrow as pa
 import pytest
 
 from jetconnect import sinks, sources

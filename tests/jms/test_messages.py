@@ -2,7 +2,6 @@
 
 from datetime import datetime, timezone
 
-import pyarrow as pa
 import pytest
 
 from jetconnect.errors import OptionError, SourceError

@@ -7,7 +7,6 @@ admission-control budget between partitions.
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone

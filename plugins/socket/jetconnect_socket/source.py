@@ -9,7 +9,6 @@ no query is connected are not received at all.
 
 from __future__ import annotations
 
-from typing import Any
 
 from jetconnect import SourceBuffer, SourceBuilder
 from jetconnect.builders import ProcessorContext
