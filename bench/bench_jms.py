@@ -14,9 +14,8 @@ receipt per batch: the fastest way we found to consume without losing a message 
 slower); jetconnect = a streaming query (``noop`` sink) from ``sources.jms_queue`` with its
 write-ahead log, until every message has gone through.
 The broker starts on an empty store (``activemq.sh fresh``). Both sides are warmed up on 5k
-messages first (Spark's first streaming query JIT-compiles its
-micro-batch machinery), then run ``--repeat`` rounds alternately; the best round of each is
-shown. Ratios > 1 mean jetconnect is faster."""
+messages first (Spark's first streaming query JIT-compiles its micro-batch machinery), then run
+``--repeat`` rounds alternately; the best round of each is shown. Ratios > 1 mean jetconnect is faster."""
 
 from __future__ import annotations
 

@@ -9,7 +9,6 @@ no query is connected are not received at all.
 
 from __future__ import annotations
 
-
 from jetconnect import SourceBuffer, SourceBuilder
 from jetconnect.builders import ProcessorContext
 from jetconnect.connector import StreamSource
