@@ -7,7 +7,7 @@ and all; jetconnect reads frames with its own reader (``jetconnect_jms/stomp_fra
 Sink: raw = one stomp.py connection sending every message; jetconnect =
 ``sinks.jms_queue(...).write(df)`` of the same bodies; both send transactions of 10k messages
 (the sink one per partition).
-Source: raw = one stomp.py connection (prefetch 1000, the source's default) that takes whatever
+Source: raw = one stomp.py connection (the source's default prefetch) that takes whatever
 has arrived and acknowledges it client-individually, all the ACK frames in one write and one
 receipt per batch: the fastest way we found to consume without losing a message (on ActiveMQ
 5.17 a cumulative ``ack: client`` ACK was ~10x slower, acknowledging inside a transaction ~4x
@@ -32,6 +32,7 @@ from pathlib import Path
 import stomp
 
 from jetconnect import sinks, sources
+from jetconnect_jms.source import DEFAULT_PREFETCH
 from jetconnect.testing import shared_spark_session
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -86,7 +87,7 @@ def raw_send(destination: str, bodies: list[str]) -> float:
 def raw_receive(destination: str, count: int) -> float:
     started = time.perf_counter()
     conn, listener = _raw_connection()
-    conn.subscribe(destination, id="raw", ack="client-individual", headers={"activemq.prefetchSize": "1000"})
+    conn.subscribe(destination, id="raw", ack="client-individual", headers={"activemq.prefetchSize": str(DEFAULT_PREFETCH)})
     got = 0
     while got < count:
         batch = []

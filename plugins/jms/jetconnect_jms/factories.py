@@ -11,7 +11,7 @@ from typing import Any
 
 from jetconnect_jms.messages import JmsMessage, MessageView
 from jetconnect_jms.sink import JmsSink
-from jetconnect_jms.source import JmsSource
+from jetconnect_jms.source import DEFAULT_MAX_BACKLOG, DEFAULT_PREFETCH, JmsSource
 from jetconnect_jms.stomp_client import StompSettings
 
 
@@ -26,11 +26,11 @@ def jms_queue_source(
     header_columns: list[str] | None = None,
     projection: Callable[[JmsMessage], Any] | None = None,
     schema: str | None = None,
-    prefetch: int = 1000,
+    prefetch: int = DEFAULT_PREFETCH,
     dedupe_window: int = 100_000,
     max_pull_ms: int = 500,
     linger_ms: int = 50,
-    max_backlog: int = 10_000,
+    max_backlog: int = DEFAULT_MAX_BACKLOG,
     user: str | None = None,
     password: str | None = None,
     connect_timeout: float = 30.0,
@@ -52,11 +52,11 @@ def jms_topic_source(
     projection: Callable[[JmsMessage], Any] | None = None,
     schema: str | None = None,
     parallelism: int = 1,
-    prefetch: int = 1000,
+    prefetch: int = DEFAULT_PREFETCH,
     dedupe_window: int = 100_000,
     max_pull_ms: int = 500,
     linger_ms: int = 50,
-    max_backlog: int = 10_000,
+    max_backlog: int = DEFAULT_MAX_BACKLOG,
     user: str | None = None,
     password: str | None = None,
     connect_timeout: float = 30.0,

@@ -47,21 +47,35 @@ class JmsMessage:
 
 
 def frames_to_batch(frames: Sequence[tuple[dict[str, str], bytes]]) -> pa.RecordBatch:
-    """The raw log form of received MESSAGE frames, in the order received."""
-    ids, destinations, stamps, headers, bodies = [], [], [], [], []
+    """The raw log form of received MESSAGE frames, in the order received.
+
+    The headers map is built from flat key and value lists and their offsets: Arrow converts a
+    list of pairs per message about three times slower, and this runs for every message.
+    """
+    ids, destinations, stamps, bodies = [], [], [], []
+    keys: list[str] = []
+    values: list[str] = []
+    offsets = [0]
     for frame_headers, body in frames:
         ids.append(frame_headers["message-id"])
         destinations.append(frame_headers.get("destination"))
         stamp = frame_headers.get("timestamp")
         stamps.append(int(stamp) if stamp and stamp.isdigit() else None)
-        headers.append([(k, v) for k, v in frame_headers.items() if k not in _FRAME_HEADERS])
+        for key, value in frame_headers.items():
+            if key not in _FRAME_HEADERS:
+                keys.append(key)
+                values.append(value)
+        offsets.append(len(keys))
         bodies.append(body if isinstance(body, bytes) else str(body).encode("utf-8"))
+    headers = pa.MapArray.from_arrays(
+        pa.array(offsets, pa.int32()), pa.array(keys, pa.string()), pa.array(values, pa.string())
+    )
     return pa.RecordBatch.from_arrays(
         [
             pa.array(ids, pa.string()),
             pa.array(destinations, pa.string()),
             pa.array(stamps, pa.int64()),
-            pa.array(headers, RAW_SCHEMA.field("headers").type),
+            headers,
             pa.array(bodies, pa.binary()),
         ],
         schema=RAW_SCHEMA,

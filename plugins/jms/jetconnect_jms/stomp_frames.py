@@ -13,7 +13,7 @@ import re
 
 from stomp.utils import HEARTBEAT_FRAME, Frame
 
-_HEADER_END = re.compile(rb"\r?\n\r?\n")
+_HEADER_END = re.compile(rb"\n\r?\n")
 _ESCAPE = re.compile(r"\\.")
 _UNESCAPED = {"\\\\": "\\", "\\c": ":", "\\n": "\n", "\\r": "\r"}
 
