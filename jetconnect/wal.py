@@ -15,10 +15,10 @@ from __future__ import annotations
 import os
 import re
 import tempfile
-import threading
 import urllib.parse
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import BinaryIO
 
 import pyarrow as pa
 
@@ -86,19 +86,12 @@ class WriteAheadLog:
         folder = self._dir(partition)
         folder.mkdir(parents=True, exist_ok=True)
         table = data if isinstance(data, pa.Table) else pa.Table.from_batches([data])
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=".arrow")
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                with pa.ipc.new_file(handle, table.schema) as writer:
-                    writer.write_table(table)
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(tmp, folder / f"{start:020d}-{end:020d}.arrow")
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
-        _fsync_dir(folder)
+
+        def write(handle: BinaryIO) -> None:
+            with pa.ipc.new_file(handle, table.schema) as writer:
+                writer.write_table(table)
+
+        _replace_durably(folder / f"{start:020d}-{end:020d}.arrow", write)
         return end
 
     def read(self, partition: str, start: int, end: int) -> Iterator[pa.RecordBatch]:
@@ -124,20 +117,39 @@ class WriteAheadLog:
     def trim(self, partition: str, upto: int) -> None:
         """Delete whole segments that end at or before ``upto`` (Spark committed past them).
 
-        When the last segment goes, the end it held is first written to a ``trimmed`` marker
-        (atomically), so a reader in another thread never sees neither and takes the log for empty.
+        When the last segment goes, the end it held is first made durable in a ``trimmed``
+        marker, so neither a reader in another thread nor a restart after a crash ever sees
+        neither and takes the log for empty (its next append would then reuse old sequences).
         """
         segments = self._segments(partition)
         doomed = [(seg_end, path) for _, seg_end, path in segments if seg_end <= upto]
         if not doomed:
             return
         if doomed[-1][0] == segments[-1][1]:
-            marker = self._dir(partition) / "trimmed"
-            scratch = marker.with_name(f".trimmed-{os.getpid()}-{threading.get_ident()}")
-            scratch.write_text(str(doomed[-1][0]))
-            os.replace(scratch, marker)
+            last_end = str(doomed[-1][0]).encode()
+            _replace_durably(self._dir(partition) / "trimmed", lambda handle: handle.write(last_end))
         for _, path in doomed:
             path.unlink(missing_ok=True)
+
+
+def _replace_durably(target: Path, write: Callable[[BinaryIO], object]) -> None:
+    """Give ``target`` the content ``write`` puts in a new file: complete or absent after a crash.
+
+    The content goes to a temporary file beside it (ignored by the segment listing), is fsynced
+    and renamed over ``target``, and the rename is fsynced too.
+    """
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            write(handle)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    _fsync_dir(target.parent)
 
 
 def _fsync_dir(folder: Path) -> None:

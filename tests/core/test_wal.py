@@ -70,3 +70,18 @@ def test_trimming_the_last_segment_records_the_end_before_deleting_it(tmp_path, 
     wal.trim("p", end)
     assert seen == [end]
     assert wal.end("p") == end and wal.start("p") == end
+
+
+def test_the_trimmed_marker_is_durable_before_the_last_segment_goes(tmp_path, monkeypatch):
+    # a crash right after the unlink must not leave a log that restarts at 0 on the next run
+    import os
+
+    wal = WriteAheadLog(tmp_path)
+    end = wal.append("p", 0, _batch([1, 2]))
+    events = []
+    fsync, unlink = os.fsync, Path.unlink
+    monkeypatch.setattr(os, "fsync", lambda fd: (events.append("fsync"), fsync(fd))[1])
+    monkeypatch.setattr(Path, "unlink", lambda self, *a, **k: (events.append("unlink"), unlink(self, *a, **k))[1])
+    wal.trim("p", end)
+    assert events == ["fsync", "fsync", "unlink"]  # the marker's content, then its directory entry
+    assert sorted(p.name for p in (tmp_path / "p").iterdir()) == ["trimmed"]  # no temporary file left
