@@ -28,7 +28,7 @@ inputs=$(cat pyproject.toml plugins/*/pyproject.toml contrib/*/pyproject.toml 2>
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$inputs" ]; then
   echo "setup: installing jetconnect, its plugins and test tools into .venv"
   "$VPY" -m pip install -q --upgrade pip
-  args=(-e ".[test]")
+  args=(-e ".[test,bench]")
   for dir in plugins/*/ contrib/*/; do
     [ -f "$dir/pyproject.toml" ] && args+=(-e "$dir")
   done
