@@ -24,3 +24,8 @@ def test_a_batch_holds_about_batch_bytes_whatever_the_width():
     assert batch_rows(narrow) == BATCH_BYTES // 8
     assert batch_rows(wide) == BATCH_BYTES // (200 * 32)
     assert batch_rows(pa.schema([(f"c{i}", pa.string()) for i in range(100_000)])) == 1024
+
+
+def test_the_urls_own_server_options_are_kept_before_ours():
+    dsn = libpq_dsn("postgresql://h/db?options=-c%20search_path%3Dsales&options=-c%20work_mem%3D64MB")
+    assert dsn.endswith("options='-c work_mem=64MB -c TimeZone=UTC -c DateStyle=ISO,YMD'")

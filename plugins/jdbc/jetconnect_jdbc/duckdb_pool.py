@@ -42,14 +42,20 @@ def libpq_dsn(url: str) -> str:
         "user": parsed.username,
         "password": parsed.password,
         "dbname": parsed.database,
-        **parsed.query,
-        "options": _SESSION_OPTIONS,
+        **{key: _last(value) for key, value in parsed.query.items()},
     }
+    # the URL's own server options stay; ours come last, so they win where both set one
+    settings["options"] = " ".join(filter(None, [settings.get("options"), _SESSION_OPTIONS]))
     return " ".join(f"{key}={_quote(value)}" for key, value in settings.items() if value is not None)
 
 
+def _last(value: str | tuple[str, ...]) -> str:
+    """A URL query option given more than once counts with its last value, as in libpq."""
+    return value[-1] if isinstance(value, tuple) else value
+
+
 def _quote(value: Any) -> str:
-    text = str(value[-1] if isinstance(value, tuple) else value)
+    text = str(value)
     return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
@@ -91,6 +97,7 @@ def _open(url: str) -> Any:
         }
     )
     try:
+        connection.execute("SET TimeZone = 'UTC'")  # Arrow's label for timestamptz (values are UTC anyway)
         connection.execute(f"LOAD '{_extension_path()}'")
         dsn = libpq_dsn(url).replace("'", "''")
         connection.execute(f"ATTACH '{dsn}' AS {ATTACHED} (TYPE postgres, READ_ONLY)")
