@@ -32,8 +32,8 @@ from pathlib import Path
 import stomp
 
 from jetconnect import sinks, sources
-from jetconnect_jms.source import DEFAULT_PREFETCH
 from jetconnect.testing import shared_spark_session
+from jetconnect_jms.source import DEFAULT_PREFETCH
 
 ROOT = Path(__file__).resolve().parent.parent
 #: Messages per STOMP transaction, on both sides: one huge transaction strains the broker's memory.

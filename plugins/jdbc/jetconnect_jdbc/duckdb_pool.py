@@ -132,11 +132,3 @@ def _close_quietly(connection: Any) -> None:
     except Exception:  # closing a broken connection may fail too; it is dropped either way
         pass
 
-
-def close_all() -> None:
-    """Close every pooled connection of this process (tests, and after a server restart)."""
-    with _lock:
-        connections = [c for pooled in _idle.values() for c in pooled]
-        _idle.clear()
-    for connection in connections:
-        _close_quietly(connection)
