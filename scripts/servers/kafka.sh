@@ -3,8 +3,8 @@
 # 127.0.0.1:9092 with in-memory storage. Usage: kafka.sh start|stop|status. Idempotent.
 # Known tansu defects (shared/DESIGN.md section 5): high watermark = base offset of the last batch
 # + 1, offsets_for_times unreliable, aborted records visible to read_committed, no CreatePartitions,
-# and a commit can stay deferred until the next transaction on one of its partitions (see
-# integration/kafka/conftest.py, Kafka.settle).
+# and two EndTxn at once can pin a partition's last stable offset for good (see
+# integration/kafka/conftest.py; tests with overlapping transactions run on noida-db).
 set -euo pipefail
 
 HOST=127.0.0.1
@@ -50,7 +50,8 @@ start() {
     bin="$(tansu_binary)"
     [[ -x "$bin" ]] || { echo "tansu binary not found or not executable: $bin" >&2; exit 1; }
     mkdir -p "$DATA"
-    nohup "$bin" broker \
+    # WARN level: the log then shows the txn_end race (see integration/kafka/conftest.py) when it strikes.
+    RUST_LOG="${RUST_LOG:-warn}" nohup "$bin" broker \
         --listener-url "tcp://$HOST:$PORT" \
         --advertised-listener-url "tcp://$HOST:$PORT" \
         --storage-engine memory://tansu/ >"$LOG" 2>&1 &
