@@ -26,6 +26,15 @@ def test_a_topic_is_read_by_exactly_one_processor():
         jms_queue_source("orders").__class__("queue", "q", StompSettings(), jms_queue_source("o").view, subscription="s")
 
 
+@pytest.mark.parametrize("option, value, rule", [
+    ("prefetch", 0, "be at least 1"), ("max_backlog", 0, "be at least 1"), ("dedupe_window", 0, "be at least 1"),
+    ("max_pull_ms", -1, "not be negative"), ("linger_ms", -1, "not be negative"),
+])
+def test_tuning_options_out_of_range_are_named(option, value, rule):
+    with pytest.raises(OptionError, match=f"jms_queue source '/queue/orders': option '{option}' must {rule}, got {value}"):
+        jms_queue_source("orders", **{option: value})
+
+
 def test_durable_subscription_gets_a_stable_client_id():
     assert jms_topic_source("prices", subscription="audit").settings.client_id == "jetconnect-audit"
     assert jms_topic_source("prices", subscription="audit", client_id="me").settings.client_id == "me"

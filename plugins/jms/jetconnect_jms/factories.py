@@ -11,7 +11,14 @@ from typing import Any
 
 from jetconnect_jms.messages import JmsMessage, MessageView
 from jetconnect_jms.sink import JmsSink
-from jetconnect_jms.source import DEFAULT_MAX_BACKLOG, DEFAULT_PREFETCH, JmsSource
+from jetconnect_jms.source import (
+    DEFAULT_DEDUPE_WINDOW,
+    DEFAULT_LINGER_MS,
+    DEFAULT_MAX_BACKLOG,
+    DEFAULT_MAX_PULL_MS,
+    DEFAULT_PREFETCH,
+    JmsSource,
+)
 from jetconnect_jms.stomp_client import StompSettings
 
 
@@ -27,9 +34,9 @@ def jms_queue_source(
     projection: Callable[[JmsMessage], Any] | None = None,
     schema: str | None = None,
     prefetch: int = DEFAULT_PREFETCH,
-    dedupe_window: int = 100_000,
-    max_pull_ms: int = 500,
-    linger_ms: int = 50,
+    dedupe_window: int = DEFAULT_DEDUPE_WINDOW,
+    max_pull_ms: int = DEFAULT_MAX_PULL_MS,
+    linger_ms: int = DEFAULT_LINGER_MS,
     max_backlog: int = DEFAULT_MAX_BACKLOG,
     user: str | None = None,
     password: str | None = None,
@@ -53,9 +60,9 @@ def jms_topic_source(
     schema: str | None = None,
     parallelism: int = 1,
     prefetch: int = DEFAULT_PREFETCH,
-    dedupe_window: int = 100_000,
-    max_pull_ms: int = 500,
-    linger_ms: int = 50,
+    dedupe_window: int = DEFAULT_DEDUPE_WINDOW,
+    max_pull_ms: int = DEFAULT_MAX_PULL_MS,
+    linger_ms: int = DEFAULT_LINGER_MS,
     max_backlog: int = DEFAULT_MAX_BACKLOG,
     user: str | None = None,
     password: str | None = None,

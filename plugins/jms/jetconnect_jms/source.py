@@ -41,6 +41,12 @@ DEFAULT_PREFETCH = 2000
 #: Logged messages a consumer may keep ahead of the planned micro-batches. Each micro-batch
 #: costs Spark a fixed amount of work; 20k instead of 10k halved their number (~10% faster).
 DEFAULT_MAX_BACKLOG = 20_000
+#: Recent message ids a redelivery is checked against (shared by the consumers of a queue).
+DEFAULT_DEDUPE_WINDOW = 100_000
+#: How long a plan waits while messages keep arriving: fewer, larger micro-batches.
+DEFAULT_MAX_PULL_MS = 500
+#: How long a consumer gathers messages into one log segment (one fsync) before acknowledging.
+DEFAULT_LINGER_MS = 50
 
 
 @dataclass
@@ -68,9 +74,9 @@ class JmsSource(StreamSource):
         parallelism: int = 1,
         subscription: str | None = None,
         prefetch: int = DEFAULT_PREFETCH,
-        dedupe_window: int = 100_000,
-        max_pull_ms: int = 500,
-        linger_ms: int = 50,
+        dedupe_window: int = DEFAULT_DEDUPE_WINDOW,
+        max_pull_ms: int = DEFAULT_MAX_PULL_MS,
+        linger_ms: int = DEFAULT_LINGER_MS,
         max_backlog: int = DEFAULT_MAX_BACKLOG,
         wal_location: str | None = None,
     ) -> None:
@@ -85,7 +91,7 @@ class JmsSource(StreamSource):
             raise OptionError(f"{self.owner}: option 'parallelism' must be 1 for a topic, got {parallelism}")
         if subscription and kind != "topic":
             raise OptionError(f"{self.owner}: option 'subscription' (a durable subscription) only applies to topics")
-        for option, value in (("prefetch", prefetch), ("max_backlog", max_backlog)):
+        for option, value in (("prefetch", prefetch), ("max_backlog", max_backlog), ("dedupe_window", dedupe_window)):
             if value < 1:
                 raise OptionError(f"{self.owner}: option '{option}' must be at least 1, got {value}")
         for option, value in (("max_pull_ms", max_pull_ms), ("linger_ms", linger_ms)):
@@ -239,4 +245,7 @@ class JmsSource(StreamSource):
             yield self.view.to_rows(raw)
 
 
-__all__ = ["DEFAULT_MAX_BACKLOG", "DEFAULT_PREFETCH", "JmsSource"]
+__all__ = [
+    "DEFAULT_DEDUPE_WINDOW", "DEFAULT_LINGER_MS", "DEFAULT_MAX_BACKLOG", "DEFAULT_MAX_PULL_MS", "DEFAULT_PREFETCH",
+    "JmsSource",
+]
