@@ -24,6 +24,8 @@ from confluent_kafka.admin import AdminClient, NewTopic
 ROOT = Path(__file__).resolve().parent.parent
 BOOTSTRAP = "127.0.0.1:9092"
 PARTITIONS = 2  # local[2]: one Spark task per partition
+#: How long the latency run waits, after the last record is produced, for the reader to see them all.
+DRAIN_S = 30
 
 
 def create_topic(partitions: int = PARTITIONS) -> str:
@@ -160,7 +162,7 @@ def bench_latency(spark, seconds: float, rate: int) -> tuple[float, float, int, 
         producer.poll(0)
         time.sleep(0.005)
     producer.flush(30)
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + DRAIN_S
     while len(latencies) < sent and time.monotonic() < deadline:
         time.sleep(0.1)
     stop.set()
@@ -195,7 +197,7 @@ def main() -> None:
     print(f"{'latency Kafka→Kafka, exactly-once':<40} p50 {p50:,.0f} ms, p99 {p99:,.0f} ms "
           f"({seen} records at {args.rate}/s for {args.latency_seconds:.0f} s)")
     if seen < sent:  # the percentiles cover only what arrived
-        print(f"  {sent - seen} of {sent} records never reached the read_committed reader within 30 s: "
+        print(f"  {sent - seen} of {sent} records never reached the read_committed reader within {DRAIN_S} s: "
               f"look for 'otherwise=Some(Committed)' in /tmp/jetconnect-kafka/tansu.log "
               f"(tansu's EndTxn race, integration/kafka/conftest.py)")
     spark.stop()
