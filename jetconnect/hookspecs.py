@@ -17,6 +17,9 @@ from typing import TYPE_CHECKING
 import pluggy
 
 if TYPE_CHECKING:  # pragma: no cover
+    from collections.abc import Callable
+
+    from jetconnect.filesystem import FileSystem
     from jetconnect.registry import Register
 
 hookspec = pluggy.HookspecMarker("jetconnect")
@@ -36,3 +39,13 @@ def register_sources(register: "Register") -> None:
 @hookspec
 def register_sinks(register: "Register") -> None:
     """Register sink factories, as :func:`register_sources` does for sources."""
+
+
+@hookspec
+def register_file_systems(register: "Callable[[str, Callable[[str], tuple[FileSystem, str]]], None]") -> None:
+    """Register file systems by URL scheme: ``register("webhdfs", resolve)``.
+
+    ``resolve(url)`` returns ``(file_system, path)``: the :class:`~jetconnect.filesystem.FileSystem`
+    that serves the URL and the path on it. Locations jetconnect keeps state in (``wal_location``)
+    are resolved this way, so they may live on any registered file system.
+    """

@@ -79,6 +79,8 @@ class Registry:
     sources: dict[str, ConnectorSpec] = field(default_factory=dict)
     sinks: dict[str, ConnectorSpec] = field(default_factory=dict)
     plugins: dict[str, str] = field(default_factory=dict)  # name -> version
+    #: URL scheme -> ``resolve(url) -> (FileSystem, path)`` (hook ``register_file_systems``).
+    file_systems: dict[str, Callable[[str], Any]] = field(default_factory=dict)
 
     def _add(self, spec: ConnectorSpec) -> None:
         table = self.sources if spec.kind == "source" else self.sinks
@@ -135,6 +137,27 @@ class Registry:
                         PluginLoadWarning,
                         stacklevel=3,
                     )
+        for impl in self.manager.hook.register_file_systems.get_hookimpls():
+            try:
+                impl.function(register=self._file_system_register(impl.plugin_name))
+            except PluginError:
+                raise
+            except Exception as exc:  # as above: one plugin's bug must not hide the others
+                warnings.warn(
+                    f"jetconnect plugin '{impl.plugin_name}' failed to register its file systems: "
+                    f"{type(exc).__name__}: {exc}",
+                    PluginLoadWarning,
+                    stacklevel=3,
+                )
+
+    def _file_system_register(self, plugin: str) -> Callable[[str, Callable[[str], Any]], None]:
+        def register(scheme: str, resolve: Callable[[str], Any]) -> None:
+            scheme = scheme.lower()
+            if scheme in self.file_systems:
+                raise PluginError(f"file system scheme '{scheme}://' is registered twice (plugin '{plugin}')")
+            self.file_systems[scheme] = resolve
+
+        return register
 
 
 def _wanted_plugins() -> set[str] | None:

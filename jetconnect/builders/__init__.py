@@ -1,0 +1,54 @@
+"""Jet's source and sink builders, in Python's snake_case.
+
+A source is a ``create_fn(ctx) -> state`` and a ``fill_buffer_fn(state, buf)`` that adds what is
+available now; a sink is a ``create_fn(ctx) -> state`` and a ``receive_fn(state, row)``. The
+built objects are ordinary :mod:`jetconnect.connector` sources and sinks, so they run on Spark::
+
+    numbers = (
+        SourceBuilder.batch("numbers", lambda ctx: iter(range(ctx.global_processor_index, 100, ctx.total_parallelism)))
+        .fill_buffer_fn(fill_from_iterator)
+        .schema("n bigint")
+        .distributed(2)
+        .build()
+    )
+    numbers.read(spark).count()  # 100
+
+Processors run in executor tasks, batch and stream alike: processor i of n in the read task of
+Spark partition i. How a stream survives a restart is in :mod:`jetconnect.builders._stream_source`.
+
+The modules: ``_contexts`` (what user functions get), ``_source_builder`` (the builder and its
+spec), ``_processor`` (a processor and the live ones a worker keeps), ``_batch_source``,
+``_stream_source`` (the driver's planning), ``_position`` (a stream's offset), ``_rounds`` (the two
+replay strategies, in executor tasks) and ``_sink``.
+"""
+
+from jetconnect.builders._batch_source import BuilderBatchSource
+from jetconnect.builders._contexts import ProcessorContext, SinkContext, SourceBuffer, fill_from_iterator
+from jetconnect.builders._sink import BuilderSink, SinkBuilder
+from jetconnect.builders._source_builder import MEMBERS, SourceBuilder
+from jetconnect.builders._stream_source import (
+    IDLE_POLL_MS,
+    KEEP_ALIVE_MS,
+    MAX_PULL_MS,
+    MAX_PULL_RECORDS,
+    WAL_LOCATION,
+    BuilderStreamSource,
+)
+
+__all__ = [
+    "IDLE_POLL_MS",
+    "KEEP_ALIVE_MS",
+    "MAX_PULL_MS",
+    "MAX_PULL_RECORDS",
+    "MEMBERS",
+    "WAL_LOCATION",
+    "BuilderBatchSource",
+    "BuilderSink",
+    "BuilderStreamSource",
+    "ProcessorContext",
+    "SinkBuilder",
+    "SinkContext",
+    "SourceBuffer",
+    "SourceBuilder",
+    "fill_from_iterator",
+]

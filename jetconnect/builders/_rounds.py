@@ -1,0 +1,344 @@
+"""One round of one processor, in an executor task: replay its record, or pull it and record it.
+
+Two strategies, one per way a builder stream replays (DESIGN section 3):
+
+* :class:`SnapshotRounds`, for streams with snapshot functions: a round streams its rows out as
+  it pulls, then records how many items it pulled and the processor's snapshot after them. A
+  replay restores the snapshot the round started from and pulls the same number again.
+* :class:`LogRounds`, for streams that cannot replay (sockets, brokers): a round records the rows
+  themselves (a write-ahead log), then acknowledges them upstream, then delivers them. A replay
+  reads the record.
+
+Both keep the round's item limit exact: rows a last fill brings past it are the round's *carry*,
+kept at the end of its record and delivered first by the next round. Both leave the processor in
+this worker's :data:`~jetconnect.builders._processor.LIVE` cache, so a next round that lands here
+goes on without restoring anything.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Generator, Iterator
+
+import pyarrow as pa
+
+from jetconnect.arrow import DEFAULT_BATCH_ROWS, to_arrow_schema
+from jetconnect.builders._processor import LIVE, Items, LiveProcessor, Processor, destroy_quietly
+from jetconnect.builders._source_builder import SourceSpec
+from jetconnect.errors import OffsetError, SourceError
+from jetconnect.options import Options
+from jetconnect.rounds import Round, RoundFacts, RoundLog, new_attempt_id
+
+log = logging.getLogger("jetconnect.source")
+
+#: How long a replay waits for a source that has stopped giving the items it gave before.
+REPLAY_PATIENCE_S = 30.0
+
+
+class Gathered:
+    """What one pull of a round brought: rows delivered, rows carried past the limit, and why it ended."""
+
+    def __init__(self, schema: pa.Schema) -> None:
+        self.schema = schema
+        self.delivered: list[pa.RecordBatch] = []
+        self.carry: pa.Table = schema.empty_table()
+        self.emitted = 0
+        self.pulled = 0
+        self.ended = "dry"
+
+    def rows(self) -> pa.Table:
+        """Delivered rows, then the carry: what a log round records."""
+        return pa.Table.from_batches([*self.delivered, *self.carry.to_batches()], schema=self.schema)
+
+
+class RoundReader:
+    """Reads rounds of processor ``index`` of ``total`` (base of the two strategies)."""
+
+    def __init__(
+        self,
+        spec: SourceSpec,
+        options: Options,
+        rounds: RoundLog,
+        index: int,
+        total: int,
+        max_pull_s: float,
+        keep_alive_s: float,
+    ) -> None:
+        self.spec = spec
+        self.options = options
+        self.rounds = rounds
+        self.index = index
+        self.total = total
+        self.max_pull_s = max_pull_s
+        self.keep_alive_s = keep_alive_s
+        self.where = f"source '{spec.name}' processor {index}/{total}"
+        self.key = (spec.token, rounds.run, index)
+        self.arrow_schema = to_arrow_schema(spec.output_schema)
+        #: The limit the round before the one being read was planned with (to complete it if need be).
+        self.previous_limit: int | None = None
+
+    def read(self, round_: int, limit: int | None, previous_limit: int | None = None) -> Iterator[pa.RecordBatch]:
+        """The rows of ``round_``: exactly what its record says if it has one, else pulled now.
+
+        ``previous_limit`` is the limit the round before was planned with, should it need completing.
+        """
+        self.previous_limit = previous_limit
+        record = self.rounds.read(self.index, round_)
+        if record is not None:
+            return self.replay(round_, record)
+        return self.pull(round_, limit)
+
+    def replay(self, round_: int, record: Round) -> Iterator[pa.RecordBatch]:
+        raise NotImplementedError
+
+    def pull(self, round_: int, limit: int | None) -> Iterator[pa.RecordBatch]:
+        raise NotImplementedError
+
+    # -- shared steps --
+
+    def previous(self, round_: int) -> RoundFacts | None:
+        """The facts of the round before ``round_`` (None before the first), completed if it never ran.
+
+        Spark may plan a round that is never read (an action that did not need every partition);
+        its successor cannot start without it, so it is pulled and recorded now.
+        """
+        if round_ <= 1:
+            return None
+        facts = self.rounds.facts(self.index, round_ - 1)
+        if facts is None:
+            log.warning("%s: round %d was planned but never read; completing it before round %d", self.where, round_ - 1, round_)
+            limit, self.previous_limit = self.previous_limit, None  # an older missing round: no limit known
+            for _ in self.pull(round_ - 1, limit):
+                pass
+            facts = self.rounds.facts(self.index, round_ - 1)
+            if facts is None:  # pragma: no cover - pull() records or raises
+                raise OffsetError(f"{self.where}: round {round_ - 1} could not be recorded in {self.rounds}")
+        return facts
+
+    def carry_of(self, facts: RoundFacts | None) -> pa.Table | None:
+        """The carry a recorded round left for the next one (read from its record only if it has one)."""
+        if facts is None or not facts.carried:
+            return None
+        record = self.rounds.read(self.index, facts.round)
+        if record is None:
+            raise OffsetError(f"{self.where}: the record of round {facts.round} vanished from {self.rounds}")
+        return record.carry
+
+    def resume(self, round_: int, previous: RoundFacts | None) -> tuple[Processor, pa.Table | None, bool]:
+        """A processor where ``previous`` left off, its carry, and whether it came live from this worker."""
+        live = LIVE.take(self.key)
+        if live is not None and live.round == round_ - 1 and (previous is None or live.attempt == previous.attempt):
+            return live.processor, live.carry, True
+        if live is not None:  # left by a round another attempt recorded, or by an older round
+            destroy_quietly(live.processor)
+        return Processor(self.spec, self.index, self.total, self.options), self.carry_of(previous), False
+
+    def keep(self, processor: Processor, round_: int, attempt: str, carry: pa.Table | None) -> None:
+        """Leave ``processor`` in this worker for the next round."""
+        LIVE.put(self.key, LiveProcessor(processor, round_, attempt, carry), self.keep_alive_s)
+
+    def gather(
+        self, processor: Processor, carry: pa.Table | None, limit: int | None, out: Gathered, stream_out: bool
+    ) -> Iterator[pa.RecordBatch]:
+        """Deliver ``carry``, then pull until ``limit`` rows, a fill that adds nothing, or the time is up.
+
+        With ``stream_out`` rows are yielded as they are converted; without, they are kept in
+        ``out.delivered``. Either way ``out`` says what was pulled, delivered and carried, also
+        when a fill raises (the rows before it are in ``out``).
+        """
+
+        def deliver(batch: pa.RecordBatch | pa.Table) -> Iterator[pa.RecordBatch]:
+            out.emitted += batch.num_rows
+            for piece in batch.to_batches() if isinstance(batch, pa.Table) else [batch]:
+                if stream_out:
+                    yield piece
+                else:
+                    out.delivered.append(piece)
+
+        if carry is not None and carry.num_rows:
+            take = carry.num_rows if limit is None else min(limit, carry.num_rows)
+            yield from deliver(carry.slice(0, take))
+            if take < carry.num_rows:
+                out.carry, out.ended = carry.slice(take), "limit"
+                return
+        items = Items(self.spec)
+        started = time.monotonic()
+        try:
+            while True:
+                if limit is not None and out.emitted + len(items) >= limit:
+                    out.ended = "limit"
+                    break
+                if time.monotonic() - started >= self.max_pull_s:
+                    out.ended = "time"
+                    break
+                buf = processor.fill()
+                if not buf.items:
+                    break
+                out.pulled += len(buf.items)
+                items.extend(buf)
+                if len(items) >= DEFAULT_BATCH_ROWS and (limit is None or out.emitted + len(items) <= limit):
+                    yield from deliver(items.take_batch())
+        except BaseException:
+            out.ended = "error"
+            if len(items) and not stream_out:  # received before the error: the log keeps it
+                for _ in self._settle_last(items.take_batch(), limit, out, deliver):
+                    pass  # kept in out.delivered, not yielded
+            raise
+        if len(items):
+            yield from self._settle_last(items.take_batch(), limit, out, deliver)
+
+    @staticmethod
+    def _settle_last(
+        batch: pa.RecordBatch, limit: int | None, out: Gathered, deliver: "Callable[[pa.RecordBatch], Iterator[pa.RecordBatch]]"
+    ) -> Iterator[pa.RecordBatch]:
+        """Deliver the last rows up to the limit; the rest is the carry."""
+        room = batch.num_rows if limit is None else min(batch.num_rows, limit - out.emitted)
+        if room:
+            yield from deliver(batch.slice(0, room))
+        if room < batch.num_rows:
+            out.carry = pa.Table.from_batches([batch.slice(room)])
+
+
+class SnapshotRounds(RoundReader):
+    """Rounds of a stream with snapshot functions: rows stream out, the record keeps a count and a snapshot."""
+
+    def _start(self, round_: int, record: Round | None) -> tuple[Processor, pa.Table | None, object]:
+        """A processor at the start of ``round_``, its carry, and the start snapshot to record (round 1).
+
+        ``record`` is the round's own record when it is replayed.
+        """
+        previous = self.previous(round_)
+        processor, carry, live = self.resume(round_, previous)
+        start_snapshot = None
+        try:
+            if previous is not None:
+                if not live:
+                    processor.restore(previous.snapshot)
+            elif record is not None:
+                if record.facts.start_snapshot is not None:
+                    processor.restore(record.facts.start_snapshot)
+            elif not live:
+                start_snapshot = processor.snapshot()
+        except BaseException:
+            destroy_quietly(processor)
+            raise
+        return processor, carry, start_snapshot
+
+    def pull(self, round_: int, limit: int | None) -> Iterator[pa.RecordBatch]:
+        processor, carry, start_snapshot = self._start(round_, None)
+        attempt = new_attempt_id()
+        out = Gathered(self.arrow_schema)
+        try:
+            yield from self.gather(processor, carry, limit, out, stream_out=True)
+            facts = RoundFacts(
+                out.emitted, out.pulled, out.ended, attempt, carried=out.carry.num_rows, round=round_,
+                snapshot=processor.snapshot(), start_snapshot=start_snapshot, total=self.total,
+            )
+            winner = self.rounds.write(self.index, round_, Round(facts, out.carry))
+            if winner.facts.attempt != attempt and not winner.facts.same_contents(facts):
+                raise SourceError(
+                    f"{self.where}: another attempt recorded round {round_} first, with other contents "
+                    f"({winner.facts} against {facts}); this attempt's rows are discarded and a retry replays "
+                    f"the record (is speculation on?)"
+                )
+            processor.acknowledge()
+        except BaseException:
+            destroy_quietly(processor)
+            raise
+        self.keep(processor, round_, winner.facts.attempt, winner.carry)
+
+    def replay(self, round_: int, record: Round) -> Iterator[pa.RecordBatch]:
+        processor, carry, _ = self._start(round_, record)
+        facts = record.facts
+        try:
+            from_carry = 0
+            if carry is not None and carry.num_rows:
+                from_carry = min(carry.num_rows, facts.emitted)
+                yield from carry.slice(0, from_carry).to_batches()
+            exact = yield from self._pull_exactly(processor, facts.pulled, facts.emitted - from_carry, round_)
+        except BaseException:
+            destroy_quietly(processor)
+            raise
+        if exact:
+            self.keep(processor, round_, facts.attempt, record.carry)
+        else:  # a fill went past the round's items: the state is beyond the round's end
+            destroy_quietly(processor)
+
+    def _pull_exactly(
+        self, processor: Processor, count: int, deliver: int, round_: int
+    ) -> Generator[pa.RecordBatch, None, bool]:
+        """Pull ``count`` items, deliver the first ``deliver``; True if no fill went past ``count``."""
+        items = Items(self.spec)
+        got = delivered = 0
+        quiet_since = time.monotonic()
+        while got < count:
+            buf = processor.fill()
+            if buf.items:
+                quiet_since = time.monotonic()
+            elif time.monotonic() - quiet_since > REPLAY_PATIENCE_S:
+                raise SourceError(
+                    f"{self.where}: replaying round {round_} gave {got} of the {count} items it gave before: "
+                    f"restore_snapshot_fn must make the source deterministic"
+                )
+            else:
+                time.sleep(0.001)
+            items.extend(buf)
+            got += len(buf.items)
+            if len(items) >= DEFAULT_BATCH_ROWS and got < count:
+                batch = items.take_batch()
+                room = min(batch.num_rows, deliver - delivered)
+                if room:
+                    yield batch.slice(0, room)
+                    delivered += room
+        if len(items):
+            items.truncate(len(items) - (got - count))
+            batch = items.take_batch()
+            room = min(batch.num_rows, deliver - delivered)
+            if room:
+                yield batch.slice(0, room)
+        return got == count
+
+
+class LogRounds(RoundReader):
+    """Rounds of a stream that cannot replay: the record keeps the rows, written before they count."""
+
+    def pull(self, round_: int, limit: int | None) -> Iterator[pa.RecordBatch]:
+        previous = self.previous(round_)
+        processor, carry, _ = self.resume(round_, previous)
+        attempt = new_attempt_id()
+        out = Gathered(self.arrow_schema)
+        error: BaseException | None = None
+        try:
+            for _ in self.gather(processor, carry, limit, out, stream_out=False):
+                pass  # stream_out=False yields nothing
+        except BaseException as exc:  # what earlier fills received is recorded before the error surfaces
+            error = exc
+        try:
+            rows = out.rows()
+            if error is None or rows.num_rows:
+                facts = RoundFacts(
+                    out.emitted, out.pulled, out.ended, attempt,
+                    carried=out.carry.num_rows, total=self.total, round=round_,
+                )
+                winner = self.rounds.write(self.index, round_, Round(facts, rows))
+                if winner.facts.attempt != attempt:
+                    kept = self.rounds.keep_orphan(self.index, attempt, rows)
+                    raise SourceError(
+                        f"{self.where}: another attempt recorded round {round_} first; the {rows.num_rows} rows this "
+                        f"attempt received are kept in {kept}, not delivered (turn speculation off for this query)"
+                    )
+            if error is not None:
+                raise error
+            processor.acknowledge()
+        except BaseException:
+            destroy_quietly(processor)
+            raise
+        self.keep(processor, round_, attempt, out.carry)
+        yield from out.delivered
+
+    def replay(self, round_: int, record: Round) -> Iterator[pa.RecordBatch]:
+        yield from record.rows.slice(0, record.facts.emitted).to_batches()
+
+
+__all__ = ["LogRounds", "REPLAY_PATIENCE_S", "RoundReader", "SnapshotRounds"]

@@ -1,0 +1,160 @@
+"""``SourceBuilder``: Jet's fluent source builder, and the spec every built source carries."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from functools import cached_property
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+from pyspark.sql.types import StructField, StructType, TimestampType
+
+from jetconnect.arrow import parse_schema
+from jetconnect.builders._contexts import Kind, ProcessorContext, SourceBuffer
+from jetconnect.errors import SourceError
+from jetconnect.options import Options
+
+if TYPE_CHECKING:  # pragma: no cover
+    from jetconnect.builders._batch_source import BuilderBatchSource
+    from jetconnect.builders._stream_source import BuilderStreamSource
+
+S = TypeVar("S")
+
+#: How many executors the job has (set by the Spark adapter): ``distributed(n)`` means n on each.
+MEMBERS = "jetconnect.members"
+
+
+@dataclass(frozen=True)
+class SourceSpec:
+    kind: Kind
+    name: str
+    create_fn: Callable[[ProcessorContext], Any]
+    fill_buffer_fn: Callable[[Any, SourceBuffer], None] | None = None
+    destroy_fn: Callable[[Any], None] | None = None
+    create_snapshot_fn: Callable[[Any], Any] | None = None
+    restore_snapshot_fn: Callable[[Any, Any], None] | None = None
+    local_parallelism: int | None = None  # None: not distributed, one processor in the whole job
+    schema: StructType = field(default_factory=lambda: parse_schema("value string"))
+    timestamp_column: str = "event_time"
+    allowed_lateness_ms: int = 0
+    acknowledge_fn: Callable[[Any], None] | None = None
+    #: Identifies the built source in executor caches of live processors (same after pickling).
+    token: str = field(default_factory=lambda: uuid.uuid4().hex)
+
+    def total_parallelism(self, options: Options) -> int:
+        """Processors in the job: ``local_parallelism`` on each member once distributed, else one."""
+        if self.local_parallelism is None:
+            return 1
+        return self.local_parallelism * options.get_int(MEMBERS, 1, minimum=1)
+
+    @cached_property
+    def output_schema(self) -> StructType:
+        """The items' schema, plus the event-time column for a timestamped stream.
+
+        Cached: converting it to Arrow per batch is keyed by the object, so it must be one object.
+        """
+        if self.kind != "timestamped_stream":
+            return self.schema
+        return StructType([*self.schema.fields, StructField(self.timestamp_column, TimestampType(), False)])
+
+
+class SourceBuilder(Generic[S]):
+    """Fluent builder of a source; every method returns a new builder (builders can be shared)."""
+
+    def __init__(self, spec: SourceSpec) -> None:
+        self._spec = spec
+
+    @staticmethod
+    def batch(name: str, create_fn: Callable[[ProcessorContext], S]) -> "SourceBuilder[S]":
+        """A finite source: ``fill_buffer_fn`` calls ``buf.close()`` when it is done."""
+        return SourceBuilder(SourceSpec("batch", _check_name(name), create_fn))
+
+    @staticmethod
+    def stream(name: str, create_fn: Callable[[ProcessorContext], S]) -> "SourceBuilder[S]":
+        """An infinite source: ``fill_buffer_fn`` adds what is available now and returns."""
+        return SourceBuilder(SourceSpec("stream", _check_name(name), create_fn))
+
+    @staticmethod
+    def timestamped_stream(name: str, create_fn: Callable[[ProcessorContext], S]) -> "SourceBuilder[S]":
+        """A stream whose items carry event times: an event-time column and a watermark on it."""
+        return SourceBuilder(SourceSpec("timestamped_stream", _check_name(name), create_fn))
+
+    def _with(self, **changes: Any) -> "SourceBuilder[S]":
+        return SourceBuilder(replace(self._spec, token=uuid.uuid4().hex, **changes))
+
+    def fill_buffer_fn(self, fn: Callable[[S, SourceBuffer], None]) -> "SourceBuilder[S]":
+        """Add the items available now to the buffer; called again and again."""
+        return self._with(fill_buffer_fn=fn)
+
+    def destroy_fn(self, fn: Callable[[S], None]) -> "SourceBuilder[S]":
+        """Release the state (close connections); called once per processor, also after errors."""
+        return self._with(destroy_fn=fn)
+
+    def distributed(self, local_parallelism: int) -> "SourceBuilder[S]":
+        """Run ``local_parallelism`` processors per executor instead of one in the whole job."""
+        if not isinstance(local_parallelism, int) or local_parallelism < 1:
+            raise SourceError(f"source '{self._spec.name}': distributed() needs a positive int, got {local_parallelism!r}")
+        return self._with(local_parallelism=local_parallelism)
+
+    def schema(self, schema: str | StructType) -> "SourceBuilder[S]":
+        """The items' schema as DDL (``"id bigint, name string"``) or a StructType."""
+        return self._with(schema=parse_schema(schema))
+
+    def create_snapshot_fn(self, fn: Callable[[S], Any]) -> "SourceBuilder[S]":
+        """Return the processor's position as a JSON value (stored in Spark's offset log)."""
+        return self._with(create_snapshot_fn=fn)
+
+    def restore_snapshot_fn(self, fn: Callable[[S, Any], None]) -> "SourceBuilder[S]":
+        """Move a fresh state to a position taken by ``create_snapshot_fn``, deterministically."""
+        return self._with(restore_snapshot_fn=fn)
+
+    def acknowledge_fn(self, fn: Callable[[S], None]) -> "SourceBuilder[S]":
+        """Called in the processor's task once what its fills added is durable in the round log.
+
+        Not in Jet: a message broker acknowledges here, so a message is acknowledged only after
+        a restart can replay it (streams without snapshot functions).
+        """
+        return self._with(acknowledge_fn=fn)
+
+    def allowed_lateness(self, millis: int) -> "SourceBuilder[S]":
+        """How late an event may be, in ms: the watermark delay of the event-time column."""
+        if self._spec.kind != "timestamped_stream":
+            raise SourceError(f"source '{self._spec.name}': allowed_lateness() is for timestamped streams")
+        if millis < 0:
+            raise SourceError(f"source '{self._spec.name}': allowed_lateness must be >= 0 ms, got {millis}")
+        return self._with(allowed_lateness_ms=int(millis))
+
+    def timestamp_column(self, name: str) -> "SourceBuilder[S]":
+        """Name of the event-time column a timestamped stream adds (default ``event_time``)."""
+        if self._spec.kind != "timestamped_stream":
+            raise SourceError(f"source '{self._spec.name}': timestamp_column() is for timestamped streams")
+        return self._with(timestamp_column=name)
+
+    def build(self) -> "BuilderBatchSource | BuilderStreamSource":
+        """The source, ready for ``.read(spark)`` (batch) or ``.read_stream(spark)`` (streams)."""
+        spec = self._spec
+        if spec.fill_buffer_fn is None:
+            raise SourceError(f"source '{spec.name}': fill_buffer_fn is required")
+        if (spec.create_snapshot_fn is None) != (spec.restore_snapshot_fn is None):
+            raise SourceError(f"source '{spec.name}': create_snapshot_fn and restore_snapshot_fn go together")
+        if spec.kind == "batch":
+            from jetconnect.builders._batch_source import BuilderBatchSource
+
+            if spec.create_snapshot_fn is not None:
+                raise SourceError(f"source '{spec.name}': a batch source is re-read whole; snapshots are for streams")
+            return BuilderBatchSource(spec)
+        if spec.kind == "timestamped_stream" and spec.timestamp_column in spec.schema.fieldNames():
+            raise SourceError(
+                f"source '{spec.name}': the schema already has a column '{spec.timestamp_column}'; "
+                f"choose another with timestamp_column()"
+            )
+        from jetconnect.builders._stream_source import BuilderStreamSource
+
+        return BuilderStreamSource(spec)
+
+
+def _check_name(name: str) -> str:
+    if not isinstance(name, str) or not name:
+        raise SourceError(f"a source needs a non-empty name, got {name!r}")
+    return name

@@ -1,0 +1,214 @@
+"""The stream a :class:`SourceBuilder` builds: processors pull in executor tasks, round by round.
+
+Spark's driver fixes each micro-batch's ``[start, end)`` before any executor reads, while a Jet
+processor pulls for as long as the job runs. The offset therefore names a *round* per processor
+(:class:`~jetconnect.builders._position.RoundPosition`): the driver only opens rounds; processor
+i pulls its round in the read task of partition i, records what the round held under
+``wal_location`` (:mod:`jetconnect.rounds`), and a re-read of the round replays the record
+(:mod:`jetconnect.builders._rounds`). Each item is pulled once; the driver never calls
+``create_fn`` or ``fill_buffer_fn``.
+
+The driver decides from the last round's record whether to open the next one: at once if it
+brought items, after a growing pause (up to ``idle_poll_ms``) if it brought none, so an idle
+stream costs one small Spark job per pause, not one per trigger. Under ``Trigger.AvailableNow``
+rounds go on until a round of every processor ends on a fill that adds nothing.
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+import uuid
+from collections.abc import Sequence
+from typing import Any
+
+from pyspark.sql.types import StructType
+
+from jetconnect.builders._position import RoundPosition, parse_offset, parse_position
+from jetconnect.builders._rounds import LogRounds, RoundReader, SnapshotRounds
+from jetconnect.builders._source_builder import SourceSpec
+from jetconnect.connector import Guarantee, Offset, Range, ReadOutput, StreamSource
+from jetconnect.errors import OffsetError, OptionError
+from jetconnect.locations import resolve_location
+from jetconnect.options import Options
+from jetconnect.rounds import RoundFacts, RoundLog
+
+#: Where the round records (and, for streams that cannot replay, the rows) live.
+WAL_LOCATION = "wal_location"
+#: How long one round may pull, in ms: a round also ends on a fill that adds nothing.
+MAX_PULL_MS = "max_pull_ms"
+#: Items one round of one processor may pull when the query sets no ``max_records_per_batch``.
+MAX_PULL_RECORDS = "max_pull_records"
+#: The longest pause, in ms, before a processor whose last round brought nothing gets another.
+IDLE_POLL_MS = "idle_poll_ms"
+#: How long a Python worker keeps an idle processor for its next round, in ms (0: destroy it
+#: after every round, as sources holding upstream resources between rounds must).
+KEEP_ALIVE_MS = "processor_keep_alive_ms"
+
+DEFAULT_MAX_PULL_MS = 1000
+DEFAULT_IDLE_POLL_MS = 1000
+DEFAULT_KEEP_ALIVE_MS = 60_000
+#: The first pause after an empty round; each further empty round doubles it.
+_FIRST_IDLE_PAUSE_S = 0.025
+
+
+class BuilderStreamSource(StreamSource):
+    """A stream made by :class:`SourceBuilder`, replayable by snapshots or by a write-ahead log.
+
+    Offsets are ``{processor: {"run", "round", "of"[, "limit"]}}``. Option ``wal_location`` (a
+    durable directory every executor and the driver see, beside the checkpoint) is required.
+    """
+
+    def __init__(self, spec: SourceSpec, options: Options | None = None) -> None:
+        self.spec = spec
+        self.name = spec.name
+        self.options = options or Options(owner=f"source '{spec.name}'")
+        self.guarantee = Guarantee.EXACTLY_ONCE
+        if spec.kind == "timestamped_stream":
+            self.watermark = (spec.timestamp_column, f"{spec.allowed_lateness_ms} milliseconds")
+        self._reset_driver_state()
+
+    def _reset_driver_state(self) -> None:
+        # Driver-side memory only paces and caches; every offset comes from `start` and the records.
+        self._run: str | None = None
+        self._facts: dict[tuple[int, int], RoundFacts] = {}
+        self._pause: dict[int, float] = {}
+        self._due: dict[int, tuple[int, float]] = {}
+        self._available_now_from: dict[int, int] | None = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        state.update(_facts={}, _pause={}, _due={})
+        return state
+
+    def with_options(self, options: Any) -> "BuilderStreamSource":
+        return BuilderStreamSource(self.spec, self.options.merged(options))
+
+    def schema(self) -> StructType:
+        return self.spec.output_schema
+
+    @property
+    def replays_by_snapshot(self) -> bool:
+        return self.spec.create_snapshot_fn is not None
+
+    @property
+    def total_parallelism(self) -> int:
+        return self.spec.total_parallelism(self.options)
+
+    def _rounds(self, run: str) -> RoundLog:
+        if WAL_LOCATION not in self.options:
+            what = "how many items each round pulled and where it left off" if self.replays_by_snapshot else "what each round received"
+            raise OptionError(
+                f"source '{self.name}': option '{WAL_LOCATION}' is required: processors pull in executor tasks "
+                f"and record {what} there before it counts as read (a durable directory the driver and every "
+                f"executor see, e.g. beside the query's checkpoint)"
+            )
+        fs, path = resolve_location(self.options[WAL_LOCATION], f"source '{self.name}': option '{WAL_LOCATION}'")
+        return RoundLog(fs, path, run)
+
+    # -- driver side: plans rounds, never pulls --
+
+    def initial_offset(self) -> Offset:
+        # Spark asks more than once (at start and again when it plans batch 0): answer the same.
+        # A fresh run id keeps a new checkpoint from replaying rounds another query left behind.
+        if self._run is None:
+            self._rounds("check")  # the option's errors belong to the query's start
+            self._run = uuid.uuid4().hex[:16]
+        total = self.total_parallelism
+        return {str(i): RoundPosition(self._run, 0, total).to_json() for i in range(total)}
+
+    def prepare_available_now(self) -> None:
+        self._available_now_from = {}
+
+    def latest_offset(self, start: Offset, max_records: int | None) -> Offset:
+        positions = parse_offset(start, self.name)
+        if not positions:
+            return start
+        rounds = self._rounds(next(iter(positions.values())).run)
+        ready = [i for i, position in sorted(positions.items()) if self._opens_round(rounds, i, position)]
+        if max_records is not None and len(ready) > max_records:
+            # fewer items allowed than processors ready: the ones that waited longest go first
+            ready = sorted(ready, key=lambda i: (positions[i].round, i))[:max_records]
+        if not ready:
+            return start
+        end = copy.deepcopy(start)
+        for n, i in enumerate(ready):
+            limit = None
+            if max_records is not None:
+                limit = max_records // len(ready) + (1 if n < max_records % len(ready) else 0)
+            elif MAX_PULL_RECORDS in self.options:
+                limit = self.options.get_int(MAX_PULL_RECORDS, minimum=1)
+            end[str(i)] = positions[i].next(limit).to_json()
+        return end
+
+    def _opens_round(self, rounds: RoundLog, index: int, position: RoundPosition) -> bool:
+        """Whether processor ``index`` gets a round in the next micro-batch."""
+        facts = self._last_facts(rounds, index, position.round)
+        if self._available_now_from is not None:
+            first = self._available_now_from.setdefault(index, position.round)
+            # a round since the trigger started that found nothing more: this processor is done
+            return not (position.round > first and facts is not None and facts.ended in ("dry", "error") and not facts.carried)
+        if facts is None or facts.emitted:
+            self._pause.pop(index, None)
+            return True
+        due = self._due.get(index)
+        if due is None or due[0] != position.round:  # first look at this empty round: pause, longer each time
+            pause = min(self.options.get_int(IDLE_POLL_MS, DEFAULT_IDLE_POLL_MS, minimum=0) / 1000,
+                        self._pause.get(index, _FIRST_IDLE_PAUSE_S / 2) * 2)
+            self._pause[index] = pause
+            due = self._due[index] = (position.round, time.monotonic() + pause)
+        return time.monotonic() >= due[1]
+
+    def _last_facts(self, rounds: RoundLog, index: int, round_: int) -> RoundFacts | None:
+        if round_ == 0:
+            return None
+        facts = self._facts.get((index, round_))
+        if facts is None:
+            facts = rounds.facts(index, round_)
+            if facts is None:
+                return None  # planned but not read: the next round completes it first
+            self._facts = {k: v for k, v in self._facts.items() if k[0] != index}
+            self._facts[(index, round_)] = facts
+        return facts
+
+    def ranges(self, start: Offset, end: Offset) -> Sequence[Range]:
+        begin, finish = parse_offset(start, self.name), parse_offset(end, self.name)
+        moved = []
+        for i, position in sorted(finish.items()):
+            before = begin.get(i)
+            if before is not None and before.round == position.round:
+                continue
+            if before is None or position.round != before.round + 1 or position.run != before.run:
+                raise OffsetError(
+                    f"source '{self.name}': processor {i} goes from {before} to {position} in one micro-batch; "
+                    f"jetconnect plans one round at a time: was the checkpoint edited?"
+                )
+            moved.append(Range(str(i), before.to_json(), position.to_json()))
+        return moved
+
+    def commit(self, end: Offset) -> None:
+        positions = parse_offset(end, self.name)
+        if positions:
+            rounds = self._rounds(next(iter(positions.values())).run)
+            for i, position in positions.items():
+                rounds.trim(i, position.round)  # the end round's record starts the next round
+
+    # -- executor side: processor i pulls or replays its round --
+
+    def read_range(self, range_: Range) -> ReadOutput:
+        position = parse_position(range_.partition, range_.end, self.name)
+        strategy: type[RoundReader] = SnapshotRounds if self.replays_by_snapshot else LogRounds
+        reader = strategy(
+            self.spec,
+            self.options,
+            self._rounds(position.run),
+            int(range_.partition),
+            position.total,
+            max_pull_s=self.options.get_int(MAX_PULL_MS, DEFAULT_MAX_PULL_MS, minimum=1) / 1000,
+            keep_alive_s=self.options.get_int(KEEP_ALIVE_MS, DEFAULT_KEEP_ALIVE_MS, minimum=0) / 1000,
+        )
+        before = parse_position(range_.partition, range_.start, self.name)
+        return reader.read(position.round, position.limit, before.limit)
+
+
+__all__ = ["IDLE_POLL_MS", "KEEP_ALIVE_MS", "MAX_PULL_MS", "MAX_PULL_RECORDS", "WAL_LOCATION", "BuilderStreamSource"]

@@ -1,0 +1,212 @@
+"""Write-once round records: how a stream pulled in executor tasks replays exactly.
+
+A pull-based stream (a builder stream, a socket, a message broker) cannot tell the driver how far
+its data goes, so Spark's offset names a *round* per processor instead: the task that reads
+``(processor i, round r)`` pulls, then records what the round held in a file that is written
+once, atomically, under the query's ``wal_location``. Every later read of the same round (a
+retried task, a replayed micro-batch, a second action on the batch) finds the record and
+reproduces exactly that round; nothing else may decide what a round holds.
+
+A record is one Arrow IPC *stream* file ``<directory>/<run>/<processor>/<round>.arrow``: its schema
+message carries the round's facts (:class:`RoundFacts`) as metadata, so the driver reads a few
+hundred bytes to learn them, and its batches hold the rows the round must keep: every row it
+received for a source that cannot replay (a write-ahead log), or only the rows pulled past the
+micro-batch's limit (the carry) for a source that restores snapshots. Records are written to a
+hidden temporary file and renamed without overwriting: a crash leaves the whole record or none,
+and of two concurrent attempts of one task exactly one defines the round.
+
+Everything goes through :class:`~jetconnect.filesystem.FileSystem`, so the records can live on a
+shared mount or on HDFS (any registered file system), as long as driver and executors all see it.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import posixpath
+import uuid
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import pyarrow as pa
+
+from jetconnect.errors import OffsetError
+from jetconnect.filesystem import FileSystem
+
+#: Schema metadata key holding a record's facts.
+_FACTS_KEY = b"jetconnect.round"
+_VERSION = 1
+
+
+@dataclass(frozen=True)
+class RoundFacts:
+    """What one round of one processor held; the part of a record the driver reads."""
+
+    #: Rows the round delivered to Spark.
+    emitted: int
+    #: Items the processor's fills added during the round (replay pulls exactly this many).
+    pulled: int
+    #: Why the round ended: ``"dry"`` (a fill added nothing), ``"limit"``, ``"time"`` or ``"error"``.
+    ended: str
+    #: The attempt that wrote the record (so a cached processor knows it is the one recorded).
+    attempt: str
+    #: Rows stored in the record (checked on read: a shorter file is corrupt, not a shorter round).
+    stored: int = 0
+    #: How many of the stored rows, at their end, are the carry: pulled past the round's limit and
+    #: delivered first by the next round.
+    carried: int = 0
+    #: The round's number (checked on read against the file's name).
+    round: int = 0
+    #: The processor's position after the round (``create_snapshot_fn``), for snapshot streams.
+    snapshot: Any = None
+    #: The processor's position before the round, kept for round 1 only (later rounds start where
+    #: the round before ended): a ``create_fn`` that reads a clock does not make the same state twice.
+    start_snapshot: Any = None
+    #: How many processors the stream has (the checkpoint's, kept across restarts).
+    total: int = 1
+    version: int = _VERSION
+
+    def same_contents(self, other: "RoundFacts") -> bool:
+        """Whether two attempts' facts describe the same round (a deterministic source pulled twice)."""
+        return (self.emitted, self.pulled, self.carried, self.snapshot) == (
+            other.emitted, other.pulled, other.carried, other.snapshot
+        )
+
+    def to_json(self) -> bytes:
+        return json.dumps(asdict(self), separators=(",", ":")).encode()
+
+    @classmethod
+    def from_json(cls, raw: bytes, where: str) -> "RoundFacts":
+        try:
+            data = json.loads(raw)
+            if data.get("version") != _VERSION:
+                raise ValueError(f"version {data.get('version')!r}, expected {_VERSION}")
+            return cls(**data)
+        except (ValueError, TypeError) as exc:
+            raise OffsetError(f"round record {where} is not readable ({exc}): it was edited or written by another program") from exc
+
+
+@dataclass(frozen=True)
+class Round:
+    """A round record: its facts and the rows it keeps."""
+
+    facts: RoundFacts
+    rows: pa.Table = field(repr=False)
+
+    @property
+    def carry(self) -> pa.Table:
+        """The rows the next round delivers first."""
+        return self.rows.slice(self.rows.num_rows - self.facts.carried)
+
+
+def new_attempt_id() -> str:
+    """A fresh id for one attempt at pulling a round."""
+    return uuid.uuid4().hex
+
+
+class RoundLog:
+    """The round records of one stream run under ``directory`` on ``fs``."""
+
+    def __init__(self, fs: FileSystem, directory: str, run: str) -> None:
+        self.fs = fs
+        self.directory = posixpath.join(directory, run)
+        self.run = run
+
+    def __repr__(self) -> str:
+        return f"RoundLog({self.directory!r})"
+
+    def _folder(self, processor: int) -> str:
+        return posixpath.join(self.directory, str(processor))
+
+    def path(self, processor: int, round_: int) -> str:
+        """Where the record of ``round_`` of ``processor`` lives."""
+        return posixpath.join(self._folder(processor), f"{round_:012d}.arrow")
+
+    def facts(self, processor: int, round_: int) -> RoundFacts | None:
+        """The facts of a round (its schema message only), or None if it was never recorded."""
+        path = self.path(processor, round_)
+        if not self.fs.exists(path):
+            return None
+        with self.fs.open(path) as handle:
+            try:
+                schema = pa.ipc.open_stream(handle).schema
+            except (pa.ArrowInvalid, OSError) as exc:
+                raise OffsetError(f"round record {path} is corrupt: {exc}") from exc
+        return self._facts_of(schema, path, round_)
+
+    def read(self, processor: int, round_: int) -> Round | None:
+        """The whole record of a round, or None if it was never recorded."""
+        path = self.path(processor, round_)
+        if not self.fs.exists(path):
+            return None
+        with self.fs.open(path) as handle:
+            data = handle.read()
+        try:
+            reader = pa.ipc.open_stream(pa.BufferReader(data))
+            table = reader.read_all()
+        except (pa.ArrowInvalid, OSError) as exc:
+            raise OffsetError(f"round record {path} is corrupt: {exc}") from exc
+        facts = self._facts_of(table.schema, path, round_)
+        if table.num_rows != facts.stored:
+            raise OffsetError(
+                f"round record {path} holds {table.num_rows} rows but was written with {facts.stored}: the file is "
+                f"truncated or was edited"
+            )
+        return Round(facts, table.replace_schema_metadata(None))
+
+    @staticmethod
+    def _facts_of(schema: pa.Schema, path: str, round_: int) -> RoundFacts:
+        raw = (schema.metadata or {}).get(_FACTS_KEY)
+        if raw is None:
+            raise OffsetError(f"round record {path} has no round facts: it was not written by jetconnect")
+        facts = RoundFacts.from_json(raw, path)
+        if facts.round != round_ or not 0 <= facts.carried <= facts.stored:
+            raise OffsetError(f"round record {path} says {facts}: it was renamed, copied or edited")
+        return facts
+
+    def write(self, processor: int, round_: int, record: Round) -> Round:
+        """Record ``round_`` unless an attempt recorded it first; return the record that counts.
+
+        The record is written under a hidden name, made durable, and renamed without overwriting:
+        the first rename wins, and a loser gets the winner's record back.
+        """
+        folder = self._folder(processor)
+        self.fs.mkdirs(folder)
+        facts = record.facts
+        if facts.stored != record.rows.num_rows:
+            facts = RoundFacts(**{**asdict(facts), "stored": record.rows.num_rows})
+        schema = record.rows.schema.with_metadata({_FACTS_KEY: facts.to_json()})
+        sink = io.BytesIO()
+        with pa.ipc.new_stream(sink, schema) as writer:
+            writer.write_table(record.rows.replace_schema_metadata(schema.metadata))
+        scratch = posixpath.join(folder, f".tmp-{uuid.uuid4().hex}")
+        with self.fs.create(scratch) as handle:
+            handle.write(sink.getvalue())
+        target = self.path(processor, round_)
+        if self.fs.rename(scratch, target):
+            return Round(facts, record.rows)
+        self.fs.delete(scratch)
+        winner = self.read(processor, round_)
+        if winner is None:  # pragma: no cover - renamed away between the two calls: nothing does that
+            raise OffsetError(f"round record {target} vanished while it was being written")
+        return winner
+
+    def keep_orphan(self, processor: int, attempt: str, rows: pa.Table) -> str:
+        """Keep rows no round holds (a losing concurrent attempt received them) where a person can find them."""
+        path = posixpath.join(self._folder(processor), f"orphan-{attempt}.arrow")
+        sink = io.BytesIO()
+        with pa.ipc.new_stream(sink, rows.schema) as writer:
+            writer.write_table(rows)
+        with self.fs.create(path) as handle:
+            handle.write(sink.getvalue())
+        return path
+
+    def trim(self, processor: int, before: int) -> None:
+        """Delete the records of rounds before ``before`` (Spark committed past them)."""
+        for info in self.fs.list_files(self._folder(processor), "*.arrow"):
+            stem = posixpath.basename(info.path).split(".", 1)[0]
+            if stem.isdigit() and int(stem) < before:
+                self.fs.delete(info.path)
+
+
+__all__ = ["Round", "RoundFacts", "RoundLog", "new_attempt_id"]

@@ -1,0 +1,361 @@
+"""Builder streams without Spark: the driver plans rounds, processors pull them, records replay them.
+
+``_batch`` plays Spark's part: it asks the source for the next offset, reads every range as an
+executor task would, and returns the rows per processor.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pyarrow as pa
+import pytest
+
+from jetconnect import SourceBuilder, SourceError
+from jetconnect.builders import _processor, _rounds
+from jetconnect.connector import Range
+from jetconnect.errors import OffsetError, OptionError
+
+
+@pytest.fixture(autouse=True)
+def _fresh_workers():
+    """Each test starts with no live processor in this "worker" and leaves none behind."""
+    yield
+    for key in list(_processor.LIVE._live):
+        live = _processor.LIVE.take(key)
+        if live is not None:
+            _processor.destroy_quietly(live.processor)
+
+
+def _restart_workers() -> None:
+    """Forget the live processors, as a new executor would."""
+    for key in list(_processor.LIVE._live):
+        _processor.LIVE.take(key)
+
+
+def _values(batches) -> list:
+    return [row[next(iter(row))] for b in batches for row in b.to_pylist()]
+
+
+def _batch(source, start, max_records=None):
+    end = source.latest_offset(start, max_records)
+    rows = {int(r.partition): _values(source.read_range(r)) for r in source.ranges(start, end)}
+    return end, rows
+
+
+class _Counter:
+    """Processor i counts i*1000, i*1000+1, ...; counts every item its fills add."""
+
+    pulled: list[int] = []
+    created: list[int] = []
+
+    def __init__(self, ctx):
+        _Counter.created.append(ctx.global_processor_index)
+        self.n = ctx.global_processor_index * 1000
+
+
+def _fill_counter(state, buf, per_fill=5, upto=None):
+    for _ in range(per_fill):
+        if upto is not None and state.n % 1000 >= upto:
+            return
+        buf.add(state.n)
+        _Counter.pulled.append(state.n)
+        state.n += 1
+
+
+def _counter_stream(tmp_path, parallelism=2, per_fill=5, upto=None, **options):
+    _Counter.pulled, _Counter.created = [], []
+    return (
+        SourceBuilder.stream("counter", _Counter)
+        .fill_buffer_fn(lambda s, b: _fill_counter(s, b, per_fill, upto))
+        .schema("n bigint")
+        .create_snapshot_fn(lambda s: s.n)
+        .restore_snapshot_fn(lambda s, p: setattr(s, "n", p))
+        .distributed(parallelism)
+        .build()
+        .with_options({"wal_location": str(tmp_path / "wal"), **options})
+    )
+
+
+def test_the_driver_only_plans_and_each_item_is_pulled_once(tmp_path):
+    source = _counter_stream(tmp_path, upto=12)
+    start = source.initial_offset()
+    assert source.initial_offset() == start  # Spark asks twice; the answer must not move
+    end = source.latest_offset(start, None)
+    assert _Counter.created == [] and _Counter.pulled == []  # planning created and pulled nothing
+    rows = {int(r.partition): _values(source.read_range(r)) for r in source.ranges(start, end)}
+    assert rows == {0: list(range(12)), 1: list(range(1000, 1012))}
+    assert sorted(_Counter.pulled) == sorted(rows[0] + rows[1])  # pulled once, delivered once
+
+
+def test_a_reread_round_replays_its_record_even_in_a_fresh_worker(tmp_path):
+    source = _counter_stream(tmp_path, parallelism=1)
+    start = source.initial_offset()
+    end, first = _batch(source, start, 12)
+    end2, second = _batch(source, end, 12)
+    assert first == {0: list(range(12))} and second == {0: list(range(12, 24))}
+    pulled = len(_Counter.pulled)
+    # Spark re-runs the first batch (a retried task, or a restart before its commit)
+    _restart_workers()
+    assert _values(source.read_range(Range("0", start["0"], end["0"]))) == list(range(12))
+    assert _values(source.read_range(Range("0", end["0"], end2["0"]))) == list(range(12, 24))
+    assert len(_Counter.pulled) > pulled  # a fresh worker restores and pulls the round's items again
+    # and the stream goes on after the replay from where the records say
+    assert _batch(source, end2, 5)[1] == {0: list(range(24, 29))}
+
+
+def test_the_limit_is_exact_and_what_a_fill_brings_past_it_comes_first_next_round(tmp_path):
+    for mode_options in ({}, {"log": True}):
+        wal = tmp_path / str(len(mode_options))
+        counter = iter(range(10_000))
+
+        def fill(state, buf):
+            for _ in range(7):
+                buf.add(next(counter))
+
+        builder = SourceBuilder.stream("sevens", lambda ctx: None).fill_buffer_fn(fill).schema("n bigint")
+        if not mode_options:
+            builder = builder.create_snapshot_fn(lambda s: 0).restore_snapshot_fn(lambda s, p: None)
+        source = builder.build().with_options({"wal_location": str(wal)})
+        position, seen = source.initial_offset(), []
+        for _ in range(5):
+            position, rows = _batch(source, position, 10)
+            assert len(rows[0]) <= 10
+            seen += rows[0]
+        assert seen == list(range(len(seen))) and len(seen) == 50
+
+
+def test_the_limit_is_split_across_processors_and_a_batch_never_exceeds_it(tmp_path):
+    source = _counter_stream(tmp_path, parallelism=3, per_fill=4)
+    position = source.initial_offset()
+    for _ in range(4):
+        position, rows = _batch(source, position, 10)
+        assert sum(len(v) for v in rows.values()) == 10
+        assert sorted(len(v) for v in rows.values()) == [3, 3, 4]
+
+
+def test_a_restarted_stream_keeps_the_processors_of_its_checkpoint_when_members_change(tmp_path):
+    # processor i of n partitions its data by (i, n): restarting it as i of some other n would
+    # emit other items from the restored position
+    def create(ctx):
+        return {"first": ctx.global_processor_index, "step": ctx.total_parallelism, "k": 0}
+
+    def fill(state, buf):
+        for _ in range(3):
+            buf.add(state["first"] + state["k"] * state["step"])
+            state["k"] += 1
+
+    def stream(members: str):
+        return (
+            SourceBuilder.stream("strided", create).fill_buffer_fn(fill).schema("n bigint").distributed(1)
+            .create_snapshot_fn(lambda s: s["k"]).restore_snapshot_fn(lambda s, k: s.update(k=k)).build()
+            .with_options({"jetconnect.members": members, "wal_location": str(tmp_path)})
+        )
+
+    first = stream("2")
+    end, rows = _batch(first, first.initial_offset(), 6)
+    _restart_workers()
+    restarted = stream("3")  # a third executor joined before the restart
+    end2, rows2 = _batch(restarted, end, 6)
+    assert sorted(end2) == ["0", "1"]
+    assert sorted(rows[0] + rows[1] + rows2[0] + rows2[1]) == list(range(12))
+
+
+def test_nondeterministic_restore_is_detected(tmp_path, monkeypatch):
+    source = _counter_stream(tmp_path, parallelism=1)
+    start = source.initial_offset()
+    end, _ = _batch(source, start, 5)
+    liar = (
+        SourceBuilder.stream("counter", _Counter).fill_buffer_fn(lambda s, b: None)
+        .create_snapshot_fn(lambda s: s.n).restore_snapshot_fn(lambda s, p: None).build()
+        .with_options({"wal_location": str(tmp_path / "wal")})
+    )
+    _restart_workers()
+    monkeypatch.setattr(_rounds, "REPLAY_PATIENCE_S", 0.2)
+    with pytest.raises(SourceError, match="gave 0 of the 5 items it gave before: restore_snapshot_fn must make"):
+        list(liar.read_range(Range("0", start["0"], end["0"])))
+
+
+@pytest.mark.parametrize("snapshots", [True, False])
+def test_every_builder_stream_needs_a_wal_location_at_the_query_start(snapshots):
+    builder = SourceBuilder.stream("nowhere", lambda ctx: None).fill_buffer_fn(lambda s, b: None)
+    if snapshots:
+        builder = builder.create_snapshot_fn(lambda s: 0).restore_snapshot_fn(lambda s, p: None)
+    with pytest.raises(OptionError, match="option 'wal_location' is required"):
+        builder.build().initial_offset()
+
+
+def test_a_relative_or_unknown_location_is_refused_naming_the_option():
+    source = SourceBuilder.stream("s", lambda ctx: None).fill_buffer_fn(lambda s, b: None).build()
+    with pytest.raises(OptionError, match="option 'wal_location': 'wal' is a relative path"):
+        source.with_options({"wal_location": "wal"}).initial_offset()
+    with pytest.raises(OptionError, match=r"option 'wal_location': no file system for 'nope://'"):
+        source.with_options({"wal_location": "nope://host/wal"}).initial_offset()
+
+
+def test_a_log_stream_records_what_earlier_fills_received_when_a_later_fill_fails(tmp_path):
+    calls = {"n": 0}
+
+    def fill(state, buf):
+        calls["n"] += 1
+        if calls["n"] == 3:
+            raise ConnectionResetError("peer went away")
+        buf.add(f"line {calls['n']}")
+
+    source = SourceBuilder.stream("flaky", lambda ctx: None).fill_buffer_fn(fill).build().with_options({"wal_location": str(tmp_path)})
+    start = source.initial_offset()
+    end = source.latest_offset(start, None)
+    (range_,) = source.ranges(start, end)
+    with pytest.raises(SourceError, match="ConnectionResetError"):
+        list(source.read_range(range_))
+    # Spark retries the task: the round replays the two lines received before the error
+    assert _values(source.read_range(range_)) == ["line 1", "line 2"]
+    assert _values(source.read_range(range_)) == ["line 1", "line 2"]
+    assert calls["n"] == 3  # nothing pulled again
+
+
+def test_log_rounds_acknowledge_only_what_is_recorded(tmp_path):
+    events = []
+
+    def fill(state, buf):
+        if len(events) < 3:
+            buf.add("m")
+            events.append("fill")
+
+    source = (
+        SourceBuilder.stream("broker", lambda ctx: None).fill_buffer_fn(fill)
+        .acknowledge_fn(lambda s: events.append("ack")).build().with_options({"wal_location": str(tmp_path)})
+    )
+    start = source.initial_offset()
+    end, rows = _batch(source, start)
+    assert rows == {0: ["m", "m", "m"]}
+    assert events == ["fill", "fill", "fill", "ack"]
+    assert any(p.suffix == ".arrow" for p in (tmp_path).rglob("*.arrow"))
+
+
+def test_an_idle_processor_waits_before_its_next_round(tmp_path):
+    source = _counter_stream(tmp_path, parallelism=1, upto=0, idle_poll_ms=300)
+    start = source.initial_offset()
+    end, rows = _batch(source, start)
+    assert rows == {0: []}
+    # the round found nothing: the next plans return start (no Spark job) until the pause is over
+    assert source.latest_offset(end, None) == end
+    import time
+
+    deadline = time.monotonic() + 2
+    while source.latest_offset(end, None) == end:
+        assert time.monotonic() < deadline, "the idle processor never got another round"
+        time.sleep(0.01)
+
+
+def test_available_now_reads_until_every_processor_is_dry_then_ends(tmp_path):
+    source = _counter_stream(tmp_path, parallelism=2, per_fill=5, upto=23)
+    source.prepare_available_now()
+    position, seen, batches = source.initial_offset(), [], 0
+    while True:
+        end = source.latest_offset(position, 10)
+        if end == position:
+            break
+        seen += [v for r in source.ranges(position, end) for v in _values(source.read_range(r))]
+        position, batches = end, batches + 1
+        assert batches < 50
+    assert sorted(seen) == list(range(23)) + list(range(1000, 1023))
+
+
+def test_a_round_planned_but_never_read_is_completed_before_the_next(tmp_path):
+    source = _counter_stream(tmp_path, parallelism=1)
+    start = source.initial_offset()
+    skipped = source.latest_offset(start, 5)  # Spark planned it, but the action never read it
+    end = source.latest_offset(skipped, 5)
+    (range_,) = source.ranges(skipped, end)
+    assert _values(source.read_range(range_)) == list(range(5, 10))
+
+
+def test_commit_trims_records_before_the_committed_round(tmp_path):
+    source = _counter_stream(tmp_path, parallelism=1)
+    position = source.initial_offset()
+    for _ in range(3):
+        position, _ = _batch(source, position, 5)
+    source.commit(position)
+    names = sorted(p.name for p in (tmp_path / "wal").rglob("*.arrow"))
+    assert names == ["000000000003.arrow"]  # the committed round's record starts the next round
+
+
+@pytest.mark.parametrize(
+    "entry, complaint",
+    [
+        (7, "pulled on the driver"),
+        ({"seq": 3, "snapshot": 1}, "pulled on the driver"),
+        ({"run": "r1", "round": -1, "of": 1}, "'round' must be an integer >= 0"),
+        ({"run": "r1", "round": 1, "of": 1, "limit": 0}, "'limit' must be a positive integer"),
+        ({"run": "../x", "round": 1, "of": 1}, "'run' must be the run id"),
+        ({"run": "r1", "round": 1, "of": 1, "extra": 1}, "expected"),
+    ],
+)
+def test_an_edited_offset_is_an_error_naming_the_entry(tmp_path, entry, complaint):
+    source = _counter_stream(tmp_path, parallelism=1)
+    with pytest.raises(OffsetError, match=complaint):
+        source.latest_offset({"0": entry}, None)
+
+
+def test_a_corrupt_or_truncated_round_record_names_the_file(tmp_path):
+    source = SourceBuilder.stream("q", lambda ctx: None).fill_buffer_fn(lambda s, b: b.add("x") if len(b) == 0 else None)
+    source = source.build().with_options({"wal_location": str(tmp_path)})
+    start = source.initial_offset()
+    end, _ = _batch(source, start, 1)
+    (record,) = list(tmp_path.rglob("000000000001.arrow"))
+    data = record.read_bytes()
+    record.write_bytes(data[: len(data) // 2])
+    with pytest.raises(OffsetError, match=str(record)):
+        list(source.read_range(Range("0", start["0"], end["0"])))
+    record.write_bytes(b"not arrow at all")
+    with pytest.raises(OffsetError, match=f"round record {record} is corrupt"):
+        list(source.read_range(Range("0", start["0"], end["0"])))
+
+
+def test_timestamped_stream_adds_event_time_and_watermark(tmp_path):
+    def fill(state, buf):
+        buf.add(("a",), 1_700_000_000_000)
+
+    source = (
+        SourceBuilder.timestamped_stream("events", lambda ctx: None).fill_buffer_fn(fill).schema("v string")
+        .create_snapshot_fn(lambda s: 0).restore_snapshot_fn(lambda s, p: None).allowed_lateness(250).build()
+        .with_options({"wal_location": str(tmp_path)})
+    )
+    assert source.schema().simpleString() == "struct<v:string,event_time:timestamp>"
+    assert source.watermark == ("event_time", "250 milliseconds")
+    start = source.initial_offset()
+    end = source.latest_offset(start, 1)
+    (batch,) = list(source.read_range(Range("0", start["0"], end["0"])))
+    assert batch.column("event_time").type == pa.timestamp("us", tz="UTC")
+    assert batch.column("event_time")[0].value == 1_700_000_000_000_000
+
+
+def test_stream_calling_close_is_an_error(tmp_path):
+    source = (
+        SourceBuilder.stream("endless", lambda ctx: None).fill_buffer_fn(lambda s, b: b.close())
+        .create_snapshot_fn(lambda s: 0).restore_snapshot_fn(lambda s, p: None).build()
+        .with_options({"wal_location": str(tmp_path)})
+    )
+    start = source.initial_offset()
+    (range_,) = source.ranges(start, source.latest_offset(start, None))
+    with pytest.raises(SourceError, match=r"source 'endless' is a stream: buf.close\(\) ends only batch sources"):
+        list(source.read_range(range_))
+
+
+def test_the_first_round_replays_from_the_state_it_started_with_not_a_new_one(tmp_path):
+    # item_stream's create_fn reads the clock: a fresh state on replay would give other event times
+    from jetconnect import sources
+
+    source = sources.item_stream(items_per_second=1000).with_options({"wal_location": str(tmp_path)})
+    start = source.initial_offset()
+    end = source.latest_offset(start, 5)
+    import time
+
+    time.sleep(0.05)
+    first = [r for b in source.read_range(Range("0", start["0"], end["0"])) for r in b.to_pylist()]
+    _restart_workers()
+    time.sleep(0.05)
+    again = [r for b in source.read_range(Range("0", start["0"], end["0"])) for r in b.to_pylist()]
+    assert first == again and 1 <= len(first) <= 5
