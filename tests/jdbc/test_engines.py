@@ -14,3 +14,35 @@ def test_scrub_removes_the_plain_and_the_url_encoded_password():
     cleaned = scrub(text, "postgresql+psycopg://app:s3cr%40t@db/shop")
     assert "s3cr" not in cleaned and cleaned.count("***") == 2
     assert scrub("nothing secret", url) == "nothing secret"
+
+
+CANARY = "p'a\\s@s#w/o%rd"
+
+
+def test_scrub_removes_every_spelling_a_driver_or_duckdb_may_quote():
+    from urllib.parse import quote, quote_plus
+
+    url = f"postgresql+psycopg://app:{quote_plus(CANARY)}@db/shop"
+    libpq = CANARY.replace("\\", "\\\\").replace("'", "\\'")
+    spellings = [CANARY, quote_plus(CANARY), quote(CANARY), libpq, libpq.replace("'", "''"), repr(CANARY), f"password={CANARY}"]
+    for text in spellings:
+        cleaned = scrub(f"connect to host=db {text} failed", url)
+        assert "o%rd" not in cleaned and "o%25rd" not in cleaned and "s#w" not in cleaned, (text, cleaned)
+    # DuckDB quotes the whole libpq connection string: any password=... in it is masked.
+    assert scrub("user='app' password='x\\'y' dbname='shop'", "sqlite://") == "user='app' password=*** dbname='shop'"
+    assert safe_url(url) == "postgresql+psycopg://app:***@db/shop"
+
+
+def test_a_password_with_an_unencoded_at_sign_is_refused_without_showing_it():
+    from jetconnect import sinks, sources
+    from jetconnect.errors import OptionError
+
+    url = f"postgresql+psycopg://app:{CANARY}@db/shop"
+    for make in (lambda: sources.jdbc(url, table="t"), lambda: sinks.jdbc(url, table="t")):
+        try:
+            make()
+        except OptionError as exc:
+            assert "unencoded '@'" in str(exc) and "'url'" in str(exc)
+            assert "s#w" not in str(exc) and "p'a" not in str(exc), str(exc)
+        else:
+            raise AssertionError("accepted a URL SQLAlchemy would cut at the '@' inside the password")

@@ -5,6 +5,7 @@ import pytest
 import sqlalchemy as sa
 from pyspark.sql import types as T
 
+from jetconnect import sinks
 from jetconnect.connector import CommitContext, WriteContext
 from jetconnect.errors import OptionError, SinkError
 from jetconnect_jdbc import JdbcSink
@@ -84,3 +85,58 @@ def test_options_at_fault_are_named(url):
         JdbcSink(url, table="t", mode="merge")
     with pytest.raises(OptionError, match="needs option 'key_columns'"):
         JdbcSink(url, table="t", mode="upsert")
+
+
+# --- off the happy path ---------------------------------------------------------------------------
+
+
+def test_a_real_duplicate_key_in_a_table_named_like_the_progress_table_fails_and_loses_nothing(url):
+    # The target's name contains the progress table's: the sink once took any duplicate-key error
+    # whose SQL named it for "another attempt committed this partition" and dropped the rows.
+    sink = sinks.jdbc(url, table="jetconnect_progress_archive", key_columns=["id"])
+    sink.check_schema(SCHEMA)
+    sink.write_partition(iter([batch([1])]), ctx(0, batch_id=0, query_id="q"))
+    with pytest.raises(SinkError) as failure:
+        sink.write_partition(iter([batch([2, 1, 3])]), ctx(0, batch_id=1, query_id="q"))
+    message = str(failure.value)
+    assert "writing table 'jetconnect_progress_archive'" in message and "(id=1)" in message, message
+    assert [r.id for r in rows(url, "jetconnect_progress_archive")] == [1]
+    # Nothing of batch 1 was recorded as written, so a fixed re-run writes it.
+    with sa.create_engine(url).connect() as conn:
+        assert conn.execute(sa.text("select batch_id from jetconnect_progress")).scalars().all() == [0]
+
+
+def test_a_duplicate_key_with_the_progress_table_named_in_the_users_statement_fails(url):
+    with sa.create_engine(url).begin() as conn:
+        conn.execute(sa.text("create table audit (id integer primary key, note text)"))
+        conn.execute(sa.text("insert into audit values (2, 'old')"))
+    statement = "insert into audit (id, note) values (:id, :name || ' (see jetconnect_progress)')"
+    sink = sinks.jdbc(url, statement=statement)
+    with pytest.raises(SinkError, match="writing through option 'statement'.*UNIQUE"):
+        sink.write_partition(iter([batch([1, 2])]), ctx(0, batch_id=5, query_id="q"))
+    with sa.create_engine(url).connect() as conn:
+        assert conn.execute(sa.text("select id from audit")).scalars().all() == [2]
+
+
+def test_a_partition_far_larger_than_a_chunk_is_written_once_without_being_held_in_memory(url):
+    chunk, batches = 500, 200  # 100,000 rows of ~200 bytes: 200 chunks
+    held = []
+
+    def partition():
+        base = pa.total_allocated_bytes()
+        for b in range(batches):
+            ids = range(b * chunk, (b + 1) * chunk)
+            yield batch(list(ids), [f"{i:0200d}" for i in ids])
+            held.append(pa.total_allocated_bytes() - base)
+
+    sink = sinks.jdbc(url, table="big", batch_size=chunk)
+    sink.check_schema(SCHEMA)
+    one_batch = batch(list(range(chunk)), [f"{i:0200d}" for i in range(chunk)]).nbytes
+    written = sink.write_partition(partition(), ctx(0, batch_id=0, query_id="q"))
+    again = sink.write_partition(partition(), ctx(0, batch_id=0, query_id="q"))
+    assert (written.row_count, written.skipped, again.skipped) == (chunk * batches, False, True)
+    with sa.create_engine(url).connect() as conn:
+        assert conn.execute(sa.text("select count(*), count(distinct id) from big")).one() == (chunk * batches,) * 2
+    # Arrow memory in use while the partition streams: a few batches, never the partition
+    # (which is 200 batches; the sink used to keep them all for a retry).
+    assert max(held) < 4 * one_batch, (max(held), one_batch)

@@ -9,7 +9,7 @@ import sqlalchemy as sa
 from pyspark.sql.datasource import EqualTo, GreaterThan, In, IsNull, Not, StringStartsWith
 
 from jetconnect.connector import Range
-from jetconnect.errors import OptionError, SourceError
+from jetconnect.errors import OffsetError, OptionError, SourceError
 from jetconnect_jdbc import JdbcSource
 
 
@@ -117,3 +117,26 @@ def test_options_at_fault_are_named(url):
         JdbcSource(url, table="events").initial_offset()
     with pytest.raises(SourceError, match="table 'missing' does not exist"):
         JdbcSource(url, table="missing").schema()
+
+
+def test_a_checkpointed_offset_of_another_column_is_refused_naming_both(url):
+    # A query restarted from its checkpoint with a different offset_column once re-read the table.
+    by_id = JdbcSource(url, table="events", offset_column="id")
+    checkpointed = by_id.latest_offset(by_id.initial_offset(), max_records=10)
+    by_day = JdbcSource(url, table="events", offset_column="day")
+    for attempt in (
+        lambda: by_day.latest_offset(checkpointed, None),
+        lambda: by_day.ranges(checkpointed, checkpointed),
+        lambda: list(by_day.read_range(Range("id", 5, 10))),
+    ):
+        with pytest.raises(OffsetError, match="is for column 'id', but option 'offset_column' is now 'day'"):
+            attempt()
+    assert by_id.latest_offset(checkpointed, 5) == {"id": 15}
+
+
+def test_a_query_is_run_as_written_colons_and_percents_included(url):
+    with sa.create_engine(url).begin() as conn:
+        conn.execute(sa.text("update events set name = :n where id = 3"), {"n": "a :b 50% %s"})
+    query = "select id, name from events where name = 'a :b 50% %s' or name like 'n1%'"
+    got = read_all(JdbcSource(url, query=query, schema="id long, name string")).column("id").to_pylist()
+    assert sorted(got) == [1, 3, *range(10, 20), 100]  # ':b' was once taken for a bind parameter

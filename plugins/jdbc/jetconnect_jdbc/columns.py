@@ -14,6 +14,7 @@ import pyarrow as pa
 import sqlalchemy as sa
 from pyspark.sql import types as T
 
+from jetconnect_jdbc.pg_copy import inline_sql
 from jetconnect_jdbc.sql_types import ColumnType, column_type, postgres_type, python_value_type, sql_type_for
 
 _SAMPLE_ROWS = 100
@@ -38,8 +39,7 @@ def describe_query(conn: sa.Connection, query: sa.Select) -> list[Column]:
     if conn.dialect.name == "postgresql":
         cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
         try:
-            compiled = query.limit(0).compile(conn, compile_kwargs={"literal_binds": True})
-            cursor.execute(str(compiled))
+            cursor.execute(inline_sql(query.limit(0)))  # no parameters: psycopg sends it verbatim
             types = cursor.connection.adapters.types
             columns = []
             for d in cursor.description:

@@ -18,12 +18,13 @@ from typing import Any
 
 from sqlalchemy.engine import make_url
 
-from jetconnect_jdbc.engines import scrub
+from jetconnect_jdbc.engines import raise_unchained, scrub
 
 #: The name the PostgreSQL database is attached under, for ``postgres_query``.
 ATTACHED = "pg"
-#: Text forms (columns read as text) must not depend on the server's settings.
-_SESSION_OPTIONS = "-c TimeZone=UTC -c DateStyle=ISO,YMD"
+#: Text forms (columns read as text) must not depend on the server's settings, nor string literals
+#: (values are inlined into COPY's query, quoted for standard-conforming strings).
+_SESSION_OPTIONS = "-c TimeZone=UTC -c DateStyle=ISO,YMD -c standard_conforming_strings=on"
 
 _idle: dict[str, list[Any]] = {}
 _lock = threading.Lock()
@@ -103,8 +104,11 @@ def _open(url: str) -> Any:
         connection.execute(f"ATTACH '{dsn}' AS {ATTACHED} (TYPE postgres, READ_ONLY)")
     except duckdb.Error as exc:
         _close_quietly(connection)
-        raise PostgresConnectError(scrub(str(exc).strip(), url)) from None
-    return connection
+        # DuckDB's message quotes the whole connection string, password included
+        error = PostgresConnectError(scrub(str(exc).strip(), url))
+    else:
+        return connection
+    raise_unchained(error)
 
 
 def _extension_path() -> Path:

@@ -17,10 +17,11 @@ from collections.abc import Iterator
 
 import pyarrow as pa
 import sqlalchemy as sa
+from sqlalchemy.dialects.postgresql.base import PGDialect
 
 from jetconnect.errors import SourceError
 from jetconnect_jdbc.duckdb_pool import ATTACHED, PostgresConnectError, postgres_via_duckdb
-from jetconnect_jdbc.engines import engine_for, scrub
+from jetconnect_jdbc.engines import raise_unchained, scrub
 
 #: Bytes of rows per Arrow batch (about 200k rows of a five-column table): Spark takes a few
 #: large batches faster than many small ones, and memory stays bounded.
@@ -29,21 +30,35 @@ BATCH_BYTES = 16 << 20
 _VARIABLE_WIDTH_BYTES = 32
 
 
+#: Renders statements for PostgreSQL with values inlined. Its ``named`` paramstyle leaves every
+#: ``%`` as written (psycopg's own dialect doubles them for its placeholder parser, which COPY's
+#: text never goes through), and it quotes literals for standard-conforming strings, which the
+#: COPY session turns on (:mod:`jetconnect_jdbc.duckdb_pool`).
+_INLINE_DIALECT = PGDialect(paramstyle="named")
+
+
+def inline_sql(statement: sa.ClauseElement) -> str:
+    """The SQL of ``statement`` with its values inlined, exactly as PostgreSQL must run it."""
+    return str(statement.compile(dialect=_INLINE_DIALECT, compile_kwargs={"literal_binds": True}))
+
+
 def copy_batches(url: str, statement: sa.Executable, schema: pa.Schema, owner: str) -> Iterator[pa.RecordBatch]:
     """The rows of ``statement`` as record batches of ``schema``, streamed (never all in memory)."""
     import duckdb
 
-    # COPY takes no parameters: values (pushed filters, split bounds) are rendered by SQLAlchemy.
-    sql = str(statement.compile(dialect=engine_for(url).dialect, compile_kwargs={"literal_binds": True}))
+    # COPY takes no parameters: values (pushed filters, split bounds) are inlined.
+    sql = inline_sql(statement)
     try:
         with postgres_via_duckdb(url) as connection:
             result = connection.execute(f"SELECT * FROM postgres_query('{ATTACHED}', ?)", [sql])
             for batch in result.to_arrow_reader(batch_rows(schema)):
                 yield _conform(batch, schema, owner)
+        return
     except PostgresConnectError as exc:
-        raise SourceError(f"{owner}: cannot connect: {exc}") from None
+        error = SourceError(f"{owner}: cannot connect: {exc}")
     except duckdb.Error as exc:
-        raise SourceError(f"{owner}: COPY of the query failed: {scrub(_server_message(exc), url)}") from None
+        error = SourceError(f"{owner}: COPY of the query failed: {scrub(_server_message(exc), url)}")
+    raise_unchained(error)
 
 
 def _server_message(exc: Exception) -> str:

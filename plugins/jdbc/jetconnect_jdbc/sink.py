@@ -2,9 +2,10 @@
 
 A streaming partition's rows and its progress record (:mod:`jetconnect_jdbc.progress`) commit
 together, so a micro-batch Spark re-delivers after a crash is recognised and skipped. A lost
-connection or a restarting server is retried with backoff (the partition's rows are kept in
-memory for that); a refused row fails the write with the statement and that row's key, and the
-password of the URL never appears in a message.
+connection or a restarting server is retried with backoff (the partition's rows are kept in a
+local file for that, :mod:`jetconnect_jdbc.spool`, so memory holds one batch at a time); a refused
+row fails the write with the table, the statement and that row's key, and the password of the
+URL never appears in a message.
 """
 
 from __future__ import annotations
@@ -21,8 +22,9 @@ from jetconnect.connector import CommitContext, Guarantee, Sink, WriteContext
 from jetconnect.errors import OptionError, SchemaError, SinkError
 from jetconnect.retry import Backoff, retry_call
 from jetconnect_jdbc import progress
-from jetconnect_jdbc.engines import dialect_name, engine_for, safe_url, scrub
+from jetconnect_jdbc.engines import check_url, dialect_name, engine_for, raise_unchained, safe_url, scrub
 from jetconnect_jdbc.names import split_table_name
+from jetconnect_jdbc.spool import Spool
 from jetconnect_jdbc.sql_types import sql_type_for
 from jetconnect_jdbc.transient import is_transient
 from jetconnect_jdbc.writers import MODES, Writer, make_writer
@@ -76,6 +78,7 @@ class JdbcSink(Sink):
             raise OptionError(f"{owner}: option 'mode' {mode} needs option 'key_columns'")
         if batch_size < 1:
             raise OptionError(f"{owner}: option 'batch_size' must be at least 1, got {batch_size}")
+        check_url(url, owner)
         self.url = url
         self.table = table
         self.statement = statement
@@ -123,7 +126,7 @@ class JdbcSink(Sink):
             except sa.exc.DBAPIError as exc:
                 # Two tasks creating the same table at once: the loser finds it there.
                 if not sa.inspect(engine).has_table(table.name, schema=table.schema):
-                    raise SinkError(f"{self.owner}: cannot create table '{table.name}': {scrub(str(exc.orig), self.url)}") from None
+                    raise_unchained(SinkError(f"{self.owner}: cannot create table '{table.name}': {scrub(str(exc.orig), self.url)}"))
         _ensured.add((self.url, self.table, self.progress_table))
 
     # --- writing --------------------------------------------------------------------------------
@@ -131,7 +134,6 @@ class JdbcSink(Sink):
     def write_partition(self, data: Iterator[pa.RecordBatch], ctx: WriteContext) -> PartitionWritten:
         if ctx.overwrite:
             raise SinkError(f"{self.owner}: overwrite is not supported; delete the rows first or use mode 'upsert'")
-        batches = _Remembered(data)
         key = None
         if ctx.batch_id is not None and ctx.query_id is not None:
             key = progress.PartitionKey(ctx.query_id, ctx.batch_id, ctx.partition_id)
@@ -139,18 +141,20 @@ class JdbcSink(Sink):
         table = self._table(ctx.schema)
         writer = make_writer(dialect_name(self.url), self.mode, table, self.statement, self.key_columns, self.batch_size)
         where = f"partition {ctx.partition_id}" + (f" of micro-batch {ctx.batch_id}" if ctx.batch_id is not None else "")
-        written = retry_call(
-            lambda: self._write_once(writer, batches, key, ctx.partition_id),
-            retry_on=(TransientWriteError,),
-            what=f"{self.owner}: writing {where}",
-            backoff=Backoff(initial=0.2, maximum=5.0, deadline=self.retry_deadline),
-        )
-        batches.drain()  # a skipped replay never read its input; Spark expects it read
+        with Spool(data) as batches:
+            written = retry_call(
+                lambda: self._write_once(writer, batches, key, ctx.partition_id),
+                retry_on=(TransientWriteError,),
+                what=f"{self.owner}: writing {where}",
+                backoff=Backoff(initial=0.2, maximum=5.0, deadline=self.retry_deadline),
+            )
+            batches.drain()  # a skipped replay never read its input; Spark expects it read
         return written
 
     def _write_once(
         self, writer: Writer, batches: Iterable[pa.RecordBatch], key: progress.PartitionKey | None, partition_id: int
     ) -> PartitionWritten:
+        """One transaction: the rows, streamed batch by batch, then the progress row, committed together."""
         engine = engine_for(self.url)
         marks = progress.progress_table(self.progress_table)
         try:
@@ -161,30 +165,45 @@ class JdbcSink(Sink):
                 if key is not None:
                     progress.record(conn, marks, key, self.table or "<statement>", count)
                 return PartitionWritten(partition_id, count, skipped=False)
-        except sa.exc.IntegrityError as exc:
-            if key is not None and _is_progress_conflict(exc, self.progress_table):
-                # Another attempt of this very partition committed first: its rows are there.
-                return PartitionWritten(partition_id, 0, skipped=True)
-            raise self._refused(writer, batches, exc) from None
         except sa.exc.DBAPIError as exc:
-            if is_transient(exc):
-                engine.dispose()  # pooled connections to a restarted server are all dead
-                raise TransientWriteError(f"{self.owner}: {scrub(str(exc.orig), self.url)}") from None
-            raise self._refused(writer, batches, exc) from None
+            failure = exc
+        if is_transient(failure):
+            engine.dispose()  # pooled connections to a restarted server are all dead
+            raise_unchained(TransientWriteError(f"{self.owner}: {scrub(str(failure.orig), self.url)}"))
+        if isinstance(failure, sa.exc.IntegrityError) and key is not None and self._committed_elsewhere(key, marks):
+            # Another attempt of this very partition committed first (the key of its progress row,
+            # or of its rows, refused ours): its rows are there and ours were rolled back.
+            return PartitionWritten(partition_id, 0, skipped=True)
+        raise_unchained(self._refused(writer, batches, failure))
+
+    def _committed_elsewhere(self, key: progress.PartitionKey, marks: sa.Table) -> bool:
+        """Whether the progress table holds ``key``: asked of the database, never guessed from an
+        error's text (a real duplicate key whose statement merely names the table is a failure)."""
+        try:
+            with engine_for(self.url).connect() as conn:
+                return progress.already_written(conn, marks, key)
+        except sa.exc.DBAPIError as exc:
+            if is_transient(exc):  # the next attempt looks again, before writing anything
+                raise_unchained(TransientWriteError(f"{self.owner}: {scrub(str(exc.orig), self.url)}"))
+            raise_unchained(SinkError(f"{self.owner}: cannot read progress table '{marks.name}': {scrub(str(exc.orig), self.url)}"))
 
     def _refused(self, writer: Writer, batches: Iterable[pa.RecordBatch], exc: sa.exc.DBAPIError) -> SinkError:
-        """A non-transient error naming the statement and the first row the database refuses."""
+        """A non-transient error naming the table, the statement and the first row the database refuses."""
         engine = engine_for(self.url)
         reason = scrub(str(exc.orig).strip(), self.url)
         with engine.connect() as conn:
             statement = writer.statement(conn)
             culprit = _first_refused_row(conn, writer, batches)
             conn.rollback()
+        target = f"writing table '{self.table}'" if self.table is not None else "writing through option 'statement'"
         if culprit is None:
-            return SinkError(f"{self.owner}: {statement} failed: {reason}")
+            return SinkError(f"{self.owner}: {target}: {statement} failed: {reason}")
         index, row = culprit
         shown = {k: row[k] for k in self.key_columns} if self.key_columns else row
-        return SinkError(f"{self.owner}: {statement} failed at row {index} of the partition ({_describe(shown)}): {reason}")
+        return SinkError(
+            f"{self.owner}: {target}: {statement} failed at row {index} of the partition ({_describe(shown)}); "
+            f"nothing of the partition was written: {reason}"
+        )
 
     # --- commit ---------------------------------------------------------------------------------
 
@@ -203,29 +222,6 @@ class JdbcSink(Sink):
         return f"JdbcSink({safe_url(self.url)!r}, {target}, mode={self.mode!r})"
 
 
-class _Remembered:
-    """A partition's batches, read from Spark once while the first attempt writes them (COPY runs
-    while Spark still converts the rest) and kept, so a retried transaction writes the same rows."""
-
-    def __init__(self, data: Iterator[pa.RecordBatch]) -> None:
-        self._data = data
-        self._kept: list[pa.RecordBatch] = []
-
-    def __iter__(self) -> Iterator[pa.RecordBatch]:
-        index = 0
-        while index < len(self._kept):  # what an earlier attempt read, then the rest
-            yield self._kept[index]
-            index += 1
-        for batch in self._data:
-            if batch.num_rows:
-                self._kept.append(batch)
-                yield batch
-
-    def drain(self) -> None:
-        for _ in self._data:
-            pass
-
-
 def _first_refused_row(conn: sa.Connection, writer: Writer, batches: Iterable[pa.RecordBatch]) -> tuple[int, dict] | None:
     """Write row by row, each in a savepoint, inside a transaction that is rolled back."""
     index = 0
@@ -240,10 +236,6 @@ def _first_refused_row(conn: sa.Connection, writer: Writer, batches: Iterable[pa
                 return index, row
             index += 1
     return None
-
-
-def _is_progress_conflict(exc: sa.exc.IntegrityError, progress_table: str) -> bool:
-    return progress_table in str(exc.statement or "")
 
 
 def _describe(row: dict[str, Any]) -> str:

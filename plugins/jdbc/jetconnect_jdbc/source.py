@@ -10,6 +10,7 @@ offset is the largest value read, and a micro-batch ``(start, end]`` is re-read 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
@@ -18,11 +19,11 @@ import sqlalchemy as sa
 from pyspark.sql import types as T
 
 from jetconnect.connector import BatchSource, Guarantee, Offset, Range, StreamSource
-from jetconnect.errors import OptionError, SourceError
+from jetconnect.errors import OffsetError, OptionError, SourceError
 from jetconnect_jdbc import filters, values
 from jetconnect_jdbc.arrow_batches import rows_to_record_batch
 from jetconnect_jdbc.columns import Column, arrow_schema, describe_query, from_spark_schema, reflect_table, spark_schema
-from jetconnect_jdbc.engines import dialect_name, engine_for, safe_url, scrub
+from jetconnect_jdbc.engines import check_url, dialect_name, engine_for, raise_unchained, safe_url, scrub
 from jetconnect_jdbc.names import split_table_name
 from jetconnect_jdbc.pg_copy import copy_batches
 from jetconnect_jdbc.partitioning import FunctionSplit, RangeSplit, Split, WholeSplit, function_splits, range_splits
@@ -65,6 +66,7 @@ class JdbcSource(BatchSource, StreamSource):
             raise OptionError(f"{self._owner_for(url)}: option 'num_partitions' must be at least 1, got {num_partitions}")
         if fetch_size < 1:
             raise OptionError(f"{self._owner_for(url)}: option 'fetch_size' must be at least 1, got {fetch_size}")
+        check_url(url, self._owner_for(url))
         self.url = url
         self.query = query
         self.table = table
@@ -125,7 +127,7 @@ class JdbcSource(BatchSource, StreamSource):
 
     def _untyped_query(self) -> sa.TextClause:
         # The user's own SQL, as a sub-query; everything around it is built by SQLAlchemy.
-        return sa.text(f"({self.query}) AS jetconnect_query")
+        return _verbatim(f"({self.query}) AS jetconnect_query")
 
     def _from(self) -> sa.FromClause:
         """The table or the query as one FROM element, shared by every condition built on it."""
@@ -135,7 +137,7 @@ class JdbcSource(BatchSource, StreamSource):
                 name, schema = split_table_name(self.table)
                 self._from_clause = sa.table(name, *typed, schema=schema)
             else:
-                self._from_clause = sa.text(str(self.query)).columns(*typed).subquery("jetconnect_query")
+                self._from_clause = _verbatim(str(self.query)).columns(*typed).subquery("jetconnect_query")
         return self._from_clause
 
     def __getstate__(self) -> dict[str, Any]:
@@ -162,7 +164,8 @@ class JdbcSource(BatchSource, StreamSource):
         try:
             return engine_for(self.url).connect()
         except sa.exc.DBAPIError as exc:
-            raise SourceError(f"{self.owner}: cannot connect: {scrub(str(exc.orig), self.url)}") from None
+            error = SourceError(f"{self.owner}: cannot connect: {scrub(str(exc.orig), self.url)}")
+        raise_unchained(error)
 
     # --- batch ----------------------------------------------------------------------------------
 
@@ -238,8 +241,10 @@ class JdbcSource(BatchSource, StreamSource):
         try:
             result = conn.execution_options(yield_per=self.fetch_size).execute(statement)
         except sa.exc.DBAPIError as exc:
-            raise SourceError(f"{self.owner}: query failed: {scrub(str(exc.orig), self.url)}") from None
-        return result.partitions(self.fetch_size)
+            error = SourceError(f"{self.owner}: query failed: {scrub(str(exc.orig), self.url)}")
+        else:
+            return result.partitions(self.fetch_size)
+        raise_unchained(error)
 
     def _call_partitions_fn(self, conn: sa.Connection, split: FunctionSplit) -> Iterable[Sequence[Sequence[Any]]]:
         produced = self.partitions_fn(conn, split.parallelism, split.index)  # type: ignore[misc]
@@ -271,9 +276,22 @@ class JdbcSource(BatchSource, StreamSource):
             raise OptionError(f"{self.owner}: option 'start_offset' is not a value of column '{column.name}': {exc}") from None
         return {column.name: values.to_json(start)}
 
+    def _position(self, offset: Offset, column: Column) -> Any:
+        """``offset``'s value of the offset column. An offset kept for another column (the option
+        changed between restarts) is refused: its value means nothing for this column, and reading
+        on without it would start over from the first row."""
+        if set(offset) != {column.name}:
+            kept = ", ".join(f"'{name}'" for name in offset) or "no column"
+            raise OffsetError(
+                f"{self.owner}: the query's checkpointed offset {json.dumps(offset, default=str)} is for column {kept}, "
+                f"but option 'offset_column' is now '{column.name}'; set 'offset_column' back to {kept}, "
+                "or start a new query (new checkpoint location) with 'start_offset' on the new column"
+            )
+        return values.parse(offset[column.name], column.type.spark)
+
     def latest_offset(self, start: Offset, max_records: int | None) -> Offset:
         column = self._offset_column()
-        after = values.parse(start.get(column.name), column.type.spark)
+        after = self._position(start, column)
         source = self._from()
         col = source.c[column.name]
         newer = sa.select(col).where(*([col > after] if after is not None else []), col.is_not(None))
@@ -284,10 +302,16 @@ class JdbcSource(BatchSource, StreamSource):
             latest = conn.execute(sa.select(sa.func.max(newer.subquery().c[column.name]))).scalar()
         return {column.name: values.to_json(latest if latest is not None else after)}
 
+    def ranges(self, start: Offset, end: Offset) -> Sequence[Range]:
+        column = self._offset_column()
+        self._position(start, column)  # both offsets come from the checkpoint after a restart
+        self._position(end, column)
+        return super().ranges(start, end)
+
     def read_range(self, range_: Range) -> Iterator[pa.RecordBatch]:
         column = self._offset_column()
-        start = values.parse(range_.start, column.type.spark)
-        end = values.parse(range_.end, column.type.spark)
+        start = self._position({range_.partition: range_.start}, column)
+        end = self._position({range_.partition: range_.end}, column)
         col = self._from().c[column.name]
         conditions = [col <= end] + ([col > start] if start is not None else [])
         yield from self._read(*conditions, order_by=col)
@@ -295,6 +319,12 @@ class JdbcSource(BatchSource, StreamSource):
     def __repr__(self) -> str:
         what = f"table={self.table!r}" if self.table is not None else f"query={self.query!r}"
         return f"JdbcSource({safe_url(self.url)!r}, {what})"
+
+
+def _verbatim(sql: str) -> sa.TextClause:
+    """The user's SQL as SQLAlchemy text that renders exactly as written: each ``:`` is escaped,
+    so that ``':name'`` in a string literal is never taken for a bind parameter (and dropped)."""
+    return sa.text(sql.replace(":", "\\:"))
 
 
 def _blocks(rows: Iterable[Sequence[Any]], size: int) -> Iterator[list[Sequence[Any]]]:

@@ -67,6 +67,7 @@ class CopyWriter:
 
     def __init__(self, table: sa.Table, block_rows: int) -> None:
         self._table = table
+        self._block_rows = block_rows
         self._insert = StatementWriter(table.insert(), block_rows)
 
     def statement(self, conn: sa.Connection) -> str:
@@ -83,13 +84,15 @@ class CopyWriter:
         options = pacsv.WriteOptions(include_header=False)
         try:
             with cursor.copy(statement) as copy:
+                # One COPY for the partition, fed in chunks of at most block_rows rows: the CSV of
+                # one chunk is all the memory it takes beyond the batch being written.
                 for batch in batches:
-                    if batch.num_rows == 0:
-                        continue
-                    buffer = io.BytesIO()
-                    pacsv.write_csv(_csv_ready(batch), buffer, options)
-                    copy.write(buffer.getbuffer())
-                    count += batch.num_rows
+                    for offset in range(0, batch.num_rows, self._block_rows):
+                        chunk = batch.slice(offset, self._block_rows)
+                        buffer = io.BytesIO()
+                        pacsv.write_csv(_csv_ready(chunk), buffer, options)
+                        copy.write(buffer.getbuffer())
+                        count += chunk.num_rows
         except psycopg.Error as exc:
             # The driver's cursor bypasses SQLAlchemy: give its error SQLAlchemy's shape
             # (IntegrityError, OperationalError, ...) like every other writer's.
