@@ -12,6 +12,7 @@ from typing import Any
 from jetconnect_imap.journal_source import MapJournalSource
 from jetconnect_imap.list_connectors import ListSink, ListSource
 from jetconnect_imap.map_sinks import (
+    DEFAULT_CHUNK_ROWS,
     MapSink,
     MapWithEntryProcessorSink,
     MapWithMergingSink,
@@ -42,33 +43,38 @@ def list_source(name: str, store: str | None = None, schema: str | None = None) 
 
 def map_sink(name: str, store: str | None = None, key_column: str = "key", value_column: str = "value",
              partitions: int | None = None, journal_capacity: int | None = None,
-             journal_ttl: float | None = None) -> MapSink:
-    """Put rows into map ``name`` (``key`` -> ``value``; a null value removes the key)."""
-    return MapSink(name, store, key_column, value_column, partitions, journal_capacity, journal_ttl)
+             journal_ttl: float | None = None, chunk_rows: int = DEFAULT_CHUNK_ROWS) -> MapSink:
+    """Put rows into map ``name`` (``key`` -> ``value``; a null value removes the key), ``chunk_rows`` at a time."""
+    return MapSink(name, store, key_column, value_column, partitions, journal_capacity, journal_ttl, chunk_rows)
 
 
 def map_with_merging(name: str, key_fn: Callable[..., Any], value_fn: Callable[..., Any],
                      merge_fn: Callable[[Any, Any], Any], store: str | None = None, partitions: int | None = None,
-                     journal_capacity: int | None = None, journal_ttl: float | None = None) -> MapWithMergingSink:
+                     journal_capacity: int | None = None, journal_ttl: float | None = None,
+                     chunk_rows: int = DEFAULT_CHUNK_ROWS) -> MapWithMergingSink:
     """Merge ``value_fn(row)`` into the entry at ``key_fn(row)`` with ``merge_fn(old, new)``."""
-    return MapWithMergingSink(name, key_fn, value_fn, merge_fn, store, partitions, journal_capacity, journal_ttl)
+    return MapWithMergingSink(name, key_fn, value_fn, merge_fn, store, partitions, journal_capacity, journal_ttl,
+                              chunk_rows)
 
 
 def map_with_updating(name: str, key_fn: Callable[..., Any], update_fn: Callable[[Any, Any], Any],
                       store: str | None = None, partitions: int | None = None,
-                      journal_capacity: int | None = None, journal_ttl: float | None = None) -> MapWithUpdatingSink:
+                      journal_capacity: int | None = None, journal_ttl: float | None = None,
+                      chunk_rows: int = DEFAULT_CHUNK_ROWS) -> MapWithUpdatingSink:
     """Set the entry at ``key_fn(row)`` to ``update_fn(old, row)`` (None removes it)."""
-    return MapWithUpdatingSink(name, key_fn, update_fn, store, partitions, journal_capacity, journal_ttl)
+    return MapWithUpdatingSink(name, key_fn, update_fn, store, partitions, journal_capacity, journal_ttl, chunk_rows)
 
 
 def map_with_entry_processor(name: str, key_fn: Callable[..., Any], processor_fn: Callable[..., Any],
                              store: str | None = None, partitions: int | None = None,
                              journal_capacity: int | None = None,
-                             journal_ttl: float | None = None) -> MapWithEntryProcessorSink:
+                             journal_ttl: float | None = None,
+                             chunk_rows: int = DEFAULT_CHUNK_ROWS) -> MapWithEntryProcessorSink:
     """Run ``processor_fn(entry)`` on the entry at ``key_fn(row)``; it may set ``entry.value``."""
-    return MapWithEntryProcessorSink(name, key_fn, processor_fn, store, partitions, journal_capacity, journal_ttl)
+    return MapWithEntryProcessorSink(name, key_fn, processor_fn, store, partitions, journal_capacity, journal_ttl,
+                                     chunk_rows)
 
 
-def list_sink(name: str, store: str | None = None) -> ListSink:
-    """Append rows to list ``name``."""
-    return ListSink(name, store)
+def list_sink(name: str, store: str | None = None, chunk_rows: int = DEFAULT_CHUNK_ROWS) -> ListSink:
+    """Append rows to list ``name``, ``chunk_rows`` at a time."""
+    return ListSink(name, store, chunk_rows)

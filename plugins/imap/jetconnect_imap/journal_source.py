@@ -25,7 +25,7 @@ from jetconnect_imap.map_source import DEFAULT_PROJECTED_SCHEMA
 from jetconnect.admission import share_budget, spread
 from jetconnect_imap.rows import row_shaper
 from jetconnect_imap.serde import loads, text_of
-from jetconnect_imap.store import MapConfig, check_name, default_url, open_store
+from jetconnect_imap.store import MapConfig, check_name, default_url, open_store, redact_url
 
 log = logging.getLogger(__name__)
 
@@ -72,7 +72,7 @@ class MapJournalSource(StreamSource):
         self.parallelism = parallelism
 
     def __repr__(self) -> str:
-        return f"MapJournalSource({self.map_name!r})"
+        return f"MapJournalSource({self.map_name!r}, store={redact_url(self.store_url)!r})"
 
     def schema(self) -> StructType:
         return self._schema

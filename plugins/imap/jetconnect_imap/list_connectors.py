@@ -1,8 +1,8 @@
 """``sources.list`` and ``sinks.list``: Jet's IList, one partition, for prototyping.
 
-The list sink appends each Spark task's rows in one atomic step with a progress record, so a
-re-delivered micro-batch is not appended twice (exactly-once from a replayable source); the
-order of the tasks of one batch is the order they finish in.
+The list sink appends each Spark task's rows in chunks of ``chunk_rows``, each in one atomic
+step with its progress record, so a re-delivered micro-batch is not appended twice (exactly-once
+from a replayable source); chunks of the tasks of one batch may interleave.
 """
 
 from __future__ import annotations
@@ -15,10 +15,17 @@ from pyspark.sql.types import StructType
 
 from jetconnect.arrow import parse_schema
 from jetconnect.connector import BatchSource, Guarantee, ReadOutput, Sink, WriteContext
-from jetconnect_imap.map_sinks import WriteReport, progress_of
+from jetconnect_imap.map_sinks import (
+    DEFAULT_CHUNK_ROWS,
+    WriteReport,
+    check_chunk_rows,
+    chunk_progress,
+    progress_of,
+    row_chunks,
+)
 from jetconnect_imap.rows import row_shaper
 from jetconnect_imap.serde import dumps, loads
-from jetconnect_imap.store import check_name, default_url, open_store
+from jetconnect_imap.store import check_name, default_url, open_store, redact_url
 
 
 class ListSource(BatchSource):
@@ -31,6 +38,9 @@ class ListSource(BatchSource):
         self.list_name = check_name("list", list_name)
         self.store_url = store or default_url()
         self._schema = parse_schema(schema or "value string")
+
+    def __repr__(self) -> str:
+        return f"ListSource({self.list_name!r}, store={redact_url(self.store_url)!r})"
 
     def schema(self) -> StructType:
         return self._schema
@@ -50,18 +60,26 @@ class ListSink(Sink):
     guarantee = Guarantee.EXACTLY_ONCE
     input_format = "arrow"
 
-    def __init__(self, list_name: str, store: str | None = None) -> None:
+    def __init__(self, list_name: str, store: str | None = None, chunk_rows: int = DEFAULT_CHUNK_ROWS) -> None:
         self.list_name = check_name("list", list_name)
         self.store_url = store or default_url()
+        self.chunk_rows = check_chunk_rows(self.name, chunk_rows)
+
+    def __repr__(self) -> str:
+        return f"ListSink({self.list_name!r}, store={redact_url(self.store_url)!r})"
 
     def write_partition(self, data: Iterator[pa.RecordBatch], ctx: WriteContext) -> WriteReport:
-        values: list[str] = []
-        for batch in data:
-            items: list[Any] = (
-                batch.column("value").to_pylist() if batch.schema.names == ["value"] else batch.to_pylist()
-            )
-            values.extend(dumps(v) for v in items)
-        if not values:
-            return WriteReport(0, False)
-        applied = open_store(self.store_url).list_append(self.list_name, values, progress_of(ctx))
-        return WriteReport(len(values), not applied)
+        store = open_store(self.store_url)
+        progress = progress_of(ctx)
+        rows = 0
+        replayed = False
+        for index, chunk in enumerate(row_chunks(data, self.chunk_rows)):
+            values: list[str] = []
+            for batch in chunk:
+                items: list[Any] = (
+                    batch.column("value").to_pylist() if batch.schema.names == ["value"] else batch.to_pylist()
+                )
+                values.extend(dumps(v) for v in items)
+            rows += len(values)
+            replayed |= not store.list_append(self.list_name, values, chunk_progress(progress, index))
+        return WriteReport(rows, replayed)

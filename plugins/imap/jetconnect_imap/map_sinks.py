@@ -1,17 +1,18 @@
 """``sinks.map`` and its merging, updating and entry-processor forms.
 
-Each Spark task collects its rows per map partition and writes them in one store call: every
-map partition is updated atomically with its journal events. In a streaming query the write
-also carries a progress record ``(query id / Spark partition -> batch id)``, checked and stored
-in the same atomic step, so when Spark re-delivers a micro-batch after a crash, the partitions
-that already have it are skipped: exactly-once when the input is replayable (the same batch id
-brings the same rows to the same Spark partition). Batch writes carry no progress record.
+Each Spark task streams its rows in chunks of ``chunk_rows`` rows (cut at the same rows however
+Spark sizes its Arrow batches), and writes each chunk in one store call: every map partition is
+updated atomically with its journal events. In a streaming query each chunk's write also carries
+a progress record ``(query id / Spark partition / chunk -> batch id)``, checked and stored in the
+same atomic step, so when Spark re-delivers a micro-batch after a crash, what already holds it is
+skipped: exactly-once when the input is replayable (the same batch id brings the same rows to the
+same Spark partition in the same order). Batch writes carry no progress record.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,7 +20,7 @@ import pyarrow as pa
 from pyspark.sql.types import StructType
 
 from jetconnect.connector import Guarantee, Sink, WriteContext
-from jetconnect.errors import SchemaError, SinkError
+from jetconnect.errors import OptionError, SchemaError, SinkError
 from jetconnect_imap.events import Change
 from jetconnect_imap.serde import dumps, loads, partition_of
 from jetconnect_imap.store import (
@@ -30,9 +31,11 @@ from jetconnect_imap.store import (
     check_name,
     default_url,
     open_store,
+    redact_url,
 )
 
-_BATCH_FLUSH_ROWS = 50_000  # batch (non-streaming) writes are flushed in chunks of this size
+#: Rows a sink task holds and writes at once: its memory is bounded by this, not by the partition.
+DEFAULT_CHUNK_ROWS = 10_000
 
 
 def progress_of(ctx: WriteContext) -> Progress | None:
@@ -40,6 +43,38 @@ def progress_of(ctx: WriteContext) -> Progress | None:
     if ctx.batch_id is None or not ctx.query_id:
         return None
     return Progress(f"{ctx.query_id}/{ctx.partition_id}", ctx.batch_id)
+
+
+def chunk_progress(progress: Progress | None, index: int) -> Progress | None:
+    """The progress record of chunk ``index`` of a task (None stays None: a batch write)."""
+    return None if progress is None else progress.chunk(index)
+
+
+def row_chunks(batches: Iterable[pa.RecordBatch], size: int) -> Iterator[list[pa.RecordBatch]]:
+    """The rows of ``batches`` in consecutive chunks of exactly ``size`` rows (the last may be
+    shorter), whatever the sizes of the incoming batches: chunk ``i`` of a re-delivered
+    micro-batch holds the same rows as chunk ``i`` of the first delivery."""
+    chunk: list[pa.RecordBatch] = []
+    held = 0
+    for batch in batches:
+        offset = 0
+        while offset < batch.num_rows:
+            take = min(size - held, batch.num_rows - offset)
+            chunk.append(batch.slice(offset, take))
+            held += take
+            offset += take
+            if held == size:
+                yield chunk
+                chunk, held = [], 0
+    if chunk:
+        yield chunk
+
+
+def check_chunk_rows(owner: str, chunk_rows: int) -> int:
+    """``chunk_rows`` if it is a usable chunk size, else an OptionError naming sink and option."""
+    if not isinstance(chunk_rows, int) or isinstance(chunk_rows, bool) or chunk_rows < 1:
+        raise OptionError(f"sink '{owner}': option 'chunk_rows' must be a whole number of at least 1, got {chunk_rows!r}")
+    return chunk_rows
 
 
 @dataclass(frozen=True)
@@ -55,7 +90,7 @@ class _MapSinkBase(Sink):
     input_format = "arrow"
 
     def __init__(self, map_name: str, store: str | None, partitions: int | None,
-                 journal_capacity: int | None, journal_ttl: float | None) -> None:
+                 journal_capacity: int | None, journal_ttl: float | None, chunk_rows: int) -> None:
         self.map_name = check_name("map", map_name)
         self.store_url = store or default_url()
         defaults = MapConfig()
@@ -64,9 +99,10 @@ class _MapSinkBase(Sink):
             defaults.journal_capacity if journal_capacity is None else journal_capacity,
             journal_ttl or 0.0,
         )
+        self.chunk_rows = check_chunk_rows(self.name, chunk_rows)
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}({self.map_name!r})"
+        return f"{type(self).__name__}({self.map_name!r}, store={redact_url(self.store_url)!r})"
 
     def _open(self) -> tuple[Store, MapConfig]:
         store = open_store(self.store_url)
@@ -86,8 +122,9 @@ class MapSink(_MapSinkBase):
 
     def __init__(self, map_name: str, store: str | None = None, key_column: str = "key",
                  value_column: str = "value", partitions: int | None = None,
-                 journal_capacity: int | None = None, journal_ttl: float | None = None) -> None:
-        super().__init__(map_name, store, partitions, journal_capacity, journal_ttl)
+                 journal_capacity: int | None = None, journal_ttl: float | None = None,
+                 chunk_rows: int = DEFAULT_CHUNK_ROWS) -> None:
+        super().__init__(map_name, store, partitions, journal_capacity, journal_ttl, chunk_rows)
         self.key_column, self.value_column = key_column, value_column
 
     def check_schema(self, schema: StructType) -> None:
@@ -100,21 +137,17 @@ class MapSink(_MapSinkBase):
     def write_partition(self, data: Iterator[pa.RecordBatch], ctx: WriteContext) -> WriteReport:
         store, config = self._open()
         progress = progress_of(ctx)
-        changes: dict[int, list[Change]] = defaultdict(list)
-        rows = pending = 0
+        rows = 0
         replayed = False
-        for batch in data:
-            for key, value in self._pairs(batch):
-                k = dumps(key)
-                changes[partition_of(k, config.partitions)].append(Change(k, None if value is None else dumps(value)))
-            rows += batch.num_rows
-            pending += batch.num_rows
-            # A streaming task is written in one go: its progress record must cover all of it.
-            if progress is None and pending >= _BATCH_FLUSH_ROWS:
-                self._apply(store, config, changes, None)
-                changes, pending = defaultdict(list), 0
-        if changes:
-            replayed = not self._apply(store, config, changes, progress)
+        for index, chunk in enumerate(row_chunks(data, self.chunk_rows)):
+            changes: dict[int, list[Change]] = defaultdict(list)
+            for batch in chunk:
+                for key, value in self._pairs(batch):
+                    k = dumps(key)
+                    changes[partition_of(k, config.partitions)].append(
+                        Change(k, None if value is None else dumps(value)))
+                rows += batch.num_rows
+            replayed |= not self._apply(store, config, changes, chunk_progress(progress, index))
         return WriteReport(rows, replayed)
 
     def _pairs(self, batch: pa.RecordBatch) -> Iterator[tuple[Any, Any]]:
@@ -136,8 +169,9 @@ class _ReadModifyWriteSink(_MapSinkBase):
     """Base of the sinks that compute a new value from the current one and the row."""
 
     def __init__(self, map_name: str, key_fn: Callable[[dict[str, Any]], Any], store: str | None,
-                 partitions: int | None, journal_capacity: int | None, journal_ttl: float | None) -> None:
-        super().__init__(map_name, store, partitions, journal_capacity, journal_ttl)
+                 partitions: int | None, journal_capacity: int | None, journal_ttl: float | None,
+                 chunk_rows: int) -> None:
+        super().__init__(map_name, store, partitions, journal_capacity, journal_ttl, chunk_rows)
         self.key_fn = key_fn
 
     def _new_value(self, key: Any, old: Any, rows: list[dict[str, Any]]) -> Any:
@@ -146,17 +180,25 @@ class _ReadModifyWriteSink(_MapSinkBase):
 
     def write_partition(self, data: Iterator[pa.RecordBatch], ctx: WriteContext) -> WriteReport:
         store, config = self._open()
+        progress = progress_of(ctx)
+        rows = 0
+        replayed = False
+        for index, chunk in enumerate(row_chunks(data, self.chunk_rows)):
+            # A key's rows in later chunks are applied to what the earlier chunks made of it,
+            # in order, so chunking changes nothing but the number of journal events.
+            replayed |= not self._write_chunk(store, config, chunk, chunk_progress(progress, index))
+            rows += sum(batch.num_rows for batch in chunk)
+        return WriteReport(rows, replayed)
+
+    def _write_chunk(self, store: Store, config: MapConfig, chunk: list[pa.RecordBatch],
+                     progress: Progress | None) -> bool:
         # partition -> serialised key -> (key, its rows in arrival order)
         grouped: dict[int, dict[str, tuple[Any, list[dict[str, Any]]]]] = defaultdict(dict)
-        rows = 0
-        for batch in data:
+        for batch in chunk:
             for row in batch.to_pylist():
                 key = self.key_fn(row)
                 k = dumps(key)
                 grouped[partition_of(k, config.partitions)].setdefault(k, (key, []))[1].append(row)
-            rows += batch.num_rows
-        if not grouped:
-            return WriteReport(0, False)
 
         def compute(partition: int, current: Mapping[str, str | None]) -> list[Change]:
             changes = []
@@ -169,10 +211,9 @@ class _ReadModifyWriteSink(_MapSinkBase):
 
         keys = {p: list(by_key) for p, by_key in grouped.items()}
         try:
-            applied = store.update(self.map_name, config, keys, compute, progress_of(ctx))
+            return store.update(self.map_name, config, keys, compute, progress)
         except StoreError as exc:
             raise self._fail(exc) from exc
-        return WriteReport(rows, not applied)
 
 
 class MapWithMergingSink(_ReadModifyWriteSink):
@@ -184,8 +225,9 @@ class MapWithMergingSink(_ReadModifyWriteSink):
     def __init__(self, map_name: str, key_fn: Callable[[dict[str, Any]], Any],
                  value_fn: Callable[[dict[str, Any]], Any], merge_fn: Callable[[Any, Any], Any],
                  store: str | None = None, partitions: int | None = None,
-                 journal_capacity: int | None = None, journal_ttl: float | None = None) -> None:
-        super().__init__(map_name, key_fn, store, partitions, journal_capacity, journal_ttl)
+                 journal_capacity: int | None = None, journal_ttl: float | None = None,
+                 chunk_rows: int = DEFAULT_CHUNK_ROWS) -> None:
+        super().__init__(map_name, key_fn, store, partitions, journal_capacity, journal_ttl, chunk_rows)
         self.value_fn, self.merge_fn = value_fn, merge_fn
 
     def _new_value(self, key: Any, old: Any, rows: list[dict[str, Any]]) -> Any:
@@ -205,8 +247,9 @@ class MapWithUpdatingSink(_ReadModifyWriteSink):
     def __init__(self, map_name: str, key_fn: Callable[[dict[str, Any]], Any],
                  update_fn: Callable[[Any, dict[str, Any]], Any], store: str | None = None,
                  partitions: int | None = None, journal_capacity: int | None = None,
-                 journal_ttl: float | None = None) -> None:
-        super().__init__(map_name, key_fn, store, partitions, journal_capacity, journal_ttl)
+                 journal_ttl: float | None = None,
+                 chunk_rows: int = DEFAULT_CHUNK_ROWS) -> None:
+        super().__init__(map_name, key_fn, store, partitions, journal_capacity, journal_ttl, chunk_rows)
         self.update_fn = update_fn
 
     def _new_value(self, key: Any, old: Any, rows: list[dict[str, Any]]) -> Any:
@@ -237,8 +280,9 @@ class MapWithEntryProcessorSink(_ReadModifyWriteSink):
     def __init__(self, map_name: str, key_fn: Callable[[dict[str, Any]], Any],
                  processor_fn: Callable[[MutableEntry], Any], store: str | None = None,
                  partitions: int | None = None, journal_capacity: int | None = None,
-                 journal_ttl: float | None = None) -> None:
-        super().__init__(map_name, key_fn, store, partitions, journal_capacity, journal_ttl)
+                 journal_ttl: float | None = None,
+                 chunk_rows: int = DEFAULT_CHUNK_ROWS) -> None:
+        super().__init__(map_name, key_fn, store, partitions, journal_capacity, journal_ttl, chunk_rows)
         self.processor_fn = processor_fn
 
     def _new_value(self, key: Any, old: Any, rows: list[dict[str, Any]]) -> Any:

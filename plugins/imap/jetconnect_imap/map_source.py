@@ -14,7 +14,7 @@ from jetconnect.errors import SchemaError
 from jetconnect.admission import spread
 from jetconnect_imap.rows import raw_decoder, row_shaper
 from jetconnect_imap.serde import loads
-from jetconnect_imap.store import check_name, default_url, open_store
+from jetconnect_imap.store import check_name, default_url, open_store, redact_url
 
 DEFAULT_MAP_SCHEMA = "key string, value string"
 DEFAULT_PROJECTED_SCHEMA = "value string"
@@ -46,7 +46,7 @@ class MapSource(BatchSource):
         self.parallelism = parallelism
 
     def __repr__(self) -> str:
-        return f"MapSource({self.map_name!r})"
+        return f"MapSource({self.map_name!r}, store={redact_url(self.store_url)!r})"
 
     def schema(self) -> StructType:
         return self._schema

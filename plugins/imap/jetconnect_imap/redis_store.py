@@ -11,20 +11,39 @@ One Lua script applies a partition's changes, journal events and progress record
 Read-modify-writes (merging and updating sinks) are optimistic: the script first checks that
 every key still has the value the client read and otherwise changes nothing, and the client
 reads again and retries. That needs no WATCH, so it works the same on a cluster.
+
+Every command goes through :func:`jetconnect.retry.retry_call`: a Redis restart, a dropped
+connection or a cluster briefly down is retried with backoff for ``retry_deadline`` seconds
+(30 by default; ``redis://host:port/0?retry_deadline=60``), then a :class:`StoreError` names the
+store (never its password). A write retried after Redis applied it but before the reply arrived
+must not apply twice: a write with a progress record finds its record; any other write carries a
+one-shot marker key in the same slot, set by the script that applies it and checked first.
 """
 
 from __future__ import annotations
 
 import json
-import random
+import logging
 import time
+import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from typing import Any, TypeVar
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import redis
+from redis.backoff import NoBackoff
 from redis.cluster import RedisCluster
+from redis.exceptions import (
+    AuthenticationError,
+    AuthorizationError,
+    ClusterDownError,
+    SlotNotCoveredError,
+    TryAgainError,
+)
+from redis.retry import Retry
 
+from jetconnect.options import redact
+from jetconnect.retry import Backoff, RetriesExhausted, retry_call
 from jetconnect_imap.events import Change, EventType
 from jetconnect_imap.store import (
     Compute,
@@ -34,14 +53,30 @@ from jetconnect_imap.store import (
     Store,
     StoreError,
     check_name,
+    split_credentials,
+    url_secrets,
 )
 
-# KEYS: entries, journal, seq, progress.
-# ARGV: capacity, ttl_ms, now_ms, writer ('' = none), batch, then quads (key, op, value, expect):
-#   op 'P' put, 'R' remove, 'E' evict, 'C' clear the partition, 'K' only check `expect`;
-#   expect '*' anything, '-' absent, '=<value>' exactly that value.
+T = TypeVar("T")
+log = logging.getLogger(__name__)
+
+#: Seconds a command is retried through a restart or a lost connection before the store gives up.
+DEFAULT_RETRY_DEADLINE = 30.0
+#: Errors that a restart, a failover or a network blip cause, and that go away by themselves.
+_TRANSIENT = (redis.ConnectionError, redis.TimeoutError, ClusterDownError, TryAgainError, SlotNotCoveredError)
+#: ...except these subclasses of ConnectionError, which no retry cures.
+_PERMANENT = (AuthenticationError, AuthorizationError)
+# Defaults for redis-py's socket timeouts (the URL's query may set others): without them a
+# server that stops answering would hang a task for good, whatever the retry deadline says.
+_SOCKET_DEFAULTS = {"socket_connect_timeout": 10.0, "socket_timeout": 120.0}
+
+# KEYS: entries, journal, seq, progress, and for a write without progress record its one-shot
+# marker (set when applied, so a retry of the same call finds it).
+# ARGV: capacity, ttl_ms, now_ms, writer ('' = none), batch, marker_ttl_ms, then quads (key, op,
+#   value, expect): op 'P' put, 'R' remove, 'E' evict, 'C' clear the partition, 'K' only check
+#   `expect`; expect '*' anything, '-' absent, '=<value>' exactly that value.
 # Returns the number of changes applied, -1 if the writer's batch was already applied, -2 if an
-# expected value did not match (nothing applied).
+# expected value did not match, -3 if this very call was applied before (nothing applied).
 _APPLY = """
 local cap, ttl, now = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3]
 local writer, batch = ARGV[4], tonumber(ARGV[5])
@@ -49,7 +84,8 @@ if writer ~= '' then
   local done = redis.call('HGET', KEYS[4], writer)
   if done and tonumber(done) >= batch then return -1 end
 end
-for i = 6, #ARGV, 4 do
+if KEYS[5] and redis.call('EXISTS', KEYS[5]) == 1 then return -3 end
+for i = 7, #ARGV, 4 do
   local expect = ARGV[i + 3]
   if expect ~= '*' then
     local cur = redis.call('HGET', KEYS[1], ARGV[i])
@@ -61,7 +97,7 @@ for i = 6, #ARGV, 4 do
   end
 end
 local n = 0
-for i = 6, #ARGV, 4 do
+for i = 7, #ARGV, 4 do
   local key, op, value = ARGV[i], ARGV[i + 1], ARGV[i + 2]
   local old, kind = false, nil
   if op == 'K' then
@@ -99,10 +135,12 @@ if cap > 0 then
   end
 end
 if writer ~= '' then redis.call('HSET', KEYS[4], writer, batch) end
+if KEYS[5] then redis.call('SET', KEYS[5], '1', 'PX', ARGV[6]) end
 return n
 """
 
-# KEYS: items, progress. ARGV: writer ('' = none), batch, values...
+# KEYS: items, progress[, marker]. ARGV: writer ('' = none), batch, marker_ttl_ms, values...
+# Returns the number of values appended, -1 (batch already appended) or -3 (this call was).
 _LIST_APPEND = """
 local writer, batch = ARGV[1], tonumber(ARGV[2])
 if writer ~= '' then
@@ -110,13 +148,24 @@ if writer ~= '' then
   if done and tonumber(done) >= batch then return -1 end
   redis.call('HSET', KEYS[2], writer, batch)
 end
-for i = 3, #ARGV, 1000 do
+if KEYS[3] then
+  if redis.call('EXISTS', KEYS[3]) == 1 then return -3 end
+  redis.call('SET', KEYS[3], '1', 'PX', ARGV[3])
+end
+for i = 4, #ARGV, 1000 do
   redis.call('RPUSH', KEYS[1], unpack(ARGV, i, math.min(i + 999, #ARGV)))
 end
-return #ARGV - 2
+return #ARGV - 3
 """
 
-_MAX_RETRIES = 100  # optimistic read-modify-write attempts before giving up on a hot partition
+# Script results (-3, "this very call was applied before", counts as applied).
+_ALREADY_APPLIED, _CONFLICT = -1, -2
+# Optimistic read-modify-writes that keep losing races back off like this, then give up.
+_CONFLICT_BACKOFF = Backoff(initial=0.002, maximum=0.05, deadline=60.0)
+
+
+class _Conflict(Exception):
+    """Some partitions changed between the read and the write of a read-modify-write."""
 
 
 class _RoundTrip:
@@ -156,28 +205,81 @@ class _RoundTrip:
 
 
 class RedisStore(Store):
-    """Maps, journals and lists in Redis (``redis://``) or a Redis Cluster (``redis+cluster://``)."""
+    """Maps, journals and lists in Redis (``redis://``) or a Redis Cluster (``redis+cluster://``).
 
-    def __init__(self, url: str) -> None:
+    ``backoff`` bounds the retries of every command (default: the URL's ``retry_deadline``).
+    """
+
+    def __init__(self, url: str, backoff: Backoff | None = None) -> None:
         super().__init__(url)
-        parts = urlsplit(url)
+        bare, username, password = split_credentials(url)
+        parts = urlsplit(bare)
         self.cluster = parts.scheme.endswith("+cluster")
-        plain = urlunsplit((parts.scheme.replace("+cluster", ""), *parts[1:]))
+        query = parse_qsl(parts.query, keep_blank_values=True)
+        deadline = [v for k, v in query if k == "retry_deadline"]
         try:
-            client: Any = RedisCluster.from_url(plain) if self.cluster else redis.Redis.from_url(plain)
-        except redis.RedisError as exc:
-            raise StoreError(f"cannot connect to {self.display_url}: {type(exc).__name__}: {exc}") from None
-        self._redis = client
-        self._apply_script = client.register_script(_APPLY)
-        self._list_script = client.register_script(_LIST_APPEND)
+            self._backoff = backoff or Backoff(initial=0.05, maximum=2.0,
+                                               deadline=float(deadline[-1]) if deadline else DEFAULT_RETRY_DEADLINE)
+        except ValueError:
+            raise StoreError(f"store {self.display_url}: retry_deadline must be a number of seconds") from None
+        self._secrets = url_secrets(url)
+        # A marker must outlive every retry of the write it guards.
+        self._marker_ttl_ms = int(max(600.0, 4 * self._backoff.deadline) * 1000)
+        plain = urlunsplit((parts.scheme.replace("+cluster", ""), parts.netloc, parts.path,
+                            urlencode([(k, v) for k, v in query if k != "retry_deadline"]), parts.fragment))
+        # retry_call is the one retry layer (redis-py's own would resend scripts behind our back
+        # and blur the deadline); the URL's query may still override the socket timeouts.
+        kwargs = {**_SOCKET_DEFAULTS, "username": username, "password": password, "retry": Retry(NoBackoff(), 0)}
+        factory = RedisCluster.from_url if self.cluster else redis.Redis.from_url
+        # A cluster client asks a node for the slot map as it is built: that is retried too.
+        self._redis: Any = self._retrying("connecting", lambda: factory(plain, **kwargs), catch=(ValueError, TypeError))
+        self._apply_script = self._redis.register_script(_APPLY)
+        self._list_script = self._redis.register_script(_LIST_APPEND)
 
     def close(self) -> None:
         self._redis.close()
 
+    # --- retries -----------------------------------------------------------------------------
+
+    def _retrying(self, what: str, call: Callable[[], T], catch: tuple[type[Exception], ...] = ()) -> T:
+        """``call()``, retried through transient failures; any failure becomes a StoreError.
+
+        The error is raised outside the ``except`` block and with the password masked: neither
+        its message nor a chained exception can carry the secret.
+        """
+        where = f"{what} in {self.display_url}"
+        try:
+            return retry_call(call, retry_on=_TRANSIENT, retry_if=lambda e: not isinstance(e, _PERMANENT),
+                              what=where, backoff=self._backoff, on_retry=self._on_retry, secrets=self._secrets)
+        except RetriesExhausted as exc:
+            message = f"store unavailable: {exc}"
+        except (redis.RedisError, *catch) as exc:
+            message = f"{where} failed: {type(exc).__name__}: {exc}"
+        raise StoreError(redact(message, self._secrets))
+
+    def _on_retry(self, exc: BaseException, delay: float) -> None:
+        log.warning("store %s: %s; retrying in %.2f s", self.display_url,
+                    redact(f"{type(exc).__name__}: {exc}", self._secrets), delay)
+        if self.cluster and "_redis" in vars(self):
+            try:  # a restarted or failed-over node may own other slots now
+                self._redis.nodes_manager.initialize()
+            except redis.RedisError:
+                pass  # still down: the next attempt fails and backs off again
+
+    def _execute(self, what: str, rt: _RoundTrip) -> list[Any]:
+        """Run a round trip, retried whole: every command in it is idempotent or guarded."""
+        return self._retrying(what, rt.execute)
+
     def _round_trip(self) -> _RoundTrip:
         return _RoundTrip(self._redis, self.cluster)
 
-    def _script(self, rt: _RoundTrip, keys: list[str], args: list[Any]) -> None:
+    def _marker(self, progress: Progress | None) -> str | None:
+        """A one-shot token for a write that has no progress record to make its retry harmless."""
+        return None if progress is not None else uuid.uuid4().hex
+
+    def _script(self, rt: _RoundTrip, keys: list[str], args: list[Any], marker: str | None) -> None:
+        if marker is not None:
+            keys = [*keys, keys[0].rpartition(":")[0] + f":once:{marker}"]
         rt.add(keys[0], lambda pipe: self._apply_script(keys=keys, args=args, client=pipe))
 
     @staticmethod
@@ -188,45 +290,45 @@ class RedisStore(Store):
     # --- config ------------------------------------------------------------------------------
 
     def _load_config(self, name: str) -> MapConfig | None:
-        raw = self._redis.get(f"jc:{{imap:{name}}}:config")
+        raw = self._retrying(f"reading the config of map '{name}'", lambda: self._redis.get(f"jc:{{imap:{name}}}:config"))
         return MapConfig(**json.loads(raw)) if raw else None
 
     def _create_config(self, name: str, config: MapConfig) -> MapConfig:
         wanted = json.dumps({"partitions": config.partitions, "journal_capacity": config.journal_capacity,
                              "journal_ttl": config.journal_ttl})
-        self._redis.set(f"jc:{{imap:{name}}}:config", wanted, nx=True)  # the first creator wins
+        key = f"jc:{{imap:{name}}}:config"
+        self._retrying(f"creating map '{name}'", lambda: self._redis.set(key, wanted, nx=True))  # the first creator wins
         return self._load_config(name) or config
 
     # --- entries -----------------------------------------------------------------------------
 
     def _script_args(self, config: MapConfig, progress: Progress | None, now: int) -> list[Any]:
         writer, batch = (progress.writer, progress.batch) if progress else ("", 0)
-        return [config.partition_capacity, int(config.journal_ttl * 1000), now, writer, batch]
+        return [config.partition_capacity, int(config.journal_ttl * 1000), now, writer, batch, self._marker_ttl_ms]
 
     def apply(self, name: str, config: MapConfig, changes: Mapping[int, Sequence[Change]],
               progress: Progress | None = None) -> bool:
         now = int(time.time() * 1000)
         head = self._script_args(config, progress, now)
+        marker = self._marker(progress)
         # One round trip for all partitions; each script call is atomic on its own slot.
         rt = self._round_trip()
         for partition, partition_changes in changes.items():
             args = list(head)
             for c in partition_changes:
                 args += [c.key, _op(c), c.value or "", "*"]
-            self._script(rt, self._keys(name, partition), args)
-        results = rt.execute()
+            self._script(rt, self._keys(name, partition), args, marker)
+        results = self._execute(f"writing map '{name}'", rt)
         # Each partition has its own progress record: a replay may find some already applied.
-        return not results or any(r != -1 for r in results)
+        return not results or any(r != _ALREADY_APPLIED for r in results)
 
     def update(self, name: str, config: MapConfig, keys: Mapping[int, Sequence[str]], compute: Compute,
                progress: Progress | None = None) -> bool:
         pending = {p: list(dict.fromkeys(ks)) for p, ks in keys.items()}
         outcomes: list[int] = []
-        for attempt in range(_MAX_RETRIES):
-            if not pending:
-                return not outcomes or any(r != -1 for r in outcomes)
-            if attempt:  # lost a race: let the other writer finish (jittered, growing, < 50 ms)
-                time.sleep(random.uniform(0, min(0.05, 0.002 * 2 ** attempt)))
+        marker = self._marker(progress)  # one per call: a partition's marker is set only when applied
+
+        def attempt() -> None:
             now = int(time.time() * 1000)
             head = self._script_args(config, progress, now)
             read = self._round_trip()
@@ -234,7 +336,8 @@ class RedisStore(Store):
             for p in order:
                 entries, fields = self._keys(name, p)[0], pending[p]
                 read.add(entries, lambda pipe, entries=entries, fields=fields: pipe.hmget(entries, fields))
-            currents = {p: dict(zip(pending[p], _texts(vals))) for p, vals in zip(order, read.execute())}
+            values = self._execute(f"reading map '{name}'", read)
+            currents = {p: dict(zip(pending[p], _texts(vals))) for p, vals in zip(order, values)}
             write = self._round_trip()
             for p in order:
                 # Every key read is checked first, so the changes are computed from what is
@@ -244,24 +347,48 @@ class RedisStore(Store):
                     args += [key, "K", "", "-" if value is None else "=" + value]
                 for c in compute(p, currents[p]):
                     args += [c.key, _op(c), c.value or "", "*"]
-                self._script(write, self._keys(name, p), args)
-            results = write.execute()
-            done = {p for p, result in zip(order, results) if result != -2}
-            outcomes += [r for r in results if r != -2]
-            pending = {p: ks for p, ks in pending.items() if p not in done}
-        raise StoreError(
-            f"map '{name}' in {self.display_url}: partitions {sorted(pending)} kept changing under a "
-            f"read-modify-write; gave up after {_MAX_RETRIES} attempts"
-        )
+                self._script(write, self._keys(name, p), args, marker)
+            # Retrying this round trip resends the very same scripts: a partition that was
+            # applied finds its progress record or marker instead of failing its check.
+            for p, result in zip(order, self._execute(f"writing map '{name}'", write)):
+                if result != _CONFLICT:
+                    outcomes.append(result)
+                    del pending[p]
+            if pending:
+                raise _Conflict(sorted(pending))
+
+        try:  # lost a race: let the other writer finish (jittered, growing, < 50 ms apart)
+            retry_call(attempt, retry_on=(_Conflict,), what=f"read-modify-write of map '{name}'",
+                       backoff=_CONFLICT_BACKOFF, on_retry=lambda _exc, _delay: None)
+        except RetriesExhausted:
+            message = (f"map '{name}' in {self.display_url}: partitions {sorted(pending)} kept changing under a "
+                       f"read-modify-write; gave up after {_CONFLICT_BACKOFF.deadline:g} s")
+        else:
+            return not outcomes or any(r != _ALREADY_APPLIED for r in outcomes)
+        raise StoreError(message)
 
     def get(self, name: str, partition: int, keys: Sequence[str]) -> dict[str, str]:
-        values = self._redis.hmget(self._keys(name, partition)[0], list(keys))
+        entries = self._keys(name, partition)[0]
+        values = self._retrying(f"reading map '{name}'", lambda: self._redis.hmget(entries, list(keys)))
         return {k: v for k, v in zip(keys, _texts(values)) if v is not None}
 
     def scan(self, name: str, partition: int) -> Iterator[tuple[str, str]]:
         entries = self._keys(name, partition)[0]
-        for key, value in self._redis.hscan_iter(entries, count=1000):
-            yield key.decode(), value.decode()
+        # HSCAN may return a key twice (when the hash is resized between pages, or its cursor
+        # is resumed on a restarted server): each key is yielded once.
+        seen: set[bytes] = set()
+        cursor = 0
+        while True:
+            cursor, page = self._retrying(
+                f"reading map '{name}' partition {partition}",
+                lambda c=cursor: self._redis.hscan(entries, c, count=1000),
+            )
+            for key, value in page.items():
+                if key not in seen:
+                    seen.add(key)
+                    yield key.decode(), value.decode()
+            if not cursor:
+                return
 
     def size(self, name: str) -> int:
         config = self.map_config(name)
@@ -269,14 +396,15 @@ class RedisStore(Store):
         for p in range(config.partitions):
             entries = self._keys(name, p)[0]
             rt.add(entries, lambda pipe, entries=entries: pipe.hlen(entries))
-        return sum(rt.execute())
+        return sum(self._execute(f"counting map '{name}'", rt))
 
     def clear(self, name: str, config: MapConfig) -> None:
         head = self._script_args(config, None, int(time.time() * 1000))
+        marker = self._marker(None)
         rt = self._round_trip()
         for p in range(config.partitions):
-            self._script(rt, self._keys(name, p), head + ["", "C", "", "*"])
-        rt.execute()
+            self._script(rt, self._keys(name, p), head + ["", "C", "", "*"], marker)
+        self._execute(f"clearing map '{name}'", rt)
 
     # --- journal -----------------------------------------------------------------------------
 
@@ -286,7 +414,7 @@ class RedisStore(Store):
             _entries, journal, seq, _progress = self._keys(name, p)
             rt.add(seq, lambda pipe, seq=seq: pipe.get(seq))
             rt.add(journal, lambda pipe, journal=journal: pipe.zrange(journal, 0, 0, withscores=True))
-        raw = rt.execute()
+        raw = self._execute(f"reading the journal bounds of map '{name}'", rt)
         out = []
         for i in range(config.partitions):
             nxt = int(raw[2 * i] or 0)
@@ -297,7 +425,9 @@ class RedisStore(Store):
     def read_journal(self, name: str, partition: int, start: int, end: int) -> list[RawEvent]:
         if end <= start:
             return []
-        members = self._redis.zrangebyscore(self._keys(name, partition)[1], start, end - 1)
+        journal = self._keys(name, partition)[1]
+        members = self._retrying(f"reading the journal of map '{name}' partition {partition}",
+                                 lambda: self._redis.zrangebyscore(journal, start, end - 1))
         out: list[RawEvent] = []
         for member in members:
             seq, kind, key, old, new, ts = json.loads(member)
@@ -313,14 +443,21 @@ class RedisStore(Store):
     def list_append(self, name: str, values: Sequence[str], progress: Progress | None = None) -> bool:
         check_name("list", name)
         writer, batch = (progress.writer, progress.batch) if progress else ("", 0)
-        return self._list_script(keys=self._list_keys(name), args=[writer, batch, *values]) != -1
+        keys = self._list_keys(name)
+        marker = self._marker(progress)
+        if marker is not None:
+            keys.append(f"jc:{{ilist:{name}}}:once:{marker}")
+        args = [writer, batch, self._marker_ttl_ms, *values]
+        result = self._retrying(f"appending to list '{name}'", lambda: self._list_script(keys=keys, args=args))
+        return result != _ALREADY_APPLIED
 
     def list_read(self, name: str) -> list[str]:
-        return [v.decode() for v in self._redis.lrange(self._list_keys(name)[0], 0, -1)]
+        items = self._list_keys(name)[0]
+        return [v.decode() for v in self._retrying(f"reading list '{name}'", lambda: self._redis.lrange(items, 0, -1))]
 
     def list_clear(self, name: str) -> None:
-        for key in self._list_keys(name):
-            self._redis.delete(key)
+        keys = self._list_keys(name)  # one hash tag, so one slot: a single DEL on a cluster too
+        self._retrying(f"clearing list '{name}'", lambda: self._redis.delete(*keys))
 
 
 def _op(change: Change) -> str:

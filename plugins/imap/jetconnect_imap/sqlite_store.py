@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
+from jetconnect.retry import Backoff, RetriesExhausted, retry_call
 from jetconnect_imap.events import Change, EventType
 from jetconnect_imap.store import (
     Compute,
@@ -25,6 +26,7 @@ from jetconnect_imap.store import (
     Store,
     StoreError,
     check_name,
+    redact_url,
 )
 
 _SCHEMA = """
@@ -59,7 +61,7 @@ class SqliteStore(Store):
         parts = urlsplit(url)
         path = unquote(parts.path)
         if not path or path == "/":
-            raise StoreError(f"store URL {url!r} names no file; use sqlite:///absolute/path.db")
+            raise StoreError(f"store URL {redact_url(url)!r} names no file; use sqlite:///absolute/path.db")
         Path(path).parent.mkdir(parents=True, exist_ok=True)
         self.path = path
         self._lock = threading.Lock()
@@ -75,17 +77,18 @@ class SqliteStore(Store):
     def _enter_wal_mode(self, busy_timeout_s: float) -> None:
         """Switch the file to WAL once; it stays so. SQLite answers "database is locked" at once,
         without its busy handler, when workers open a new file together, so we retry here."""
-        deadline = time.monotonic() + busy_timeout_s
-        while True:
-            try:
-                if self._conn.execute("PRAGMA journal_mode").fetchone()[0].lower() == "wal":
-                    return
+
+        def switch() -> None:
+            if self._conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
                 self._conn.execute("PRAGMA journal_mode = WAL")
-                return
-            except sqlite3.OperationalError as e:
-                if "locked" not in str(e) or time.monotonic() > deadline:
-                    raise StoreError(f"cannot open {self.path} in WAL mode: {e}") from e
-                time.sleep(0.05)
+
+        try:
+            retry_call(switch, retry_on=(sqlite3.OperationalError,), retry_if=lambda e: "locked" in str(e),
+                       what=f"switching {self.path} to WAL mode",
+                       backoff=Backoff(initial=0.01, maximum=0.2, deadline=busy_timeout_s),
+                       on_retry=lambda _exc, _delay: None)  # waiting for the other workers is normal
+        except (RetriesExhausted, sqlite3.OperationalError) as exc:
+            raise StoreError(f"cannot open {self.path} in WAL mode: {exc}") from exc
 
     @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
