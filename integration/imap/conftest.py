@@ -1,11 +1,20 @@
-"""Stores for the IMap integration tests: SQLite (embedded), Redis and a Redis Cluster."""
+"""Stores for the IMap integration tests: SQLite (embedded), Redis and a Redis Cluster, and
+private redis-servers that a test may kill and restart without disturbing the shared ones."""
 
 from __future__ import annotations
 
+import os
+import signal
+import socket
+import subprocess
+import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from urllib.parse import quote
 
 import pytest
+import redis
 
 STORES = {
     "sqlite": None,
@@ -30,3 +39,69 @@ def name() -> Callable[[str], str]:
     """Unique map names, so tests sharing a Redis never see each other's entries."""
     return lambda prefix: f"{prefix}-{uuid.uuid4().hex[:8]}"
 
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class RedisProcess:
+    """A redis-server of the test's own on a free loopback port, started with the flags of
+    scripts/servers/redis.sh (plus ``extra``), that the test may SIGKILL and start again."""
+
+    def __init__(self, directory: Path, extra: list[str], password: str | None = None) -> None:
+        self.port = free_port()
+        self.password = password
+        directory.mkdir(parents=True, exist_ok=True)
+        self.args = ["redis-server", "--bind", "127.0.0.1", "--port", str(self.port), "--save", "",
+                     "--appendonly", "no", "--dir", str(directory), "--logfile", str(directory / "redis.log"),
+                     *extra]  # later flags win: extra may turn the append-only file on
+        if password is not None:
+            self.args += ["--requirepass", password]
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def url(self, password: str | None = None, query: str = "") -> str:
+        """The URL of this server, its password percent-encoded (or ``password`` as given)."""
+        secret = password if password is not None else (quote(self.password, safe="") if self.password else None)
+        auth = f":{secret}@" if secret is not None else ""
+        return f"redis://{auth}127.0.0.1:{self.port}/0" + (f"?{query}" if query else "")
+
+    def start(self) -> None:
+        self.proc = subprocess.Popen(self.args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        client = redis.Redis(host="127.0.0.1", port=self.port, password=self.password, socket_connect_timeout=1)
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                if client.ping():
+                    return
+            except redis.RedisError:
+                if time.monotonic() > deadline or self.proc.poll() is not None:
+                    raise RuntimeError(f"redis-server on port {self.port} did not start: {self.args}") from None
+                time.sleep(0.05)
+            finally:
+                client.close()
+
+    def kill(self) -> None:
+        """SIGKILL: no shutdown, no last write, as a crash."""
+        if self.proc is not None and self.proc.poll() is None:
+            os.kill(self.proc.pid, signal.SIGKILL)
+            self.proc.wait(10)
+
+
+@pytest.fixture
+def own_redis(server, tmp_path) -> Iterator[Callable[..., RedisProcess]]:
+    """``own_redis(extra_flags, password=None)``: a started private redis-server, killed at the end."""
+    server("redis")  # installs redis-server if it is missing
+    started: list[RedisProcess] = []
+
+    def start(extra: list[str] | None = None, password: str | None = None) -> RedisProcess:
+        process = RedisProcess(tmp_path / f"redis-{len(started)}", extra or [], password)
+        process.start()
+        started.append(process)
+        return process
+
+    yield start
+    for process in started:
+        process.kill()

@@ -94,19 +94,26 @@ class _MapSinkBase(Sink):
         self.map_name = check_name("map", map_name)
         self.store_url = store or default_url()
         defaults = MapConfig()
-        self.wanted = MapConfig(
-            partitions or defaults.partitions,
-            defaults.journal_capacity if journal_capacity is None else journal_capacity,
-            journal_ttl or 0.0,
-        )
+        # As with connect().map(): without layout options the sink writes to the map as it is
+        # (asking for the default 271 partitions would refuse an existing map of another count).
+        self.wanted: MapConfig | None = None
+        if partitions is not None or journal_capacity is not None or journal_ttl is not None:
+            self.wanted = MapConfig(
+                partitions or defaults.partitions,
+                defaults.journal_capacity if journal_capacity is None else journal_capacity,
+                journal_ttl or 0.0,
+            )
         self.chunk_rows = check_chunk_rows(self.name, chunk_rows)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.map_name!r}, store={redact_url(self.store_url)!r})"
 
     def _open(self) -> tuple[Store, MapConfig]:
-        store = open_store(self.store_url)
-        return store, store.map_config(self.map_name, self.wanted)
+        try:
+            store = open_store(self.store_url)
+            return store, store.map_config(self.map_name, self.wanted)
+        except StoreError as exc:
+            raise self._fail(exc) from exc
 
     def _fail(self, exc: Exception) -> SinkError:
         return SinkError(f"sink '{self.name}' writing map '{self.map_name}': {exc}")
