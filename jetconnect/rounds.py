@@ -62,14 +62,18 @@ class RoundFacts:
     #: The processor's position before the round, kept for round 1 only (later rounds start where
     #: the round before ended): a ``create_fn`` that reads a clock does not make the same state twice.
     start_snapshot: Any = None
+    #: For a stream that cannot replay: the range ``[log_from, log_to)`` of the processor's spool
+    #: the round delivered.
+    log_from: int = 0
+    log_to: int = 0
     #: How many processors the stream has (the checkpoint's, kept across restarts).
     total: int = 1
     version: int = _VERSION
 
     def same_contents(self, other: "RoundFacts") -> bool:
         """Whether two attempts' facts describe the same round (a deterministic source pulled twice)."""
-        return (self.emitted, self.pulled, self.carried, self.snapshot) == (
-            other.emitted, other.pulled, other.carried, other.snapshot
+        return (self.emitted, self.pulled, self.carried, self.snapshot, self.log_from, self.log_to) == (
+            other.emitted, other.pulled, other.carried, other.snapshot, other.log_from, other.log_to
         )
 
     def to_json(self) -> bytes:

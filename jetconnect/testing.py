@@ -111,6 +111,18 @@ def counter_stream(total: int, per_fill: int = 5, local_parallelism: int = 2) ->
     )
 
 
+def recorded_rows(wal_location: str | Path) -> list[dict[str, Any]]:
+    """Every row the round records under ``wal_location`` hold (a row carried into the next round
+    appears in both records): what a stream that cannot replay has received and made durable."""
+    import pyarrow as pa
+
+    rows: list[dict[str, Any]] = []
+    for path in sorted(Path(wal_location).rglob("[0-9]*.arrow")):
+        with pa.OSFile(str(path)) as handle:
+            rows.extend(pa.ipc.open_stream(handle).read_all().to_pylist())
+    return rows
+
+
 def executor_process() -> str:
     """Which Spark process runs the calling Python worker: ``executor <id> (pid <jvm pid>)`` or ``driver``.
 
@@ -216,6 +228,7 @@ __all__ = [
     "checkpoint_batches",
     "counter_stream",
     "executor_process",
+    "recorded_rows",
     "shared_spark_session",
     "spark_builder",
     "start_pipeline",

@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import time
 
+import pytest
+
 from pyspark.sql import functions as F
 
 from jetconnect import SinkBuilder, SourceBuilder, sources
@@ -41,8 +43,8 @@ def _run_until(query, batches: int, timeout: float = 120) -> list[dict]:
 
 
 def test_admission_control_caps_each_micro_batch(spark, tmp_path):
-    df = _counter().read_stream(spark, max_records_per_batch=100)
-    query = df.writeStream.format("memory").queryName("admission").option("checkpointLocation", str(tmp_path)).start()
+    df = _counter().read_stream(spark, max_records_per_batch=100, wal_location=str(tmp_path / "wal"))
+    query = df.writeStream.format("memory").queryName("admission").option("checkpointLocation", str(tmp_path / "ck")).start()
     progress = _run_until(query, 3)
     assert progress and all(p["numInputRows"] <= 100 for p in progress)
     rows = spark.sql("select n from admission").collect()
@@ -61,16 +63,16 @@ def test_stream_without_snapshots_reads_through_the_wal(spark, tmp_path):
     _run_until(query, 2)
     values = [r.value for r in spark.sql("select value from walstream").collect()]
     assert values and sorted(values, key=lambda v: int(v.split()[1])) == [f"line {i}" for i in range(len(values))]
-    assert (tmp_path / "wal" / "0").is_dir()
+    assert list((tmp_path / "wal").rglob("*.arrow"))  # the rounds' records, rows included
 
 
 def test_timestamped_stream_has_a_watermark_for_windowed_aggregation(spark, tmp_path):
-    df = sources.item_stream(items_per_second=200, distributed=2).read_stream(spark)
+    df = sources.item_stream(items_per_second=200, distributed=2).read_stream(spark, wal_location=str(tmp_path / "wal"))
     assert df.schema.simpleString() == "struct<sequence:bigint,timestamp:timestamp>"
     # append-mode aggregation is only allowed with a watermark: the source's allowed lateness
     windowed = df.groupBy(F.window("timestamp", "1 second")).count()
     query = windowed.writeStream.outputMode("append").format("memory").queryName("windows").option(
-        "checkpointLocation", str(tmp_path)
+        "checkpointLocation", str(tmp_path / "ck")
     ).start()
     _run_until(query, 2)
     assert query.exception() is None
@@ -87,7 +89,122 @@ def test_streaming_builder_sink_gets_its_preferred_partitions_per_member(spark, 
         SinkBuilder.sink("counted", create).receive_fn(lambda f, row: f.write(f"{row.n}\n"))
         .destroy_fn(lambda f: f.close()).preferred_local_parallelism(3).build()
     )
-    query = sink.write_stream(_counter().read_stream(spark, max_records_per_batch=90), checkpoint_location=str(tmp_path / "ck"))
+    df = _counter().read_stream(spark, max_records_per_batch=90, wal_location=str(tmp_path / "wal"))
+    query = sink.write_stream(df, checkpoint_location=str(tmp_path / "ck"))
     _run_until(query, 1)
     partitions = {int(name.split("-")[1]) for name in os.listdir(out)}
     assert partitions == set(range(3 * members(spark)))
+
+
+class _Tally:
+    """Processor i emits i, i+n, ... below ``total``; every fill appends where it ran and what it added."""
+
+    def __init__(self, ctx):
+        self.next, self.step = ctx.global_processor_index, ctx.total_parallelism
+        self.total = int(ctx.options["tally_total"])
+        self.log = ctx.options["tally_log"]
+
+
+def _tally_fill(state, buf):
+    from jetconnect.testing import executor_process
+
+    added = 0
+    while added < 500 and state.next < state.total:
+        buf.add(state.next)
+        state.next += state.step
+        added += 1
+    with open(state.log, "a") as handle:
+        handle.write(f"{os.getpid()}\t{executor_process()}\t{added}\n")
+
+
+def _tally(total: int, log: str, local_parallelism: int = 2):
+    return (
+        SourceBuilder.stream("tally", _Tally).fill_buffer_fn(_tally_fill).schema("n bigint")
+        .create_snapshot_fn(lambda s: s.next).restore_snapshot_fn(lambda s, p: setattr(s, "next", p))
+        .distributed(local_parallelism).build()
+        .with_options({"tally_total": str(total), "tally_log": log})
+    )
+
+
+def _fills(log) -> list[tuple[int, str, int]]:
+    rows = [line.split("\t") for line in open(log).read().splitlines()]
+    return [(int(pid), process, int(added)) for pid, process, added in rows]
+
+
+def test_available_now_reads_everything_in_capped_batches_pulling_each_item_once_in_tasks(spark, tmp_path, capsys):
+    total, log = 20_000, str(tmp_path / "fills.tsv")
+    df = _tally(total, log).read_stream(spark, max_records_per_batch=3_000, wal_location=str(tmp_path / "wal"))
+    query = (
+        df.writeStream.format("memory").queryName("tally").option("checkpointLocation", str(tmp_path / "ck"))
+        .trigger(availableNow=True).start()
+    )
+    query.awaitTermination(300)
+    assert query.exception() is None
+    rows = [r.n for r in spark.sql("select n from tally").collect()]
+    assert sorted(rows) == list(range(total))  # everything, once: AvailableNow is not one capped round
+    batches = [p["numInputRows"] for p in query.recentProgress]
+    assert max(batches) <= 3_000 and len([b for b in batches if b]) >= total // 3_000
+    fills = _fills(log)
+    assert sum(added for _, _, added in fills) == total  # pulled once: pulled / delivered = 1.0
+    assert os.getpid() not in {pid for pid, _, _ in fills}  # never in the driver's own process
+    processes = sorted({process for _, process, _ in fills})
+    with capsys.disabled():
+        print(f"\n  fill_buffer_fn ran in ({spark.conf.get('spark.master')}): {processes}")
+    if spark.conf.get("spark.master").startswith("spark://"):
+        assert "driver" not in processes and len(processes) >= 2, processes
+
+
+@pytest.mark.parametrize("snapshots", [True, False])
+def test_a_failing_fill_is_retried_or_restarted_with_nothing_lost_or_doubled(spark, tmp_path, snapshots):
+    marker, position_file = tmp_path / "failed-once", tmp_path / "dispensed"
+
+    # with snapshots the position lives in the processor and is restored; without, it lives
+    # outside it, as a socket's or a broker's does (what was handed out is not handed out again)
+    def create(ctx):
+        return {"n": 0}
+
+    def fill(state, buf):
+        n = state["n"] if snapshots else int(position_file.read_text() or 0) if position_file.exists() else 0
+        if n == 30 and not marker.exists():
+            marker.write_text("x")
+            raise ConnectionResetError("the source hiccuped")
+        upto = min(100, n + 10)
+        for k in range(n, upto):
+            buf.add(k)
+        state["n"] = upto
+        if not snapshots:
+            position_file.write_text(str(upto))
+
+    builder = SourceBuilder.stream("hiccup", create).fill_buffer_fn(fill).schema("n bigint")
+    if snapshots:
+        builder = builder.create_snapshot_fn(lambda s: s["n"]).restore_snapshot_fn(lambda s, n: s.update(n=n))
+    source, out = builder.build(), str(tmp_path / "out")
+
+    def run() -> bool:
+        df = source.read_stream(spark, max_records_per_batch=20, wal_location=str(tmp_path / "wal"))
+        query = (
+            df.writeStream.format("parquet").option("path", out).option("checkpointLocation", str(tmp_path / "ck"))
+            .trigger(availableNow=True).start()
+        )
+        try:
+            query.awaitTermination(300)
+        except Exception as exc:  # local mode does not retry tasks: the query fails, a restart resumes
+            assert "the source hiccuped" in str(exc)
+            return False
+        return True
+
+    if not run():
+        assert run()
+    assert sorted(r.n for r in spark.read.parquet(out).collect()) == list(range(100))
+    assert marker.exists()
+
+
+def test_an_idle_stream_runs_few_jobs(spark, tmp_path):
+    source = SourceBuilder.stream("quiet", lambda ctx: None).fill_buffer_fn(lambda s, b: None).build()
+    df = source.read_stream(spark, wal_location=str(tmp_path / "wal"), idle_poll_ms=500)
+    query = df.writeStream.format("noop").option("checkpointLocation", str(tmp_path / "ck")).start()
+    time.sleep(4)
+    query.stop()
+    # with the default trigger an idle source would be asked every few ms; rounds open at most
+    # every idle_poll_ms once the pauses have grown (25, 50, ... 500 ms)
+    assert len(query.recentProgress) <= 12, [p["batchId"] for p in query.recentProgress]

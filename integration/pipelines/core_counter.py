@@ -10,9 +10,7 @@ from __future__ import annotations
 
 import argparse
 import fcntl
-import json
 import os
-import time
 
 from jetconnect import SourceBuilder
 from jetconnect.testing import counter_stream, spark_builder
@@ -42,30 +40,19 @@ def main() -> None:
     parser.add_argument("--checkpoint", required=True)
     parser.add_argument("--out", required=True)
     parser.add_argument("--total", type=int, required=True)
-    parser.add_argument("--work", required=True, help="folder for the dispenser file and the WAL")
+    parser.add_argument("--work", required=True, help="folder for the dispenser file and the round records (wal_location)")
     args = parser.parse_args()
 
     spark = spark_builder("core-crash-pipeline").config("spark.sql.shuffle.partitions", "1").getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
-    if args.mode == "snapshot":
-        df = counter_stream(args.total).read_stream(spark, max_records_per_batch=40)
-        done = lambda end: sum(p["seq"] for p in end.values()) >= args.total
-    else:
-        df = dispenser_source(os.path.join(args.work, "dispenser"), args.total).read_stream(
-            spark, wal_location=os.path.join(args.work, "wal"), max_records_per_batch=40
-        )
-        done = lambda end: sum(end.values()) >= args.total
+    source = counter_stream(args.total) if args.mode == "snapshot" else dispenser_source(os.path.join(args.work, "dispenser"), args.total)
+    df = source.read_stream(spark, wal_location=os.path.join(args.work, "wal"), max_records_per_batch=40)
+    # AvailableNow ends once a round of every processor finds nothing more: both sources run dry at `total`
     query = (
         df.writeStream.format("parquet").option("path", args.out).option("checkpointLocation", args.checkpoint)
-        .trigger(processingTime="0 seconds").start()
+        .trigger(availableNow=True).start()
     )
-    while query.isActive:
-        progress = query.lastProgress
-        if progress and progress["sources"] and progress["sources"][0]["endOffset"]:
-            if done(json.loads(progress["sources"][0]["endOffset"])):
-                break
-        time.sleep(0.2)
-    query.stop()
+    query.awaitTermination()
     print("pipeline finished", flush=True)
 
 

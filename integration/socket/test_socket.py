@@ -10,8 +10,7 @@ from pathlib import Path
 import pytest
 
 from jetconnect import sinks, sources
-from jetconnect.testing import checkpoint_batches, start_pipeline, wait_until
-from jetconnect.wal import WriteAheadLog
+from jetconnect.testing import checkpoint_batches, recorded_rows, start_pipeline, wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 PIPELINE = ROOT / "integration" / "pipelines" / "socket_to_parquet.py"
@@ -109,12 +108,7 @@ def test_an_undecodable_line_fails_naming_it_and_keeps_the_lines_before(spark, l
         query.awaitTermination(60)
         raise AssertionError("the query did not fail")
     assert "line 3 from 127.0.0.1" in str(failure.value) and "not valid utf-8" in str(failure.value)
-    logged = [
-        line
-        for batch in WriteAheadLog(tmp_path / "wal").read("0", 0, WriteAheadLog(tmp_path / "wal").end("0"))
-        for line in batch.column("line").to_pylist()
-    ]
-    assert logged == ["good 1", "good 2"]
+    assert [row["line"] for row in recorded_rows(tmp_path / "wal")] == ["good 1", "good 2"]
 
 
 class Sender:
@@ -148,13 +142,7 @@ class Sender:
 
 
 def logged_lines(wal_dir: Path) -> list[str]:
-    wal = WriteAheadLog(wal_dir)
-    return [
-        line
-        for p in wal.partitions()
-        for batch in wal.read(p, wal.start(p), wal.end(p))
-        for line in batch.column("line").to_pylist()
-    ]
+    return [row["line"] for row in recorded_rows(wal_dir)]
 
 
 @pytest.mark.crash

@@ -5,19 +5,20 @@ Two strategies, one per way a builder stream replays (DESIGN section 3):
 * :class:`SnapshotRounds`, for streams with snapshot functions: a round streams its rows out as
   it pulls, then records how many items it pulled and the processor's snapshot after them. A
   replay restores the snapshot the round started from and pulls the same number again.
-* :class:`LogRounds`, for streams that cannot replay (sockets, brokers): a round records the rows
-  themselves (a write-ahead log), then acknowledges them upstream, then delivers them. A replay
-  reads the record.
+* :class:`LogRounds`, for streams that cannot replay (sockets, brokers): the processor lives in a
+  receiver that spools what it receives (a write-ahead log) and acknowledges it upstream after;
+  a round records the spool range it takes. A replay reads the range.
 
-Both keep the round's item limit exact: rows a last fill brings past it are the round's *carry*,
-kept at the end of its record and delivered first by the next round. Both leave the processor in
-this worker's :data:`~jetconnect.builders._processor.LIVE` cache, so a next round that lands here
-goes on without restoring anything.
+Both keep the round's item limit exact: in snapshot rounds, rows a last fill brings past it are
+the round's *carry*, kept in its record and delivered first by the next round. Snapshot rounds
+leave the processor in this worker's :data:`~jetconnect.builders._processor.LIVE` cache, so a
+next round that lands here goes on without restoring anything.
 """
 
 from __future__ import annotations
 
 import logging
+import posixpath
 import time
 from collections.abc import Callable, Generator, Iterator
 
@@ -25,10 +26,15 @@ import pyarrow as pa
 
 from jetconnect.arrow import DEFAULT_BATCH_ROWS, to_arrow_schema
 from jetconnect.builders._processor import LIVE, Items, LiveProcessor, Processor, destroy_quietly
+from jetconnect.builders._receiver import DEFAULT_MAX_BACKLOG, Lease, Receiver, owner_description, raise_receiver_error
 from jetconnect.builders._source_builder import SourceSpec
 from jetconnect.errors import OffsetError, SourceError
 from jetconnect.options import Options
 from jetconnect.rounds import Round, RoundFacts, RoundLog, new_attempt_id
+from jetconnect.spool import Spool
+
+#: The option naming where rounds and spools live (named in errors).
+WAL_LOCATION = "wal_location"
 
 log = logging.getLogger("jetconnect.source")
 
@@ -301,44 +307,113 @@ class SnapshotRounds(RoundReader):
 
 
 class LogRounds(RoundReader):
-    """Rounds of a stream that cannot replay: the record keeps the rows, written before they count."""
+    """Rounds of a stream that cannot replay: a receiver spools what it receives, a round takes a range.
+
+    The processor lives in a :class:`~jetconnect.builders._receiver.Receiver` (one in the whole
+    cluster, in the worker that started it); a round, wherever it runs, waits briefly for rows past
+    where the round before ended, records the spool range it takes, and delivers it. A replay
+    reads the same range.
+    """
+
+    #: How long a round waits for the first rows past where the round before ended.
+    FIRST_WAIT_S = 0.1
+    #: How often a round looks whether rows keep arriving.
+    LOOK_S = 0.02
+
+    def __init__(self, *args: object, max_backlog: int = DEFAULT_MAX_BACKLOG, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self.spool = self.spool_of(self.rounds, self.index)
+        self.lease = Lease(self.rounds.fs, posixpath.join(self.rounds.directory, str(self.index)))
+        self.stop_marker = stop_marker(self.rounds)
+        self.max_backlog = max_backlog
+
+    @staticmethod
+    def spool_of(rounds: RoundLog, index: int) -> Spool:
+        """Where processor ``index``'s receiver spools what it receives."""
+        return Spool(rounds.fs, posixpath.join(rounds.directory, str(index), "spool"))
 
     def pull(self, round_: int, limit: int | None) -> Iterator[pa.RecordBatch]:
         previous = self.previous(round_)
-        processor, carry, _ = self.resume(round_, previous)
-        attempt = new_attempt_id()
-        out = Gathered(self.arrow_schema)
-        error: BaseException | None = None
-        try:
-            for _ in self.gather(processor, carry, limit, out, stream_out=False):
-                pass  # stream_out=False yields nothing
-        except BaseException as exc:  # what earlier fills received is recorded before the error surfaces
-            error = exc
-        try:
-            rows = out.rows()
-            if error is None or rows.num_rows:
-                facts = RoundFacts(
-                    out.emitted, out.pulled, out.ended, attempt,
-                    carried=out.carry.num_rows, total=self.total, round=round_,
-                )
-                winner = self.rounds.write(self.index, round_, Round(facts, rows))
-                if winner.facts.attempt != attempt:
-                    kept = self.rounds.keep_orphan(self.index, attempt, rows)
-                    raise SourceError(
-                        f"{self.where}: another attempt recorded round {round_} first; the {rows.num_rows} rows this "
-                        f"attempt received are kept in {kept}, not delivered (turn speculation off for this query)"
-                    )
-            if error is not None:
-                raise error
-            processor.acknowledge()
-        except BaseException:
-            destroy_quietly(processor)
-            raise
-        self.keep(processor, round_, attempt, out.carry)
-        yield from out.delivered
+        begin = previous.log_to if previous is not None else 0
+        receiver = self._receiver()
+        end = self._wait_for_rows(receiver, begin, limit)
+        facts = RoundFacts(
+            end - begin, end - begin, "limit" if limit is not None and end - begin == limit else "dry",
+            new_attempt_id(), total=self.total, round=round_, log_from=begin, log_to=end,
+        )
+        winner = self.rounds.write(self.index, round_, Round(facts, self.arrow_schema.empty_table()))
+        yield from self.replay(round_, winner)
 
     def replay(self, round_: int, record: Round) -> Iterator[pa.RecordBatch]:
-        yield from record.rows.slice(0, record.facts.emitted).to_batches()
+        yield from self.spool.read(record.facts.log_from, record.facts.log_to)
+
+    def _receiver(self) -> Receiver | None:
+        """This worker's receiver of the processor, started here if no live one exists anywhere.
+
+        None when another worker's receiver is alive: its spool is read. A receiver that failed
+        has its error raised here, once; the next round starts a new one.
+        """
+        receiver = RECEIVERS.get(self.key)
+        if receiver is not None and not receiver.stopped.is_set():
+            receiver.touch()
+            return receiver
+        if receiver is not None:
+            del RECEIVERS[self.key]
+            if receiver.error is not None:
+                self.lease.clear_error()
+                raise_receiver_error(self.where, receiver.error)
+        if self.lease.holder() is not None:
+            return None
+        error = self.lease.error()
+        if error is not None:
+            self.lease.clear_error()
+            raise_receiver_error(self.where, error)
+        if not self.lease.acquire(owner_description()):
+            return None  # another worker took it a moment ago
+        processor = Processor(self.spec, self.index, self.total, self.options)
+        receiver = Receiver(processor, self.spool, self.lease, self.stop_marker, self.keep_alive_s, self.max_backlog)
+        receiver.start()
+        RECEIVERS[self.key] = receiver
+        return receiver
+
+    def _wait_for_rows(self, receiver: Receiver | None, begin: int, limit: int | None) -> int:
+        """How far the round goes: the spool's end once rows stop arriving, ``max_pull_ms`` is up or the limit is reached."""
+
+        def spooled() -> int:
+            if receiver is not None:
+                if receiver.error is not None and receiver.end <= begin:
+                    raise_receiver_error(self.where, receiver.error)
+                return receiver.end
+            return self.spool.bounds()[1]
+
+        started = time.monotonic()
+        if receiver is not None:
+            receiver.wait_beyond(begin, self.FIRST_WAIT_S)
+        else:
+            while spooled() <= begin and time.monotonic() - started < self.FIRST_WAIT_S:
+                time.sleep(self.LOOK_S)
+        end = spooled()
+        while end > begin and (limit is None or end - begin < limit) and time.monotonic() - started < self.max_pull_s:
+            time.sleep(self.LOOK_S * 2.5)  # rows are flowing: a bigger round costs Spark less per row
+            now = spooled()
+            if now == end:
+                break
+            end = now
+        if end < begin:
+            raise OffsetError(
+                f"{self.where}: the spool {self.spool} ends at {end}, before {begin} where the last round ended: "
+                f"was '{WAL_LOCATION}' changed or emptied?"
+            )
+        return end if limit is None else min(end, begin + limit)
+
+
+#: The receivers this Python worker runs, by (source, run, processor).
+RECEIVERS: dict[tuple[str, str, int], Receiver] = {}
+
+
+def stop_marker(rounds: RoundLog) -> str:
+    """The file whose presence tells a run's receivers that the query stopped."""
+    return posixpath.join(rounds.directory, "_stopped")
 
 
 __all__ = ["LogRounds", "REPLAY_PATIENCE_S", "RoundReader", "SnapshotRounds"]

@@ -25,7 +25,8 @@ from typing import Any
 from pyspark.sql.types import StructType
 
 from jetconnect.builders._position import RoundPosition, parse_offset, parse_position
-from jetconnect.builders._rounds import LogRounds, RoundReader, SnapshotRounds
+from jetconnect.builders._receiver import DEFAULT_MAX_BACKLOG
+from jetconnect.builders._rounds import LogRounds, RoundReader, SnapshotRounds, stop_marker
 from jetconnect.builders._source_builder import SourceSpec
 from jetconnect.connector import Guarantee, Offset, Range, ReadOutput, StreamSource
 from jetconnect.errors import OffsetError, OptionError
@@ -33,8 +34,10 @@ from jetconnect.locations import resolve_location
 from jetconnect.options import Options
 from jetconnect.rounds import RoundFacts, RoundLog
 
-#: Where the round records (and, for streams that cannot replay, the rows) live.
+#: Where the round records (and, for streams that cannot replay, the spooled rows) live.
 WAL_LOCATION = "wal_location"
+#: Rows a receiver (streams that cannot replay) may spool ahead of the rounds before it pauses.
+MAX_BACKLOG = "max_backlog"
 #: How long one round may pull, in ms: a round also ends on a fill that adds nothing.
 MAX_PULL_MS = "max_pull_ms"
 #: Items one round of one processor may pull when the query sets no ``max_records_per_batch``.
@@ -75,10 +78,12 @@ class BuilderStreamSource(StreamSource):
         self._pause: dict[int, float] = {}
         self._due: dict[int, tuple[int, float]] = {}
         self._available_now_from: dict[int, int] | None = None
+        #: The round log of the run this reader plans (known once Spark gave a start offset).
+        self._active: RoundLog | None = None
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
-        state.update(_facts={}, _pause={}, _due={})
+        state.update(_facts={}, _pause={}, _due={}, _active=None)
         return state
 
     def with_options(self, options: Any) -> "BuilderStreamSource":
@@ -125,6 +130,10 @@ class BuilderStreamSource(StreamSource):
         if not positions:
             return start
         rounds = self._rounds(next(iter(positions.values())).run)
+        if self._active is None:  # the query (re)starts: its receivers must not find a stop marker
+            self._active = rounds
+            if not self.replays_by_snapshot:
+                rounds.fs.delete(stop_marker(rounds))
         ready = [i for i, position in sorted(positions.items()) if self._opens_round(rounds, i, position)]
         if max_records is not None and len(ready) > max_records:
             # fewer items allowed than processors ready: the ones that waited longest go first
@@ -188,10 +197,21 @@ class BuilderStreamSource(StreamSource):
 
     def commit(self, end: Offset) -> None:
         positions = parse_offset(end, self.name)
-        if positions:
-            rounds = self._rounds(next(iter(positions.values())).run)
-            for i, position in positions.items():
-                rounds.trim(i, position.round)  # the end round's record starts the next round
+        if not positions:
+            return
+        rounds = self._rounds(next(iter(positions.values())).run)
+        for i, position in positions.items():
+            rounds.trim(i, position.round)  # the end round's record starts the next round
+            if not self.replays_by_snapshot and position.round:
+                facts = rounds.facts(i, position.round)
+                if facts is not None:
+                    LogRounds.spool_of(rounds, i).trim(facts.log_to)
+
+    def stop(self) -> None:
+        # the receivers in the executors stop (and close their connections) when they see this
+        if self._active is not None and not self.replays_by_snapshot:
+            with self._active.fs.create(stop_marker(self._active), overwrite=True) as handle:
+                handle.write(b"stopped")
 
     # -- executor side: processor i pulls or replays its round --
 
@@ -206,9 +226,10 @@ class BuilderStreamSource(StreamSource):
             position.total,
             max_pull_s=self.options.get_int(MAX_PULL_MS, DEFAULT_MAX_PULL_MS, minimum=1) / 1000,
             keep_alive_s=self.options.get_int(KEEP_ALIVE_MS, DEFAULT_KEEP_ALIVE_MS, minimum=0) / 1000,
+            **({} if self.replays_by_snapshot else {"max_backlog": self.options.get_int(MAX_BACKLOG, DEFAULT_MAX_BACKLOG, minimum=1)}),
         )
         before = parse_position(range_.partition, range_.start, self.name)
         return reader.read(position.round, position.limit, before.limit)
 
 
-__all__ = ["IDLE_POLL_MS", "KEEP_ALIVE_MS", "MAX_PULL_MS", "MAX_PULL_RECORDS", "WAL_LOCATION", "BuilderStreamSource"]
+__all__ = ["IDLE_POLL_MS", "KEEP_ALIVE_MS", "MAX_BACKLOG", "MAX_PULL_MS", "MAX_PULL_RECORDS", "WAL_LOCATION", "BuilderStreamSource"]

@@ -13,6 +13,8 @@ import pyarrow as pa
 import pytest
 
 from jetconnect import SourceBuilder, SourceError
+import itertools
+
 from jetconnect.builders import _processor, _rounds
 from jetconnect.connector import Range
 from jetconnect.errors import OffsetError, OptionError
@@ -22,6 +24,8 @@ from jetconnect.errors import OffsetError, OptionError
 def _fresh_workers():
     """Each test starts with no live processor in this "worker" and leaves none behind."""
     yield
+    for key in list(_rounds.RECEIVERS):
+        _rounds.RECEIVERS.pop(key).stop()
     for key in list(_processor.LIVE._live):
         live = _processor.LIVE.take(key)
         if live is not None:
@@ -108,7 +112,7 @@ def test_a_reread_round_replays_its_record_even_in_a_fresh_worker(tmp_path):
 def test_the_limit_is_exact_and_what_a_fill_brings_past_it_comes_first_next_round(tmp_path):
     for mode_options in ({}, {"log": True}):
         wal = tmp_path / str(len(mode_options))
-        counter = iter(range(10_000))
+        counter = itertools.count()
 
         def fill(state, buf):
             for _ in range(7):
@@ -194,25 +198,30 @@ def test_a_relative_or_unknown_location_is_refused_naming_the_option():
         source.with_options({"wal_location": "nope://host/wal"}).initial_offset()
 
 
-def test_a_log_stream_records_what_earlier_fills_received_when_a_later_fill_fails(tmp_path):
+def test_a_log_stream_delivers_what_earlier_fills_received_then_raises_the_error_once(tmp_path):
     calls = {"n": 0}
 
     def fill(state, buf):
         calls["n"] += 1
         if calls["n"] == 3:
             raise ConnectionResetError("peer went away")
-        buf.add(f"line {calls['n']}")
+        if calls["n"] < 6:
+            buf.add(f"line {calls['n']}")
 
     source = SourceBuilder.stream("flaky", lambda ctx: None).fill_buffer_fn(fill).build().with_options({"wal_location": str(tmp_path)})
-    start = source.initial_offset()
-    end = source.latest_offset(start, None)
-    (range_,) = source.ranges(start, end)
-    with pytest.raises(SourceError, match="ConnectionResetError"):
-        list(source.read_range(range_))
-    # Spark retries the task: the round replays the two lines received before the error
-    assert _values(source.read_range(range_)) == ["line 1", "line 2"]
-    assert _values(source.read_range(range_)) == ["line 1", "line 2"]
-    assert calls["n"] == 3  # nothing pulled again
+    position = source.initial_offset()
+    position, rows = _batch(source, position)
+    assert rows == {0: ["line 1", "line 2"]}  # spooled before the error surfaced
+    with pytest.raises(SourceError, match="ConnectionResetError: peer went away"):
+        _batch(source, position)
+    # the failed round recorded nothing; its retry starts a new receiver and goes on
+    delivered = []
+    for _ in range(20):
+        position, rows = _batch(source, position)
+        delivered += rows.get(0, [])
+        if len(delivered) >= 2:
+            break
+    assert delivered == ["line 4", "line 5"]
 
 
 def test_log_rounds_acknowledge_only_what_is_recorded(tmp_path):

@@ -1,10 +1,10 @@
 """``sources.socket(host, port)``: lines from a TCP server, one connection per processor.
 
 Built with :class:`jetconnect.SourceBuilder` *without* snapshot functions: a socket cannot
-replay, so the core writes what each processor received to the write-ahead log (option
-``wal_location``) before it counts as read, and micro-batches are read back from the log. A
-driver crash therefore loses nothing that was received and logged; lines a server sends while
-no query is connected are not received at all.
+replay, so each round's lines are recorded under ``wal_location`` before they count as read,
+and a re-read of the round (a retried task, a restart) replays the record. The processor runs
+in an executor task and its connection stays open in that Python worker between rounds; lines
+a server sends while no processor is connected are not received at all.
 """
 
 from __future__ import annotations

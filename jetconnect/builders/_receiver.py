@@ -1,0 +1,253 @@
+"""Receivers: the processors of streams that cannot replay, pulling for as long as the query runs.
+
+A socket or a broker consumer must not be reopened per micro-batch (what the server sends in
+between would be lost, and two open connections would both be sent the same lines), yet Spark
+gives no task a fixed worker. So the read task of processor i starts a *receiver*, a daemon
+thread in that Python worker that owns the processor and goes on pulling between micro-batches,
+as Jet's processor does: it appends what it receives to the processor's durable
+:class:`~jetconnect.spool.Spool` and only then calls ``acknowledge_fn``. A round, in whatever
+worker Spark runs it, takes a range of the spool.
+
+A :class:`Lease` (files beside the spool, renewed every :data:`HEARTBEAT_S`) makes sure one
+receiver per processor runs in the whole cluster: a round that finds a fresh lease held by
+another worker reads the spool that worker fills; one that finds it stale (the worker died, the
+query was restarted) takes the next generation of the lease, exclusively, and starts a receiver.
+A receiver stops when the query stops (a marker the driver writes), when a newer lease exists,
+when no round has looked at it for ``keep_alive_s``, or on an error, which it leaves for the next
+round to raise.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import posixpath
+import re
+import socket
+import threading
+import time
+import uuid
+
+import pyarrow as pa
+
+from jetconnect.builders._processor import Items, Processor, destroy_quietly
+from jetconnect.errors import SourceError
+from jetconnect.filesystem import FileSystem
+from jetconnect.spool import Spool
+
+log = logging.getLogger("jetconnect.source")
+
+#: How often a receiver renews its lease and looks whether it should stop.
+HEARTBEAT_S = 0.5
+#: A lease not renewed for this long belongs to a receiver that is gone.
+STALE_S = 3.0
+#: How long a receiver gathers rows into one spool segment (one fsync) before appending them.
+LINGER_S = 0.05
+#: Rows a receiver may keep spooled ahead of what the rounds have taken before it pauses.
+DEFAULT_MAX_BACKLOG = 100_000
+
+_LEASE = re.compile(r"^lease-(\d{8})$")
+
+
+class Lease:
+    """Generation-numbered lease files ``lease-<g>``: the highest generation owns the processor."""
+
+    def __init__(self, fs: FileSystem, folder: str) -> None:
+        self.fs = fs
+        self.folder = folder
+        self.generation: int | None = None
+
+    def _generations(self) -> list[int]:
+        # lease files have no extension: list_files' glob sees them, hidden files it does not
+        return sorted(int(m.group(1)) for info in self.fs.list_files(self.folder, "lease-*") if (m := _LEASE.match(posixpath.basename(info.path))))
+
+    def _path(self, generation: int) -> str:
+        return posixpath.join(self.folder, f"lease-{generation:08d}")
+
+    def holder(self) -> tuple[int, dict] | None:
+        """The current generation and what its holder wrote, if it is alive (renewed lately, not released)."""
+        generations = self._generations()
+        if not generations:
+            return None
+        path = self._path(generations[-1])
+        info = self.fs.status(path)
+        if info is None or time.time() - info.mtime > STALE_S:
+            return None
+        with self.fs.open(path) as handle:
+            raw = handle.read()
+        try:
+            content = json.loads(raw or b"{}")
+        except ValueError:  # caught mid-renewal: alive
+            return generations[-1], {}
+        return None if content.get("released") else (generations[-1], content)
+
+    def acquire(self, owner: dict) -> bool:
+        """Take the next generation, unless a live holder has it or another taker got there first."""
+        if self.holder() is not None:
+            return False
+        generations = self._generations()
+        generation = (generations[-1] if generations else 0) + 1
+        self.fs.mkdirs(self.folder)
+        try:
+            with self.fs.create(self._path(generation)) as handle:  # exclusive: one taker wins
+                handle.write(json.dumps(owner).encode())
+        except (FileExistsError, OSError):
+            return False
+        self.generation = generation
+        self.owner = owner
+        return True
+
+    def renew(self) -> bool:
+        """Renew the lease; False if a newer generation exists (this holder was given up for dead)."""
+        if self.generation is None or self._generations()[-1] != self.generation:
+            return False
+        with self.fs.create(self._path(self.generation), overwrite=True) as handle:
+            handle.write(json.dumps(self.owner).encode())
+        return True
+
+    def release(self, error: str | None = None) -> None:
+        """Give the lease up at once (and leave an error for the next round to raise)."""
+        if self.generation is None:
+            return
+        with self.fs.create(self._path(self.generation), overwrite=True) as handle:
+            handle.write(json.dumps({**self.owner, "released": True, "error": error}).encode())
+
+    def error(self) -> str | None:
+        """The error the last holder released the lease with, if any."""
+        generations = self._generations()
+        if not generations:
+            return None
+        try:
+            with self.fs.open(self._path(generations[-1])) as handle:
+                return json.loads(handle.read() or b"{}").get("error")
+        except (ValueError, FileNotFoundError):
+            return None
+
+    def clear_error(self) -> None:
+        """The error was raised: the next round starts a receiver afresh."""
+        generations = self._generations()
+        if generations:
+            with self.fs.create(self._path(generations[-1]), overwrite=True) as handle:
+                handle.write(json.dumps({"released": True}).encode())
+
+
+class Receiver(threading.Thread):
+    """Pulls one processor for as long as the query runs, into its spool, acknowledging after."""
+
+    def __init__(self, processor: Processor, spool: Spool, lease: Lease, stop_marker: str, keep_alive_s: float, max_backlog: int) -> None:
+        super().__init__(name=f"jetconnect receiver {processor.where}", daemon=True)
+        self.processor = processor
+        self.spool = spool
+        self.lease = lease
+        self.stop_marker = stop_marker
+        self.keep_alive_s = keep_alive_s
+        self.max_backlog = max_backlog
+        self.error: BaseException | None = None
+        self.stopped = threading.Event()
+        #: Set whenever rows were appended: a waiting round wakes up.
+        self.appended = threading.Condition()
+        self.start_pos, self.end = spool.bounds()
+        self.last_seen = time.monotonic()
+        self._stop_asked = False
+
+    def stop(self) -> None:
+        """Stop pulling and destroy the processor (the worker is going away, or a test ends)."""
+        self._stop_asked = True
+        self.stopped.wait(5)
+
+    def touch(self) -> None:
+        """A round looked at this receiver: it is still wanted."""
+        self.last_seen = time.monotonic()
+
+    def run(self) -> None:
+        next_beat = 0.0
+        try:
+            while True:
+                now = time.monotonic()
+                if now >= next_beat:
+                    if not self._still_wanted():
+                        break
+                    next_beat = now + HEARTBEAT_S
+                if self._stop_asked:
+                    break
+                if self.end - self.start_pos >= self.max_backlog:
+                    time.sleep(0.01)  # the rounds are behind: the source holds the rest
+                    continue
+                self._gather_and_spool()
+        except BaseException as exc:  # kept for the next round to raise: the query must hear of it
+            self.error = exc
+            log.warning("%s: receiver stopped: %s", self.processor.where, exc)
+            try:
+                self.lease.release(f"{type(exc).__name__}: {exc}")
+            except OSError:
+                log.warning("%s: could not release the lease", self.processor.where, exc_info=True)
+        else:
+            self.lease.release()
+        finally:
+            destroy_quietly(self.processor)
+            self.stopped.set()
+            with self.appended:
+                self.appended.notify_all()
+
+    def _still_wanted(self) -> bool:
+        if self._stop_asked or self.spool.fs.exists(self.stop_marker):
+            return False
+        if time.monotonic() - self.last_seen > self.keep_alive_s:
+            log.info("%s: no round for %.0f s, stopping", self.processor.where, self.keep_alive_s)
+            return False
+        if not self.lease.renew():
+            log.warning("%s: another worker took this processor over; stopping", self.processor.where)
+            return False
+        self.start_pos = self.spool.bounds()[0]
+        return True
+
+    def _gather_and_spool(self) -> None:
+        """Fill until the linger time is up or a fill adds nothing; append what came, then acknowledge."""
+        items = Items(self.processor.spec)
+        started = time.monotonic()
+        received = 0
+        try:
+            while time.monotonic() - started < LINGER_S:
+                buf = self.processor.fill()
+                if not buf.items:
+                    if not len(items):
+                        time.sleep(0.005)  # nothing now: do not spin a core
+                    break
+                items.extend(buf)
+        finally:  # what fills received before an error is spooled before the error surfaces
+            received = len(items)
+            if received:
+                batch = items.take_batch()
+                self.end = self.spool.append(self.end, pa.Table.from_batches([batch]))
+                with self.appended:
+                    self.appended.notify_all()
+        if received:
+            self.processor.acknowledge()
+
+    def wait_beyond(self, position: int, timeout: float) -> None:
+        """Wait until the spool goes past ``position``, the receiver stops, or ``timeout`` passes."""
+        deadline = time.monotonic() + timeout
+        with self.appended:
+            while self.end <= position and not self.stopped.is_set():
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return
+                self.appended.wait(left)
+
+
+def owner_description() -> dict:
+    """Who holds a lease, for a person reading it."""
+    return {"host": socket.gethostname(), "pid": os.getpid(), "id": uuid.uuid4().hex}
+
+
+def raise_receiver_error(where: str, error: BaseException | str) -> None:
+    """Fail the round with the receiver's error, naming the processor."""
+    if isinstance(error, BaseException):
+        if isinstance(error, SourceError):
+            raise error
+        raise SourceError(f"{where}: the receiver failed: {type(error).__name__}: {error}") from error
+    raise SourceError(f"{where}: the receiver failed: {error}")
+
+
+__all__ = ["DEFAULT_MAX_BACKLOG", "Lease", "Receiver", "owner_description", "raise_receiver_error"]
