@@ -51,9 +51,12 @@ def loads(text: str | bytes | None) -> Any:
 
 
 def text_of(serialised: str | None) -> str | None:
-    """What a STRING column shows of a stored value: the string itself, or the JSON text of
+    """What a STRING column shows of a stored value: the string itself, null for JSON null (a
+    null key must not read back as the text 'null', which is another key), or the JSON text of
     anything else (the stored text already is that JSON, so most values need no decoding)."""
-    if serialised is None or serialised[:1] != '"':
+    if serialised is None or serialised == "null":
+        return None
+    if serialised[:1] != '"':
         return serialised
     return json.loads(serialised)
 

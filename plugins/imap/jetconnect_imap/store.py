@@ -208,7 +208,8 @@ def url_secrets(url: str) -> tuple[str, ...]:
     forms: set[str] = set()
     for begin, end in _secret_spans(url):
         written = url[begin:end]
-        forms |= {written, unquote(written), quote(unquote(written), safe="")}
+        # surrogatepass: a password that cannot even be encoded must still be masked, not crash
+        forms |= {written, unquote(written), quote(unquote(written), safe="", errors="surrogatepass")}
     return tuple(sorted((f for f in forms if f), key=len, reverse=True))
 
 
