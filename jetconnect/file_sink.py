@@ -39,17 +39,34 @@ FileWriters = Callable[[BinaryIO], FileWriter]
 
 
 def encode_lines(column: pa.Array, charset: str, owner: str = "files sink") -> bytes:
-    """The strings of ``column`` as newline-terminated lines (a null is an empty line)."""
+    """The strings of ``column`` as newline-terminated lines (a null is an empty line).
+
+    A value holding a newline, or ending with ``\\r``, would not read back as itself (it would be
+    two lines, or lose its ``\\r`` to the ``\\r\\n`` rule): a :class:`SinkError` names the row.
+    """
     strings = column.cast(pa.string()).fill_null("")
     joined = pc.binary_join_element_wise(strings, "", "\n")  # each value + "\n", no Python loop
     offsets = np.frombuffer(joined.buffers()[1], dtype=np.int32, count=len(joined) + 1, offset=joined.offset * 4)
     data = joined.buffers()[2].to_pybytes()[offsets[0] : offsets[-1]] if len(joined) else b""
+    # One newline per row and no "\r\n" is the whole check, at memchr speed.
+    if data.count(b"\n") != len(joined) or b"\r\n" in data:
+        _reject_multiline(strings, owner)
     if charset == "utf-8":
         return data
     try:
         return data.decode("utf-8").encode(charset)
     except UnicodeEncodeError as exc:
         raise SinkError(f"{owner}: character {exc.object[exc.start]!r} cannot be written in {charset}") from None
+
+
+def _reject_multiline(strings: pa.Array, owner: str) -> None:
+    bad = pc.or_(pc.match_substring(strings, "\n"), pc.ends_with(strings, "\r"))
+    row = pc.index(bad, True).as_py()
+    # The value itself is not shown: it is the user's data, and may be a secret.
+    raise SinkError(
+        f"{owner}: the value of row {row} (of a batch of {len(strings)}) holds a line break, so it would not "
+        f"read back as one line; replace or escape line breaks first (regexp_replace), or write JSON"
+    )
 
 
 class StagedFileSink(Sink):

@@ -151,6 +151,10 @@ class LocalFileSystem:
     def mkdirs(self, path: str) -> None:
         os.makedirs(path, exist_ok=True)
 
+    def real_path(self, path: str) -> str:
+        """``path`` with every symbolic link resolved (only file systems with links offer this)."""
+        return os.path.realpath(path)
+
 
 def _fsync_directory(directory: str) -> None:
     fd = os.open(directory, os.O_RDONLY)
@@ -184,4 +188,17 @@ def relative_name(directory: str, path: str) -> str:
     return posixpath.relpath(path.replace(os.sep, "/"), directory.replace(os.sep, "/"))
 
 
-__all__ = ["FileInfo", "FileSystem", "LocalFileSystem", "is_hidden", "relative_name", "shared_path"]
+def child_path(directory: str, name: object) -> str | None:
+    """``directory/name`` if ``name`` is a plain relative path below ``directory``, else None.
+
+    For names read back from somewhere a user can edit (a checkpointed offset): an absolute path,
+    an empty, ``.`` or ``..`` part or a NUL byte could point outside the directory.
+    """
+    if not isinstance(name, str) or not name or "\x00" in name or name.startswith("/"):
+        return None
+    if any(part in ("", ".", "..") for part in name.split("/")):
+        return None
+    return posixpath.join(directory, name)
+
+
+__all__ = ["FileInfo", "FileSystem", "LocalFileSystem", "child_path", "is_hidden", "relative_name", "shared_path"]

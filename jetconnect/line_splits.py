@@ -9,6 +9,11 @@ Reading (:func:`read_lines`) follows Hadoop's ``LineRecordReader``: a range owns
 to finish its last line; every line of a file is read by exactly one range wherever the cuts fall.
 Lines end with ``\\n`` or ``\\r\\n``; a last line without a newline is still a line.
 
+Streams (:func:`last_line_end`, :func:`advance_lines`) keep offsets just past the last *complete*
+line, so a line still being written waits for its newline; a range whose bounds are such offsets
+says so (``starts_line``, ``ends_line``) and reading it checks them, so a re-read of the same range
+gives the same lines or an :class:`~jetconnect.errors.OffsetError`, never a line cut elsewhere.
+
 This is the hot path of the files source: blocks of several MiB are read at once, complete lines
 are found with ``bytes`` methods and numpy, and a block becomes one Arrow string array without a
 Python object per line (UTF-8 is validated by Arrow; other charsets are decoded once per block).
@@ -23,20 +28,30 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 
-from jetconnect.errors import OptionError, SourceError
+from jetconnect.errors import OffsetError, OptionError, SourceError
 from jetconnect.filesystem import FileInfo, FileSystem
+from jetconnect.options import Options
 
 #: How much one read asks for; also roughly the bytes of one Arrow batch.
 BLOCK_SIZE = 8 << 20
+#: Bytes read per step when the driver scans for newlines to place a stream offset.
+SCAN_BLOCK = 1 << 20
 
 
 @dataclass(frozen=True)
 class FileRange:
-    """Bytes ``[start, end)`` of one file; owns the lines that start inside it."""
+    """Bytes ``[start, end)`` of one file; owns the lines that start inside it.
+
+    ``starts_line`` / ``ends_line``: that bound is a stream offset, so a line must start exactly
+    at ``start`` / the last line must end exactly at ``end``; reading checks it (a cut between two
+    tasks of one offset range needs neither).
+    """
 
     path: str
     start: int
     end: int
+    starts_line: bool = False
+    ends_line: bool = False
 
     @property
     def length(self) -> int:
@@ -80,6 +95,15 @@ def plan_splits(
     return splits
 
 
+def check_count(value: object, option: str, owner: str, minimum: int = 1) -> int:
+    """``value`` as a whole number of at least ``minimum``; else an OptionError naming ``option``.
+
+    Python callers pass values of any type, Spark passes strings: both go through the core's
+    :class:`~jetconnect.options.Options`, so ``0``, ``-1``, ``1.5`` and ``"x"`` fail alike.
+    """
+    return Options({option: value}, owner).get_int(option, minimum=minimum)
+
+
 def check_charset(charset: str, option: str = "charset") -> str:
     """The normalised codec name; an :class:`OptionError` if lines cannot be found by byte ``\\n``."""
     try:
@@ -99,14 +123,22 @@ def read_lines(
 ) -> Iterator[pa.StringArray]:
     """The lines starting inside ``range_``, one Arrow string array per block read.
 
-    Bytes that do not decode raise :class:`SourceError` naming the file and the byte offset.
+    Bytes that do not decode raise :class:`SourceError` naming the file and the byte offset; a
+    bound marked ``starts_line``/``ends_line`` that is not at a line boundary (or past the end of
+    the file) raises :class:`OffsetError` naming the file and the offset.
     """
     if range_.start >= range_.end:
         return
     charset = check_charset(charset)
     stream = fs.open(range_.path, max(range_.start - 1, 0))
     try:
-        if range_.start > 0:
+        if range_.start > 0 and range_.starts_line:
+            before = stream.read(1)
+            if before != b"\n":
+                why = "does not start a line (the byte before it is not a newline)" if before else "is past the end of the file"
+                raise _misaligned(range_.path, range_.start, why)
+            data, pos = b"", range_.start
+        elif range_.start > 0:
             # The byte before the range says whether a line starts exactly at `start`.
             data, pos = _skip_partial_line(stream, range_.start - 1, block_size)
         else:
@@ -116,10 +148,14 @@ def read_lines(
             eof = not block
             if block:
                 data = data + block if data else block
+            if eof and range_.ends_line and pos + len(data) < range_.end:
+                raise _misaligned(range_.path, range_.end, f"is past the end of the file ({pos + len(data)} bytes)")
             if not data:
                 return
             last_owned = range_.end - 1 - pos  # the line holding this byte is the last one we own
             if last_owned < len(data):
+                if range_.ends_line and data[last_owned] != 0x0A:
+                    raise _misaligned(range_.path, range_.end, "does not end a line (the byte before it is not a newline)")
                 cut = data.find(b"\n", last_owned)
                 if cut >= 0:
                     yield _decode(data[: cut + 1], range_.path, pos, charset)
@@ -139,6 +175,57 @@ def read_lines(
             data = data[cut + 1 :]
     finally:
         stream.close()
+
+
+def last_line_end(fs: FileSystem, info: FileInfo, floor: int) -> int:
+    """The position just past the last newline of ``info`` in ``[floor, size)``, or ``floor`` if none.
+
+    Where a stream's offset may go: a line without its newline yet is still being written.
+    Scans backwards from the end, so a file that grew a lot costs one read, not a full scan.
+    """
+    stop = info.size
+    while stop > floor:
+        begin = max(floor, stop - SCAN_BLOCK)
+        with fs.open(info.path, begin) as stream:
+            block = _read_exactly(stream, stop - begin)
+        cut = block.rfind(b"\n")
+        if cut >= 0:
+            return begin + cut + 1
+        stop = begin
+    return floor
+
+
+def advance_lines(fs: FileSystem, info: FileInfo, position: int, budget: int) -> tuple[int, int]:
+    """Past at most ``budget`` complete lines of ``info`` from ``position``: (new position, lines taken)."""
+    taken = 0
+    with fs.open(info.path, position) as stream:
+        offset = position
+        while offset < info.size and taken < budget:
+            block = _read_exactly(stream, min(SCAN_BLOCK, info.size - offset))
+            if not block:
+                break
+            count = block.count(b"\n")
+            if taken + count < budget:
+                taken += count
+                offset += len(block)
+                continue
+            cut = -1
+            for _ in range(budget - taken):
+                cut = block.find(b"\n", cut + 1)
+            return offset + cut + 1, budget
+    return last_line_end(fs, info, position) if taken else position, taken
+
+
+def _read_exactly(stream, size: int) -> bytes:
+    """``size`` bytes (fewer only at the end of the file): raw streams may return short reads."""
+    parts, have = [], 0
+    while have < size:
+        part = stream.read(size - have)
+        if not part:
+            break
+        parts.append(part)
+        have += len(part)
+    return b"".join(parts)
 
 
 def _skip_partial_line(stream, position: int, block_size: int) -> tuple[bytes, int]:
@@ -192,8 +279,22 @@ def _decode(chunk: bytes, path: str, offset: int, charset: str) -> pa.StringArra
     return array
 
 
+def _misaligned(path: str, offset: int, why: str) -> OffsetError:
+    return OffsetError(f"file '{path}': offset {offset} {why}; was the file rewritten, or the offset edited?")
+
+
 def _undecodable(path: str, offset: int, charset: str, reason: str) -> SourceError:
     return SourceError(f"file '{path}': bytes at offset {offset} are not valid {charset} ({reason})")
 
 
-__all__ = ["BLOCK_SIZE", "FileRange", "check_charset", "plan_splits", "read_lines"]
+__all__ = [
+    "BLOCK_SIZE",
+    "SCAN_BLOCK",
+    "FileRange",
+    "advance_lines",
+    "check_charset",
+    "check_count",
+    "last_line_end",
+    "plan_splits",
+    "read_lines",
+]

@@ -27,8 +27,8 @@ from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
 from jetconnect.connector import CommitContext, WriteContext
-from jetconnect.errors import SinkError
-from jetconnect.filesystem import FileSystem
+from jetconnect.errors import OptionError, SinkError
+from jetconnect.filesystem import FileSystem, is_hidden
 
 STAGING_DIR = ".jetconnect-staging"
 
@@ -39,6 +39,21 @@ class StagedFile:
 
     staging_path: str
     final_path: str
+
+
+def check_name_part(value: object, option: str) -> str:
+    """``value`` if it can start (``prefix``) or end (``suffix``) a file name; else an OptionError.
+
+    A ``/`` (or ``\\``, NUL) would put files outside the sink's directory (``../x``); a prefix
+    that makes names hidden (``.``, ``_``) would commit files every reader skips.
+    """
+    if not isinstance(value, str) or any(c in value for c in "/\\\x00"):
+        raise OptionError(f"option '{option}' must be part of a file name, without '/', '\\' or NUL; got {value!r}")
+    if option == "prefix" and (not value or is_hidden(value)):
+        raise OptionError(
+            f"option 'prefix' must be non-empty and not start with '.' or '_' (readers skip such files); got {value!r}"
+        )
+    return value
 
 
 def _short_query(query_id: str | None) -> str:
@@ -53,6 +68,10 @@ class StagedCommit:
     directory: str
     prefix: str = "part"
     suffix: str = ""
+
+    def __post_init__(self) -> None:
+        check_name_part(self.prefix, "prefix")
+        check_name_part(self.suffix, "suffix")
 
     @property
     def staging_root(self) -> str:
@@ -178,4 +197,4 @@ def _staged_files(messages: Iterable[Any]) -> Iterable[StagedFile]:
         # None: a task that wrote nothing
 
 
-__all__ = ["STAGING_DIR", "StagedCommit", "StagedFile", "StagedTask"]
+__all__ = ["STAGING_DIR", "StagedCommit", "StagedFile", "StagedTask", "check_name_part"]

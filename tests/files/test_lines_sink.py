@@ -6,8 +6,9 @@ import pyarrow as pa
 import pytest
 from pyspark.sql.types import LongType, StringType, StructField, StructType
 
+from jetconnect import sinks
 from jetconnect.connector import CommitContext, WriteContext
-from jetconnect.errors import SchemaError
+from jetconnect.errors import OptionError, SchemaError, SinkError
 from jetconnect.filesystem import LocalFileSystem
 from jetconnect.file_sink import encode_lines
 from jetconnect_files.lines_sink import FilesSink
@@ -44,3 +45,28 @@ def test_schema_must_be_one_string_column() -> None:
     with pytest.raises(SchemaError, match="not string"):
         sink.check_schema(StructType([StructField("n", LongType())]))
     FilesSink(LocalFileSystem(), "/tmp/unused", column="b").check_schema(two)
+
+
+NAMES = [("prefix", "../escape"), ("prefix", "a/b"), ("prefix", "/abs"), ("prefix", ".hidden"), ("prefix", "_x"),
+         ("prefix", ""), ("suffix", "/../../x.txt"), ("suffix", ".txt/.."), ("suffix", "x\\y"), ("prefix", "nul\x00")]
+
+
+@pytest.mark.parametrize("sink", ["files", "avro"])
+@pytest.mark.parametrize("option, value", NAMES)
+def test_name_options_that_leave_the_directory_or_hide_files_are_option_errors(tmp_path, sink, option, value) -> None:
+    out = tmp_path / "out"
+    with pytest.raises(OptionError, match=rf"option '{option}'"):
+        getattr(sinks, sink)(directory=str(out), **{option: value})
+    assert not tmp_path.joinpath("escape").exists() and list(tmp_path.iterdir()) == []
+
+
+def test_a_value_with_a_line_break_fails_the_task_and_commits_nothing(tmp_path) -> None:
+    sink = sinks.files(directory=str(tmp_path))
+    ctx = WriteContext(partition_id=0, attempt=0, batch_id=1, query_id="q", schema=SCHEMA)
+    for values, row in ((["ok", "two\nlines"], 1), (["cr at the end\r", "ok"], 0), (["a\r\nb"], 0)):
+        batch = pa.RecordBatch.from_pydict({"value": values})
+        with pytest.raises(SinkError, match=rf"files sink: the value of row {row} \(of a batch of {len(values)}\) holds a line break"):
+            sink.write_partition(iter([batch]), ctx)
+    assert [p for p in tmp_path.rglob("*") if p.is_file()] == []
+    # A "\r" inside a value is no line break here: it reads back as it was.
+    assert encode_lines(pa.array(["a\rb"]), "utf-8") == b"a\rb\n"

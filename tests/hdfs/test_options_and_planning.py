@@ -83,7 +83,13 @@ def test_stream_ranges_depend_on_the_offsets_alone():
     assert first == again
     read = sorted((r for split in first for r in split.files), key=lambda r: (r.path, r.start))
     # c is new: cut in ranges of max_split_bytes; a grew: only its new bytes; b and empty d: nothing.
-    assert read == [FileRange("/in/a", 250, 300), FileRange("/in/c", 0, 100), FileRange("/in/c", 100, 200), FileRange("/in/c", 200, 250)]
+    # The bounds that are offsets must be line boundaries when read (starts_line / ends_line).
+    assert read == [
+        FileRange("/in/a", 250, 300, starts_line=True, ends_line=True),
+        FileRange("/in/c", 0, 100),
+        FileRange("/in/c", 100, 200),
+        FileRange("/in/c", 200, 250, ends_line=True),
+    ]
     assert all(isinstance(r, SplitRange) for r in first)
 
 

@@ -6,6 +6,10 @@ byte range owns the blocks that *start* inside it: a range that does not start a
 its first block by searching for the sync marker, then walks blocks by their sizes. The blocks are
 decoded by fastavro, fed the file's own header followed by the range's blocks, so every codec and
 logical type fastavro knows works, and an error names the file and the block's byte offset.
+
+Every length and count the file declares is checked against the bytes the file holds before it is
+used, so a corrupt or hostile file fails at once with an :class:`AvroFileError` naming the file and
+the byte offset: no loop runs longer, and no buffer grows larger, than the file itself.
 """
 
 from __future__ import annotations
@@ -17,14 +21,22 @@ from dataclasses import dataclass
 from typing import Any, BinaryIO
 
 import fastavro
+import fastavro.read
 
 from jetconnect.errors import SourceError
 from jetconnect.filesystem import FileSystem
+
+from jetconnect_files.avro_schema import may_be_empty
 
 MAGIC = b"Obj\x01"
 SYNC_SIZE = 16
 #: Compressed bytes of blocks decoded together (one fastavro reader, then one Arrow batch).
 GROUP_BYTES = 4 << 20
+#: Bytes asked of the stream per read while parsing.
+_READ_SIZE = 1 << 16
+#: Records per block of a schema whose records may take no bytes at all (a record of nulls): the
+#: bytes cannot bound their count, so a count above this is taken as corruption, not looped over.
+MAX_EMPTY_RECORDS = 1 << 20
 
 
 class AvroFileError(SourceError):
@@ -39,6 +51,8 @@ class AvroHeader:
     codec: str
     sync: bytes
     raw: bytes
+    #: Byte offset of the writer schema's JSON in the file, for errors about it.
+    schema_offset: int = 0
 
     @property
     def data_start(self) -> int:
@@ -46,68 +60,143 @@ class AvroHeader:
 
 
 class _Bytes:
-    """A growing buffer over a stream, for parsing Avro's variable-length integers."""
+    """A window over a stream of a file of ``size`` bytes, for Avro's varints and lengths.
 
-    def __init__(self, stream: BinaryIO, path: str, position: int = 0) -> None:
-        self.stream, self.path, self.buf, self.pos, self.base = stream, path, b"", 0, position
+    Nothing is read past ``size``, so a declared length larger than what is left fails before a
+    buffer of that length is asked for; errors name the file and the byte offset.
+    """
 
-    def need(self, n: int) -> bool:
-        """Make ``n`` bytes available from the current position; False at end of file."""
-        while len(self.buf) - self.pos < n:
-            more = self.stream.read(max(1 << 16, n))
-            if not more:
-                return False
-            self.buf = self.buf[self.pos :] + more
-            self.base += self.pos
-            self.pos = 0
-        return True
-
-    def take(self, n: int) -> bytes:
-        if not self.need(n):
-            raise AvroFileError(f"avro: '{self.path}' ends inside a block or header at byte {self.offset + len(self.buf) - self.pos}")
-        out = self.buf[self.pos : self.pos + n]
-        self.pos += n
-        return out
-
-    def long(self) -> int:
-        shift = result = 0
-        while True:
-            byte = self.take(1)[0]
-            result |= (byte & 0x7F) << shift
-            if not byte & 0x80:
-                return (result >> 1) ^ -(result & 1)
-            shift += 7
-            if shift > 63:
-                raise AvroFileError(f"avro: '{self.path}' has a malformed number at byte {self.offset}")
+    def __init__(self, stream: BinaryIO, path: str, size: int, position: int = 0) -> None:
+        self.stream, self.path, self.size = stream, path, size
+        self.buf, self.pos, self.base = b"", 0, position
+        #: The block being parsed, if any: errors name it.
+        self.block: int | None = None
 
     @property
     def offset(self) -> int:
         return self.base + self.pos
 
+    @property
+    def remaining(self) -> int:
+        return max(0, self.size - self.offset)
+
+    def more(self) -> bool:
+        """Read one more piece of the stream; False at the end of the file."""
+        piece = self.stream.read(_READ_SIZE)
+        if not piece:
+            return False
+        self.buf = self.buf[self.pos :] + piece
+        self.base += self.pos
+        self.pos = 0
+        return True
+
+    def need(self, n: int) -> bool:
+        """Make ``n`` bytes available from the current position; False if the file has fewer."""
+        have = len(self.buf) - self.pos
+        if have >= n:
+            return True
+        if n > self.remaining:
+            return False
+        parts = [self.buf[self.pos :]]
+        while have < n:
+            piece = self.stream.read(max(_READ_SIZE, n - have))
+            if not piece:
+                break
+            parts.append(piece)
+            have += len(piece)
+        self.base += self.pos
+        self.buf, self.pos = b"".join(parts), 0
+        return have >= n
+
+    def sized(self, what: str) -> bytes:
+        """Avro's ``bytes``/``string``: a length, then that many bytes; errors name the length's byte."""
+        at = self.offset
+        return self.take(self.long(f"the length of {what}"), what, at)
+
+    def take(self, n: int, what: str, at: int | None = None) -> bytes:
+        at = self.offset if at is None else at
+        if n < 0:
+            raise self.error(at, f"{what} has a negative length ({n})")
+        if not self.need(n):
+            raise self.error(at, f"{what} is {n} bytes long but the file ends {self.remaining} bytes later")
+        out = self.buf[self.pos : self.pos + n]
+        self.pos += n
+        return out
+
+    def long(self, what: str) -> int:
+        at = self.offset
+        result = 0
+        for shift in range(0, 70, 7):  # a 64-bit long takes at most 10 bytes
+            if not self.need(1):
+                raise self.error(at, f"the file ends inside {what}")
+            byte = self.buf[self.pos]
+            self.pos += 1
+            result |= (byte & 0x7F) << shift
+            if not byte & 0x80:
+                return (result >> 1) ^ -(result & 1)
+        raise self.error(at, f"{what} is a malformed number (longer than 10 bytes)")
+
+    def error(self, offset: int, detail: str) -> AvroFileError:
+        where = f"at byte {offset}" if self.block is None else f"block at byte {self.block} (at byte {offset})"
+        return AvroFileError(f"avro: '{self.path}' {where}: {detail}: corrupt or truncated file")
+
+
+def _size(fs: FileSystem, path: str) -> int:
+    info = fs.status(path)
+    if info is None:
+        raise FileNotFoundError(f"avro: '{path}' does not exist")
+    return info.size
+
 
 def read_header(fs: FileSystem, path: str) -> AvroHeader:
     """Parse the header of the container file at ``path``."""
+    size = _size(fs, path)
+    meta: dict[str, bytes] = {}
+    where: dict[str, int] = {}
     with fs.open(path) as stream:
-        data = _Bytes(stream, path)
-        if data.need(4) is False or data.take(4) != MAGIC:
-            raise AvroFileError(f"avro: '{path}' is not an Avro container file (no 'Obj\\x01' magic)")
-        meta: dict[str, bytes] = {}
-        while (count := data.long()) != 0:
+        data = _Bytes(stream, path, size)
+        if not data.need(4) or data.take(4, "the magic") != MAGIC:
+            raise AvroFileError(f"avro: '{path}' at byte 0: not an Avro container file (no 'Obj\\x01' magic)")
+        while (count := data.long("the header's metadata count")) != 0:
             if count < 0:
                 count = -count
-                data.long()  # the block's byte size, not needed
+                data.long("the header's metadata size")  # the block's byte size, not needed
+            if count > data.remaining // 2:  # each entry is two lengths at least
+                raise data.error(data.offset, f"the header declares {count} metadata entries, more than the file can hold")
             for _ in range(count):
-                key = data.take(data.long()).decode("utf-8", "replace")
-                meta[key] = data.take(data.long())
-        sync = data.take(SYNC_SIZE)
+                key = data.sized("a metadata key").decode("utf-8", "replace")
+                where[key] = data.offset
+                meta[key] = data.sized(f"metadata '{key}'")
+        sync = data.take(SYNC_SIZE, "the sync marker")
         end = data.offset
     with fs.open(path) as stream:
-        raw = stream.read(end)
+        raw = _read_exactly(stream, end)
+    if "avro.schema" not in meta:
+        raise AvroFileError(f"avro: '{path}' at byte 4: its header has no writer schema ('avro.schema')")
     try:
         schema = json.loads(meta["avro.schema"])
-    except (KeyError, ValueError) as exc:
-        raise AvroFileError(f"avro: '{path}' has no readable writer schema in its header: {exc}") from None
-    return AvroHeader(schema, meta.get("avro.codec", b"null").decode(), sync, raw)
+    except (ValueError, RecursionError) as exc:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
+        raise AvroFileError(
+            f"avro: '{path}' at byte {where['avro.schema']}: the writer schema is not readable JSON: {type(exc).__name__}: {exc}"
+        ) from None
+    codec = meta.get("avro.codec", b"null").decode("utf-8", "replace")
+    if codec not in fastavro.read.BLOCK_READERS:
+        raise AvroFileError(
+            f"avro: '{path}' at byte {where['avro.codec']}: unknown codec {codec!r} "
+            f"(known: {', '.join(sorted(fastavro.read.BLOCK_READERS))})"
+        )
+    return AvroHeader(schema, codec, sync, raw, where["avro.schema"])
+
+
+def _read_exactly(stream: BinaryIO, size: int) -> bytes:
+    parts, have = [], 0
+    while have < size:
+        part = stream.read(size - have)
+        if not part:
+            break
+        parts.append(part)
+        have += len(part)
+    return b"".join(parts)
 
 
 def read_block_groups(
@@ -115,32 +204,36 @@ def read_block_groups(
 ) -> Iterator[tuple[list[int], bytes]]:
     """The blocks starting in ``[start, end)``, grouped: (file offset of each block, their bytes)."""
     first = max(start, header.data_start)
+    size = _size(fs, path)
     with fs.open(path, max(first - SYNC_SIZE, 0)) as stream:
-        data = _Bytes(stream, path, max(first - SYNC_SIZE, 0))
+        data = _Bytes(stream, path, size, max(first - SYNC_SIZE, 0))
         if first > header.data_start:
             if not _seek_past_sync(data, header.sync):
                 return
         else:
-            data.take(first - data.offset)
+            data.take(first - data.offset, "the header")
         offsets: list[int] = []
         chunks: list[bytes] = []
-        size = 0
+        group = 0
         while data.offset < end and data.need(1):
-            block_start = data.offset
-            count, length = data.long(), data.long()
-            if count < 0 or length < 0:
-                raise AvroFileError(f"avro: '{path}' block at byte {block_start} has a negative count or size: corrupt file")
-            body = data.take(length)
-            if data.take(SYNC_SIZE) != header.sync:
-                raise AvroFileError(
-                    f"avro: '{path}' block at byte {block_start} is not followed by the file's sync marker: corrupt file"
-                )
+            block_start = data.block = data.offset
+            count = data.long("the record count")
+            length = data.long("the size")
+            if count < 0:
+                raise data.error(block_start, f"negative record count ({count})")
+            body = data.take(length, "the block's data")
+            if data.take(SYNC_SIZE, "the sync marker") != header.sync:
+                raise data.error(data.offset - SYNC_SIZE, "not followed by the file's sync marker")
+            if header.sync in body:
+                # The declared size ran over into the next block: decoding would drop its records.
+                raise data.error(block_start, f"its declared size {length} runs over the next block")
+            data.block = None
             chunks.append(_varint(count) + _varint(length) + body + header.sync)
             offsets.append(block_start)
-            size += length
-            if size >= group_bytes:
+            group += length
+            if group >= group_bytes:
                 yield offsets, b"".join(chunks)
-                offsets, chunks, size = [], [], 0
+                offsets, chunks, group = [], [], 0
         if chunks:
             yield offsets, b"".join(chunks)
 
@@ -148,16 +241,13 @@ def read_block_groups(
 def _seek_past_sync(data: _Bytes, sync: bytes) -> bool:
     """Move to just after the next sync marker; False if there is none."""
     while True:
-        if not data.need(SYNC_SIZE):
-            return False
         found = data.buf.find(sync, data.pos)
         if found >= 0:
             data.pos = found + SYNC_SIZE
             return True
         # Keep the last 15 bytes: a marker may straddle two reads.
-        keep = max(data.pos, len(data.buf) - SYNC_SIZE + 1)
-        data.pos = keep
-        if not data.need(len(data.buf) - keep + 1):
+        data.pos = max(data.pos, len(data.buf) - SYNC_SIZE + 1)
+        if not data.more():
             return False
 
 
@@ -174,20 +264,42 @@ def _varint(value: int) -> bytes:
 def decode_records(
     path: str, header: AvroHeader, offsets: list[int], blocks: bytes, reader_schema: Any = None
 ) -> Iterator[list[dict]]:
-    """The records of a group of blocks, one list per block; errors name the file and the block."""
+    """The records of a group of blocks, one list per block; errors name the file and the block.
+
+    A block must hold exactly its declared number of records: a count that does not match the
+    block's (decompressed) bytes is corruption, never a silently shorter or endless read.
+    """
     stream = io.BytesIO(header.raw + blocks)
+    extra = MAX_EMPTY_RECORDS if may_be_empty(header.schema) else 0
     done = 0  # blocks decoded so far: the next one is the one an error is about
     try:
         for block in fastavro.block_reader(stream, reader_schema):
+            data = getattr(block, "bytes_", None)  # the block's decompressed bytes
+            size = _length(data) if isinstance(data, io.BytesIO) else None
+            if size is not None and block.num_records > size + extra:
+                raise _Corrupt(f"it declares {block.num_records} records in {size} bytes")
             records = list(block)
+            if size is not None and data.tell() != size:  # type: ignore[union-attr]
+                raise _Corrupt(f"{size - data.tell()} of its {size} bytes are left after its {block.num_records} records")  # type: ignore[union-attr]
             done += 1
             yield records
+    except _Corrupt as exc:
+        raise AvroFileError(f"avro: '{path}' block at byte {offsets[min(done, len(offsets) - 1)]}: {exc}: corrupt file") from None
     except Exception as exc:  # fastavro raises many types (EOFError, ValueError, zlib.error, ...)
         where = offsets[min(done, len(offsets) - 1)]
         raise AvroFileError(
             f"avro: '{path}' block at byte {where} cannot be decoded ({header.codec} codec): "
             f"{type(exc).__name__}: {exc}"
         ) from exc
+
+
+class _Corrupt(Exception):
+    """A block whose record count does not match its bytes (turned into an AvroFileError)."""
+
+
+def _length(data: io.BytesIO) -> int:
+    with data.getbuffer() as view:
+        return view.nbytes
 
 
 __all__ = ["AvroFileError", "AvroHeader", "decode_records", "read_block_groups", "read_header"]

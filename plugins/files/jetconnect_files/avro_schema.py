@@ -73,7 +73,13 @@ def load_avro_schema(schema: str | dict | list, option: str = "schema") -> AvroS
 def to_spark_schema(avro: AvroSchema, where: str) -> StructType:
     """The Spark schema of records of the Avro record schema ``avro``; ``where`` names it in errors."""
     named: dict[str, Any] = {}
-    data_type, _ = _to_spark(avro, named, where, "")
+    try:
+        data_type, _ = _to_spark(avro, named, where, "")
+    except (KeyError, TypeError, AttributeError, ValueError, RecursionError) as exc:
+        if isinstance(exc, SchemaError):
+            raise
+        # A schema from a file header can be anything JSON can say: say what is wrong with it.
+        raise SchemaError(f"{where}: not a valid Avro schema ({type(exc).__name__}: {str(exc)[:200]})") from None
     if not isinstance(data_type, StructType):
         raise SchemaError(f"{where}: the Avro schema is a {_type_name(avro)}, not a record")
     return data_type
@@ -151,6 +157,38 @@ def _to_spark(avro: AvroSchema, named: dict[str, Any], where: str, field: str, n
     if isinstance(kind, (str, list, dict)):
         return _to_spark(kind, named, where, field, namespace)  # {"type": "long"} and friends
     raise SchemaError(f"{where}: field '{field}' has an Avro type Spark cannot read: {json.dumps(avro)[:200]}")
+
+
+def may_be_empty(avro: AvroSchema, named: dict[str, Any] | None = None) -> bool:
+    """Whether a value of ``avro`` may encode to no bytes at all (null, fixed(0), records of those).
+
+    Every other value takes a byte at least, which is what bounds a block's record count by its size.
+    """
+    named = {} if named is None else named
+    try:
+        if isinstance(avro, list):
+            return False  # a union writes its branch index
+        if isinstance(avro, str):
+            # A name not seen (yet) may be empty: assuming so only loosens the bound.
+            return avro not in _SIZED and named.get(avro.rpartition(".")[2], True)
+        kind = avro.get("type")
+        name = str(avro.get("name")).rpartition(".")[2]
+        if kind in ("record", "error"):
+            named[name] = False  # a record holding itself cannot be empty forever
+            named[name] = all(may_be_empty(f["type"], named) for f in avro.get("fields", []))
+            return named[name]
+        if kind == "fixed":
+            named[name] = avro.get("size") == 0
+            return named[name]
+        if isinstance(kind, (str, list, dict)) and kind not in _SIZED:
+            return may_be_empty(kind, named)
+        return False
+    except (AttributeError, KeyError, TypeError, RecursionError):
+        return True  # a schema this malformed bounds nothing: assume the worst
+
+
+#: Avro types whose every value takes at least one byte.
+_SIZED = {"boolean", "int", "long", "float", "double", "bytes", "string", "enum", "array", "map"}
 
 
 def needs_fixing(writer_schema: AvroSchema) -> bool:
@@ -250,4 +288,4 @@ def _avro_type(data_type: DataType, name: str, namespace: str) -> Any:
     raise SchemaError(f"avro sink: field '{name}' has type {data_type.simpleString()}, which has no Avro equivalent here")
 
 
-__all__ = ["load_avro_schema", "needs_fixing", "to_avro_schema", "to_spark_schema", "value_fixer"]
+__all__ = ["load_avro_schema", "may_be_empty", "needs_fixing", "to_avro_schema", "to_spark_schema", "value_fixer"]

@@ -18,6 +18,7 @@ import pyarrow as pa
 from jetconnect.connector import WriteContext
 from jetconnect.errors import OptionError, SinkError
 from jetconnect.file_sink import FileWriters, StagedFileSink
+from jetconnect.line_splits import check_count
 from jetconnect.filesystem import FileSystem
 from jetconnect.staged_commit import StagedCommit
 
@@ -51,7 +52,7 @@ class AvroSink(StagedFileSink):
         self._staged = StagedCommit(fs, directory.rstrip("/") or "/", prefix, suffix)
         self.codec = CODECS[codec.lower()]
         self.avro_schema = load_avro_schema(schema) if schema is not None else None
-        self.roll_bytes = roll_bytes
+        self.roll_bytes = check_count(roll_bytes, "roll_bytes", "avro sink", 0)
         self.sync_interval = sync_interval
 
     def _parsed_schema(self, schema: "StructType") -> Any:

@@ -12,7 +12,7 @@ from jetconnect.arrow import to_arrow_schema
 from jetconnect.connector import BatchSource, Guarantee, ReadOutput
 from jetconnect.errors import SourceError
 from jetconnect.filesystem import FileSystem
-from jetconnect.line_splits import FileRange, plan_splits
+from jetconnect.line_splits import FileRange, check_count, plan_splits
 
 from jetconnect_files.avro_container import AvroFileError, decode_records, read_block_groups, read_header
 from jetconnect_files.avro_schema import load_avro_schema, needs_fixing, to_spark_schema, value_fixer
@@ -42,10 +42,10 @@ class AvroSource(BatchSource):
         self.directory = directory.rstrip("/") or "/"
         self.glob = glob
         self.recursive = recursive
-        self.max_split_bytes = max_split_bytes
-        self.min_splits = min_splits or os.cpu_count() or 2
+        self.max_split_bytes = check_count(max_split_bytes, "max_split_bytes", "avro source")
+        self.min_splits = check_count(min_splits or 0, "min_splits", "avro source", 0) or os.cpu_count() or 2
         self._avro: Any = load_avro_schema(schema) if schema is not None else None
-        self._from_user = schema is not None
+        self._where = "avro source: option 'schema'"
 
     def _reference_schema(self) -> Any:
         """The Avro schema rows are shaped by: the user's reader schema, or the first file's."""
@@ -56,7 +56,9 @@ class AvroSource(BatchSource):
                     f"avro source: no files matching '{self.glob}' in '{self.directory}' to take a "
                     f"schema from; give option 'schema' (an Avro reader schema)"
                 )
-            self._avro = read_header(self.fs, files[0].path).schema
+            header = read_header(self.fs, files[0].path)
+            self._avro = header.schema
+            self._where = f"avro: '{files[0].path}' at byte {header.schema_offset} (its writer schema)"
         return self._avro
 
     def _files(self):
@@ -65,8 +67,8 @@ class AvroSource(BatchSource):
         return self.fs.list_files(self.directory, self.glob, recursive=self.recursive)
 
     def schema(self) -> "StructType":
-        where = "avro source: option 'schema'" if self._from_user else f"avro source: files in '{self.directory}'"
-        return to_spark_schema(self._reference_schema(), where)
+        reference = self._reference_schema()
+        return to_spark_schema(reference, self._where)
 
     def splits(self) -> Sequence[list[FileRange]]:
         self._reference_schema()  # fixed on the driver, so every task shapes rows alike

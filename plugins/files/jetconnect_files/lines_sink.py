@@ -13,7 +13,7 @@ from jetconnect.connector import WriteContext
 from jetconnect.errors import SchemaError
 from jetconnect.file_sink import Encoder, StagedFileSink, encode_lines
 from jetconnect.filesystem import FileSystem
-from jetconnect.line_splits import check_charset
+from jetconnect.line_splits import check_charset, check_count
 from jetconnect.staged_commit import StagedCommit
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -37,7 +37,7 @@ class FilesSink(StagedFileSink):
     ) -> None:
         self._staged = StagedCommit(fs, directory.rstrip("/") or "/", prefix, suffix)
         self.charset = check_charset(charset)
-        self.roll_bytes = roll_bytes
+        self.roll_bytes = check_count(roll_bytes, "roll_bytes", "files sink", 0)
         self.column = column
 
     def check_schema(self, schema: "StructType") -> None:

@@ -11,7 +11,7 @@ import pyarrow as pa
 from jetconnect.connector import BatchSource, Guarantee, ReadOutput
 from jetconnect.errors import SourceError
 from jetconnect.filesystem import FileSystem, relative_name
-from jetconnect.line_splits import FileRange, check_charset, plan_splits, read_lines
+from jetconnect.line_splits import FileRange, check_charset, check_count, plan_splits, read_lines
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql.types import StructType
@@ -61,9 +61,9 @@ class FilesSource(BatchSource):
         self.charset = check_charset(charset)
         self.include_file_name = include_file_name
         self.recursive = recursive
-        self.max_split_bytes = max_split_bytes
+        self.max_split_bytes = check_count(max_split_bytes, "max_split_bytes", "files source")
         # Enough splits to keep every core busy on small inputs, as Spark's own file sources do.
-        self.min_splits = min_splits or os.cpu_count() or 2
+        self.min_splits = check_count(min_splits or 0, "min_splits", "files source", 0) or os.cpu_count() or 2
 
     def schema(self) -> "StructType":
         return lines_schema(self.include_file_name)

@@ -4,26 +4,27 @@ The offset is ``{file name: byte position}``, each position just past the last *
 taken (a line without its newline yet waits for it). The files only grow, so reading the same
 ``[start, end)`` again gives the same lines: the watcher replays exactly after a restart, which
 Jet's watcher did not. A deleted directory ends the stream cleanly: no error, no more data.
+
+An offset is read back from the checkpoint, which anyone may edit: every entry must name a file
+inside the watched directory (no absolute path, no ``..``, no symbolic link out of it) and hold a
+position at a line boundary, or the stream stops with an :class:`OffsetError` naming the entry.
 """
 
 from __future__ import annotations
 
-import posixpath
+import dataclasses
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from jetconnect.connector import Guarantee, Offset, Range, ReadOutput, StreamSource
 from jetconnect.errors import OffsetError, SourceError
-from jetconnect.filesystem import FileInfo, FileSystem, relative_name
-from jetconnect.line_splits import FileRange, check_charset, read_lines
+from jetconnect.filesystem import FileInfo, FileSystem, child_path, relative_name
+from jetconnect.line_splits import FileRange, advance_lines, check_charset, check_count, last_line_end, read_lines
 
 from jetconnect_files.lines_source import lines_batch, lines_schema
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql.types import StructType
-
-#: Bytes read per step when scanning for newlines on the driver.
-_SCAN_BLOCK = 1 << 20
 
 
 class FileWatcherSource(StreamSource):
@@ -50,7 +51,8 @@ class FileWatcherSource(StreamSource):
         self.include_file_name = include_file_name
         self.read_existing = read_existing
         self.recursive = recursive
-        self.max_split_bytes = max_split_bytes
+        # A split size below 1 once planned no range while the offset still moved past the lines.
+        self.max_split_bytes = check_count(max_split_bytes, "max_split_bytes", "file_watcher")
 
     def schema(self) -> "StructType":
         return lines_schema(self.include_file_name)
@@ -62,17 +64,19 @@ class FileWatcherSource(StreamSource):
             raise SourceError(f"file_watcher: directory '{self.directory}' does not exist")
         if self.read_existing:
             return {}
-        return {
-            name: end
-            for name, info in self._files().items()
-            if (end := self._last_line_end(info, 0)) > 0
-        }
+        offset = {}
+        for name, info in self._files().items():
+            if (end := last_line_end(self.fs, info, 0)) > 0:
+                self._path(name, listed=True)
+                offset[name] = end
+        return offset
 
     def latest_offset(self, start: Offset, max_records: int | None) -> Offset:
+        positions = self._positions(start)
         end = dict(start)
         budget = max_records
         for name, info in sorted(self._files().items()):
-            position = int(start.get(name, 0))
+            position = positions.get(name, 0)
             if info.size < position:
                 raise OffsetError(
                     f"file_watcher: '{info.path}' is {info.size} bytes, shorter than its checkpointed "
@@ -80,10 +84,11 @@ class FileWatcherSource(StreamSource):
                 )
             if info.size == position:
                 continue
+            self._path(name, listed=True)
             if budget is None:
-                new = self._last_line_end(info, position)
+                new = last_line_end(self.fs, info, position)
             else:
-                new, taken = self._advance_lines(info, position, budget)
+                new, taken = advance_lines(self.fs, info, position, budget)
                 budget -= taken
             if new > position:
                 end[name] = new
@@ -93,19 +98,34 @@ class FileWatcherSource(StreamSource):
 
     def ranges(self, start: Offset, end: Offset) -> Sequence[Range]:
         # A file that grew a lot is cut into several ranges (tasks); line ownership makes the
-        # cuts safe anywhere (see jetconnect.line_splits).
+        # cuts safe anywhere (see jetconnect.line_splits). Every byte between the two offsets is
+        # in exactly one range: an offset never moves past lines no task reads.
+        before, after = self._positions(start), self._positions(end)
         ranges = []
-        for name, stop in end.items():
-            position = int(start.get(name, 0))
-            for cut in range(position, int(stop), self.max_split_bytes):
-                ranges.append(Range(name, cut, min(cut + self.max_split_bytes, int(stop))))
+        for name, stop in after.items():
+            position = before.get(name, 0)
+            if stop < position:
+                raise OffsetError(
+                    f"file_watcher: offset entry {name!r} goes back from {position} to {stop}; offsets only grow"
+                )
+            if stop == position:
+                continue
+            self._path(name)
+            cuts = range(position, stop, self.max_split_bytes)
+            ranges += [_Cut(name, cut, min(cut + self.max_split_bytes, stop), cut == position, cut + self.max_split_bytes >= stop) for cut in cuts]
+        covered = sum(r.end - r.start for r in ranges)
+        wanted = sum(stop - before.get(name, 0) for name, stop in after.items())
+        if covered != wanted:  # a guard: the cuts above cover every byte, whatever the options
+            raise SourceError(f"file_watcher: planned {covered} bytes of the {wanted} between {start} and {end}")
         return ranges
 
     def read_range(self, range_: Range) -> ReadOutput:
-        path = posixpath.join(self.directory, range_.partition)
+        path = self._path(range_.partition)
         name = range_.partition if self.include_file_name else None
+        first, last = (range_.first, range_.last) if isinstance(range_, _Cut) else (True, True)
+        file_range = FileRange(path, int(range_.start or 0), int(range_.end), starts_line=first, ends_line=last)
         try:
-            for lines in read_lines(self.fs, FileRange(path, int(range_.start or 0), int(range_.end)), self.charset):
+            for lines in read_lines(self.fs, file_range, self.charset):
                 yield lines_batch(lines, name)
         except FileNotFoundError:
             if not self.fs.exists(self.directory):
@@ -114,40 +134,54 @@ class FileWatcherSource(StreamSource):
                 f"file_watcher: '{path}' was deleted before its lines [{range_.start}, {range_.end}) "
                 f"were read; files must only be appended to"
             ) from None
+        except OffsetError as exc:
+            raise OffsetError(f"file_watcher: offset entry {range_.partition!r}: {exc}") from None
 
     def _files(self) -> dict[str, FileInfo]:
         files = self.fs.list_files(self.directory, self.glob, recursive=self.recursive)
         return {relative_name(self.directory, f.path): f for f in files}
 
-    def _last_line_end(self, info: FileInfo, floor: int) -> int:
-        """The position just past the last newline in ``[floor, size)``, or ``floor`` if none."""
-        stop = info.size
-        while stop > floor:
-            begin = max(floor, stop - _SCAN_BLOCK)
-            with self.fs.open(info.path, begin) as stream:
-                block = stream.read(stop - begin)
-            cut = block.rfind(b"\n")
-            if cut >= 0:
-                return begin + cut + 1
-            stop = begin
-        return floor
+    def _positions(self, offset: Offset) -> dict[str, int]:
+        """The entries of an offset as positions; an entry that is not a file name and a byte
+        position is an OffsetError naming it (offsets come back from an editable checkpoint)."""
+        if not isinstance(offset, dict):
+            raise OffsetError(f"file_watcher: the offset must be a JSON object of file name -> position, got {offset!r}")
+        positions = {}
+        for name, position in offset.items():
+            if child_path(self.directory, name) is None:
+                raise OffsetError(
+                    f"file_watcher: offset entry {name!r} does not name a file inside the watched directory "
+                    f"'{self.directory}' (absolute paths and '..' are refused); was the checkpoint edited?"
+                )
+            if isinstance(position, bool) or not isinstance(position, int) or position < 0:
+                raise OffsetError(f"file_watcher: offset entry {name!r} has position {position!r}, not a byte position")
+            positions[name] = position
+        return positions
 
-    def _advance_lines(self, info: FileInfo, position: int, budget: int) -> tuple[int, int]:
-        """Past at most ``budget`` complete lines from ``position``: (new position, lines taken)."""
-        taken = 0
-        with self.fs.open(info.path, position) as stream:
-            offset = position
-            while offset < info.size and taken < budget:
-                block = stream.read(min(_SCAN_BLOCK, info.size - offset))
-                if not block:
-                    break
-                count = block.count(b"\n")
-                if taken + count < budget:
-                    taken += count
-                    offset += len(block)
-                    continue
-                cut = -1
-                for _ in range(budget - taken):
-                    cut = block.find(b"\n", cut + 1)
-                return offset + cut + 1, budget
-        return self._last_line_end(info, position) if taken else position, taken
+    def _path(self, name: str, listed: bool = False) -> str:
+        """The path of the file an offset entry (or, ``listed``, a listing) names, if inside the directory."""
+        path = child_path(self.directory, name)
+        if path is not None:
+            resolve = getattr(self.fs, "real_path", None)  # file systems with symbolic links
+            if resolve is None:
+                return path
+            root, real = resolve(self.directory), resolve(path)
+            if real.startswith(root.rstrip("/") + "/"):
+                return path
+            if listed:
+                raise SourceError(
+                    f"file_watcher: '{path}' is a link to '{real}', outside the watched directory "
+                    f"'{self.directory}'; the watcher reads only files inside it (watch the target's directory)"
+                )
+        raise OffsetError(
+            f"file_watcher: offset entry {name!r} names a file outside the watched directory "
+            f"'{self.directory}'; was the checkpoint edited?"
+        )
+
+
+@dataclasses.dataclass(frozen=True)
+class _Cut(Range):
+    """One task's part of a file's offset range: ``first``/``last`` if it starts/ends at an offset."""
+
+    first: bool = True
+    last: bool = True

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from jetconnect.errors import OptionError
+from jetconnect.line_splits import check_count
 from jetconnect_hdfs.connection import HdfsConnection
 from jetconnect_hdfs.filesystem import WebHdfsFileSystem
 from jetconnect_hdfs.sink import HdfsSink, make_sink
@@ -78,6 +79,7 @@ def hdfs_sink(
     """Text (or Avro) files in an HDFS directory, one per partition and micro-batch, committed exactly once."""
     fs = WebHdfsFileSystem(HdfsConnection(url, user, proxy_user, kerberos, kerberos_principal, token=token, timeout=timeout))
     if format == "avro":
+        check_count(max_file_bytes, "max_file_bytes", "hdfs", minimum=0)
         avro = _files_family("avro_sink")
         return avro.AvroSink(fs, directory, avro_schema, codec, prefix, suffix or ".avro", max_file_bytes)
     return make_sink(

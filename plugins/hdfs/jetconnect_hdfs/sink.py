@@ -18,6 +18,7 @@ import pyarrow as pa
 from jetconnect.connector import WriteContext
 from jetconnect.errors import OptionError, SchemaError
 from jetconnect.file_sink import Encoder, StagedFileSink, encode_lines
+from jetconnect.line_splits import check_count
 from jetconnect.staged_commit import StagedCommit
 from jetconnect_hdfs.filesystem import WebHdfsFileSystem, hdfs_path
 
@@ -38,6 +39,9 @@ class HdfsSink(StagedFileSink):
     max_file_bytes: int = 0
 
     name = "hdfs"
+
+    def __post_init__(self) -> None:
+        self.staged  # checks prefix and suffix now, not at the first write
 
     @property
     def staged(self) -> StagedCommit:
@@ -82,10 +86,7 @@ def make_sink(
     """Validate the options (errors name them) and build the sink."""
     if format not in FORMATS:
         raise OptionError(f"hdfs: option 'format' must be one of {', '.join(FORMATS)}, avro; got {format!r}")
-    if max_file_bytes < 0:
-        raise OptionError(f"hdfs: option 'max_file_bytes' must be 0 (no rolling) or more, got {max_file_bytes}")
-    if not prefix or "/" in prefix or prefix.startswith((".", "_")):
-        raise OptionError(f"hdfs: option 'prefix' must be a visible file name part without '/', got {prefix!r}")
+    max_file_bytes = check_count(max_file_bytes, "max_file_bytes", "hdfs", minimum=0)
     try:
         "\n".encode(charset)
         directory = hdfs_path(directory)

@@ -5,9 +5,12 @@ Batch: the driver lists the input once and plans splits with the core's
 and Hadoop's line-reader rule (a range owns the lines that *start* inside it), so every line is
 read exactly once wherever the cuts fall.
 
-Stream: the offset is ``{path: bytes read}`` for every file read so far. Each micro-batch lists the
+Stream: the offset is ``{path: position}`` for every file read so far. Each micro-batch lists the
 path, takes the files that are new (or grew, HDFS files being append-only) and reads exactly the
-bytes between the two offsets, so a restarted query replays a batch byte for byte.
+bytes between the two offsets, so a restarted query replays a batch byte for byte. For lines the
+position is just past the last *complete* line (the core's :func:`~jetconnect.line_splits.last_line_end`,
+as the files watcher does): a line still being written waits for its newline instead of coming out
+in two pieces. An offset entry naming a path outside the source's path is an :class:`OffsetError`.
 """
 
 from __future__ import annotations
@@ -22,8 +25,9 @@ import pyarrow as pa
 
 from jetconnect.arrow import parse_schema
 from jetconnect.connector import BatchSource, Guarantee, Offset, Range, StreamSource
-from jetconnect.errors import OptionError
-from jetconnect.line_splits import BLOCK_SIZE, FileRange, check_charset, plan_splits, read_lines
+from jetconnect.errors import OffsetError, OptionError
+from jetconnect.filesystem import child_path
+from jetconnect.line_splits import BLOCK_SIZE, FileRange, check_charset, check_count, last_line_end, plan_splits, read_lines
 from jetconnect_hdfs.filesystem import HdfsFileInfo, WebHdfsFileSystem, hdfs_path
 
 FORMATS = ("lines", "bytes")
@@ -92,31 +96,50 @@ class HdfsSource(BatchSource, StreamSource):
 
         Derived from ``start`` and the listing only, never from memory (DESIGN section 4);
         ``max_records`` is not used: admission control counts files (``max_files_per_batch``).
+        Lines move to the end of the last complete line; whole files (``bytes``) to the length.
         """
+        positions = self._positions(start)
         files = self.fs.list_files(self.directory, self.glob, self.recursive)
-        changed = sorted((f for f in files if f.size > start.get(f.path, -1)), key=lambda f: (f.mtime, f.path))
-        if self.max_files_per_batch > 0:
-            changed = changed[: self.max_files_per_batch]
+        changed = sorted((f for f in files if f.size > positions.get(f.path, -1)), key=lambda f: (f.mtime, f.path))
         latest = dict(start)
-        latest.update({f.path: f.size for f in changed})
+        taken = 0
+        for f in changed:
+            if self.max_files_per_batch and taken >= self.max_files_per_batch:
+                break
+            if self.format == "bytes":
+                latest[f.path] = f.size
+            else:
+                # A file whose new bytes hold no newline yet takes no slot of max_files_per_batch.
+                position = last_line_end(self.fs, f, max(positions.get(f.path, 0), 0))
+                if position <= positions.get(f.path, 0):
+                    continue
+                latest[f.path] = position
+            taken += 1
         return latest
 
     def ranges(self, start: Offset, end: Offset) -> Sequence[Range]:
         """Deterministic from the two offsets alone: a replayed batch gets the same ranges."""
+        before_all, after_all = self._positions(start), self._positions(end)
         new_files: list[HdfsFileInfo] = []
         grown: list[list[FileRange]] = []
-        for path in sorted(end):
-            before, after = start.get(path, -1), end[path]
+        for path in sorted(after_all):
+            before, after = before_all.get(path, -1), after_all[path]
             if after == before:
                 continue
+            if after < before:
+                raise OffsetError(f"hdfs: offset entry {path!r} goes back from {before} to {after}; offsets only grow")
             if before <= 0:
                 new_files.append(HdfsFileInfo(path, after, 0.0))
             else:
-                grown.append([FileRange(path, before, after)])
+                grown.append([FileRange(path, before, after, starts_line=True, ends_line=self.format == "lines")])
         if self.format == "bytes":
             planned = _whole_files(new_files, self.max_split_bytes)
         else:
-            planned = plan_splits(new_files, max_split_bytes=self.max_split_bytes, min_splits=1)
+            ends = {f.path: f.size for f in new_files}
+            planned = [
+                [FileRange(r.path, r.start, r.end, ends_line=r.end == ends[r.path]) for r in split]
+                for split in plan_splits(new_files, max_split_bytes=self.max_split_bytes, min_splits=1)
+            ]
         return [
             SplitRange(f"split-{i:05d}", None, None, tuple(split))
             for i, split in enumerate(planned + grown)
@@ -125,7 +148,34 @@ class HdfsSource(BatchSource, StreamSource):
     def read_range(self, range_: Range) -> Iterator[pa.RecordBatch]:
         assert isinstance(range_, SplitRange), range_
         for file_range in range_.files:
-            yield from self._read(file_range)
+            self._check_entry(file_range.path)
+            try:
+                yield from self._read(file_range)
+            except OffsetError as exc:
+                raise OffsetError(f"hdfs: offset entry {file_range.path!r}: {exc}") from None
+
+    def _positions(self, offset: Offset) -> dict[str, int]:
+        """The entries of an offset; one that is not a path under ``directory`` with a byte position
+        is an OffsetError naming it (offsets come back from a checkpoint anyone may edit)."""
+        if not isinstance(offset, dict):
+            raise OffsetError(f"hdfs: the offset must be a JSON object of path -> position, got {offset!r}")
+        for path, position in offset.items():
+            self._check_entry(path)
+            if isinstance(position, bool) or not isinstance(position, int) or position < 0:
+                raise OffsetError(f"hdfs: offset entry {path!r} has position {position!r}, not a byte position")
+        return offset
+
+    def _check_entry(self, path: object) -> None:
+        root = self.directory.rstrip("/")
+        inside = isinstance(path, str) and (
+            path == self.directory
+            or (path.startswith(root + "/") and child_path(root or "/", path[len(root) + 1 :]) == path)
+        )
+        if not inside:
+            raise OffsetError(
+                f"hdfs: offset entry {path!r} names a file outside the source's path '{self.directory}' "
+                f"(absolute paths elsewhere and '..' are refused); was the checkpoint edited?"
+            )
 
     # --- reading ---------------------------------------------------------------------------------
 
@@ -196,12 +246,9 @@ def make_source(
     """Validate the options (errors name them) and build the source."""
     if format not in FORMATS:
         raise OptionError(f"hdfs: option 'format' must be one of {', '.join(FORMATS)}, avro; got {format!r}")
-    if max_split_bytes < 1:
-        raise OptionError(f"hdfs: option 'max_split_bytes' must be at least 1, got {max_split_bytes}")
-    if min_splits < 1:
-        raise OptionError(f"hdfs: option 'min_splits' must be at least 1, got {min_splits}")
-    if max_files_per_batch < 0:
-        raise OptionError(f"hdfs: option 'max_files_per_batch' must be 0 (no limit) or more, got {max_files_per_batch}")
+    max_split_bytes = check_count(max_split_bytes, "max_split_bytes", "hdfs")
+    min_splits = check_count(min_splits, "min_splits", "hdfs")
+    max_files_per_batch = check_count(max_files_per_batch, "max_files_per_batch", "hdfs", minimum=0)
     if format == "lines":
         charset = check_charset(charset)
     try:
