@@ -4,6 +4,12 @@ stomp.py delivers frames on its own receiver thread; :class:`StompClient` turns 
 pull-style reader wants: a queue of received messages to drain, receipts to wait for (an ACK or
 COMMIT is only known to be done when its receipt arrives), and a flag that says the connection
 was lost, so the caller can reconnect and forget what the lost connection had delivered.
+
+Reconnecting is bounded by ``connect_timeout``: each attempt (TCP connect, then the broker's
+CONNECTED) has a deadline, and a connection that keeps being lost soon after it was made, with
+nothing confirmed by the broker meanwhile, counts as still reconnecting, so a broker that
+accepts and drops, or a frame that cannot be parsed redelivered on every connection, ends in a
+clear error naming the broker's host:port instead of reconnecting forever.
 """
 
 from __future__ import annotations
@@ -13,7 +19,8 @@ import itertools
 import logging
 import ssl
 import threading
-from collections.abc import Iterable
+import time
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,7 +30,8 @@ import stomp.exception
 import stomp.protocol
 import stomp.transport
 
-from jetconnect.retry import Backoff, retry_call
+from jetconnect.options import redact
+from jetconnect.retry import Backoff, RetriesExhausted, retry_call
 from jetconnect_jms.stomp_frames import FrameError, FrameReader
 
 _log = logging.getLogger(__name__)
@@ -105,9 +113,16 @@ class _Listener(stomp.ConnectionListener):
             self._client.messages.append((frame.headers, frame.body))
             self._client._arrived.set()
 
+    def on_connected(self, frame: Any) -> None:
+        if self._current:
+            with self._client._cond:
+                self._client._cond.notify_all()  # the CONNECTED that connect() waits for
+
     def on_receipt(self, frame: Any) -> None:
         with self._client._cond:
             self._client._receipts.add(frame.headers.get("receipt-id"))
+            if self._current:
+                self._client._confirmed = True  # the broker did something we asked: not flapping
             self._client._cond.notify_all()
 
     def on_error(self, frame: Any) -> None:
@@ -144,6 +159,8 @@ class _Transport(stomp.transport.Transport):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, recv_bytes=RECV_BYTES, **kwargs)
         self._reader = FrameReader()
+        #: Why this connection was dropped by the client, if it was (for the reconnect error).
+        self.failure: str | None = None
 
     def _BaseTransport__read_frames(self) -> None:  # overrides stomp.py's private frame reader
         try:
@@ -157,14 +174,29 @@ class _Transport(stomp.transport.Transport):
                 return
             self._reader.clear()
             raise stomp.exception.ConnectionClosedException()
+        failure: Exception | None = None
         try:
             frames = self._reader.feed(data)
-        except FrameError as e:  # the stream cannot be resynchronised: drop the connection
-            _log.warning("STOMP connection to %s dropped: %s", self.current_host_and_port, e)
-            self._reader.clear()
-            raise stomp.exception.ConnectionClosedException() from e
+        except FrameError as e:
+            frames, failure = e.frames, e  # the good frames before the bad one still count
+        except Exception as e:  # noqa: BLE001 - a bug in the reader must not hang the connection either
+            frames, failure = [], e
+        for i, frame in enumerate(frames):
+            if failure is None and frame.cmd == "MESSAGE" and "ack" not in frame.headers:
+                # every subscription of ours is client-individual: STOMP 1.2 then requires it
+                failure = FrameError(f"a MESSAGE frame ({frame.headers['message-id']}) has no 'ack' header")
+                frames = frames[:i]
+                break
         for frame in frames:
             self.process_frame(frame, data)
+        if failure is not None:
+            # The stream cannot be resynchronised: drop the connection. Anything but
+            # ConnectionClosedException is logged and swallowed by stomp.py's receiver loop, which
+            # then waits on a connection it can no longer frame: a silent hang.
+            self.failure = f"{type(failure).__name__}: {failure}"
+            _log.warning("STOMP connection to %s dropped: %s", self.current_host_and_port, self.failure)
+            self._reader.clear()
+            raise stomp.exception.ConnectionClosedException() from failure
 
 
 class _Connection(stomp.Connection12):
@@ -202,36 +234,97 @@ class StompClient:
         #: Counts connections: callbacks of an earlier (closed) connection are ignored.
         self._generation = 0
         self._conn: _Connection | None = None
+        #: When the current connection was made (monotonic), and whether the broker has sent a
+        #: receipt on it since: what tells a working connection from one that keeps being lost.
+        self._connected_at: float | None = None
+        self._confirmed = False
+        #: Since when connect() has been trying without a working connection, how often the
+        #: connections it made meanwhile were lost, and the pauses before the next reconnect.
+        self._trying_since: float | None = None
+        self._losses = 0
+        self._pauses: Iterator[float] | None = None
 
     # --- connecting ------------------------------------------------------------------------------
 
     def connect(self) -> StompClient:
-        """Connect (retrying with backoff until ``connect_timeout``) and redo every subscription."""
-        backoff = Backoff(initial=0.1, maximum=2.0, deadline=self.settings.connect_timeout)
-        retry_call(
-            self._connect_once,
-            retry_on=CONNECTION_ERRORS,
-            what=f"{self.what}: connecting to the STOMP broker at {self.settings.address}",
-            backoff=backoff,
-        )
+        """Connect (retrying with backoff) and redo every subscription, within ``connect_timeout``.
+
+        The timeout runs from the first loss of a working connection: one made again since then
+        counts as working once the broker confirmed something on it (a receipt) or it lasted
+        ``connect_timeout``. A connection lost sooner does not restart the clock, so a broker that
+        accepts and then drops, or a frame that breaks every connection it is redelivered on,
+        ends in :class:`RetriesExhausted` naming the broker and the last reason, not in a loop.
+        """
+        now = time.monotonic()
+        timeout = self.settings.connect_timeout
+        worked = self._confirmed or (self._connected_at is not None and now - self._connected_at >= timeout)
+        if self._trying_since is None or worked:
+            self._trying_since, self._losses, self._pauses = now, 0, None
+        elif self._connected_at is not None:  # lost again before it worked: flapping
+            self._losses += 1
+            if self._pauses is None:
+                self._pauses = Backoff(initial=0.1, maximum=2.0, deadline=timeout).delays()
+            pause = next(self._pauses, None)
+            if pause is None or now - self._trying_since >= timeout:
+                failure = self._conn.transport.failure if self._conn is not None else None
+                self.close()
+                raise RetriesExhausted(
+                    f"{self.what}: the connection to the STOMP broker at {self.settings.address} was lost "
+                    f"{self._losses} time(s) in {now - self._trying_since:.1f} s, each time before the broker "
+                    f"confirmed anything, and option 'connect_timeout' is {timeout:g} s; last loss: "
+                    f"{failure or 'the connection closed'}"
+                )
+            time.sleep(pause)  # a broker that drops every connection is not hammered
+        self._connected_at = None
+        remaining = max(0.1, timeout - (time.monotonic() - self._trying_since))
+        try:
+            retry_call(
+                self._connect_once,
+                retry_on=CONNECTION_ERRORS,
+                what=f"{self.what}: connecting to the STOMP broker at {self.settings.address}",
+                backoff=Backoff(initial=0.1, maximum=2.0, deadline=remaining),
+                secrets=self._secrets,
+            )
+        except BaseException:
+            self.close()  # the last attempt's socket and receiver thread go with it
+            raise
+        self._connected_at = time.monotonic()
         return self
+
+    @property
+    def _secrets(self) -> tuple[str, ...]:
+        return (self.settings.password,) if self.settings.password else ()
 
     def _connect_once(self) -> None:
         self.close()
+        # stomp.py's own timeout only covers the TCP connect (its wait for CONNECTED has none)
+        attempt = min(5.0, self.settings.connect_timeout)
         conn = _Connection(
             [(self.settings.host, self.settings.port)],
             # Without heart-beats ActiveMQ drops a connection that is silent for 30 s, e.g. one
             # waiting for the receipt of a big transaction's COMMIT on a busy broker.
             heartbeats=(HEARTBEAT_MS, 0),
-            timeout=min(5.0, self.settings.connect_timeout),
+            timeout=attempt,
         )
         conn.set_listener("jetconnect", _Listener(self, self._generation))
         headers = {"client-id": self.settings.client_id} if self.settings.client_id else {}
         self.messages.clear()
         self._errors.clear()
         self.lost = False
+        self._confirmed = False
         self._conn = conn  # set first: the next attempt closes it if this one fails
-        conn.connect(self.settings.user, self.settings.password, wait=True, headers=headers)
+        conn.connect(self.settings.user, self.settings.password, wait=False, headers=headers)
+        with self._cond:
+            self._cond.wait_for(lambda: conn.is_connected() or self._errors or self.lost, timeout=attempt)
+            errors = list(self._errors)
+        if not conn.is_connected() or errors:
+            # retried like stomp.py's own connect failure: ActiveMQ refuses a durable subscriber's
+            # client id while the connection of a crashed run still holds it, for a while
+            raise stomp.exception.ConnectFailedException(
+                f"the broker answered ERROR: {redact(errors[0], self._secrets)}" if errors
+                else f"the connection to {self.settings.address} closed before CONNECTED" if self.lost
+                else f"no CONNECTED frame from {self.settings.address} within {attempt:g} s"
+            )
         for destination, sub_id, sub_headers in self._subscriptions:
             conn.subscribe(destination, id=sub_id, ack="client-individual", headers=sub_headers)
         self.raise_broker_error()
@@ -262,7 +355,7 @@ class StompClient:
         """Raise the first ERROR frame the broker sent since the last check, if any."""
         with self._cond:
             if self._errors:
-                error = self._errors.pop(0)
+                error = redact(self._errors.pop(0), self._secrets)
                 raise BrokerError(f"{self.what}: the broker at {self.settings.address} answered ERROR: {error}")
 
     def _require(self) -> _Connection:
