@@ -1,6 +1,6 @@
 """Raw message log form and the user's view of it (no broker, no Spark)."""
 
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 
 import pytest
 
@@ -67,3 +67,30 @@ def test_undecodable_body_names_destination_and_message_id():
 def test_bad_view_options_name_the_option(kwargs, option):
     with pytest.raises(OptionError, match=f"option '{option}'"):
         MessageView("o", **kwargs)
+
+
+@pytest.mark.parametrize(
+    "stamp, kept",
+    [
+        ("1700000000123", 1700000000123),
+        ("0", 0),
+        ("253402300799999", 253402300799999),  # 9999-12-31T23:59:59.999Z, the last a timestamp column holds
+        ("253402300800000", None),  # year 10000
+        ("99999999999999999999999", None),  # overflowed Arrow's int64
+        ("\u00b2", None),  # passes str.isdigit, failed int()
+        ("-5", None),
+        ("soon", None),
+        ("", None),
+    ],
+)
+def test_a_timestamp_header_that_is_no_jms_timestamp_gives_null_and_stays_in_the_headers(stamp, kept):
+    # Found by fuzzing the frames a broker may deliver: another producer can put any text in
+    # "timestamp"; three of these raised (ValueError, OverflowError) instead of converting.
+    raw = frames_to_batch([frame(1, b"x", timestamp=stamp)])
+    assert raw.column("timestamp_ms").to_pylist() == [kept]
+    assert dict(raw.column("headers").to_pylist()[0])["timestamp"] == stamp
+    rows = MessageView("o").to_rows(raw).to_pylist()
+    projected = MessageView("o", projection=lambda m: (m.timestamp,), schema_ddl="t timestamp").to_rows(raw).to_pylist()
+    expected = None if kept is None else datetime(1970, 1, 1, tzinfo=timezone.utc) + timedelta(milliseconds=kept)
+    assert rows[0]["timestamp"] == expected
+    assert projected[0]["t"] == expected  # exact: stamp / 1000 as a float was off by a microsecond up there

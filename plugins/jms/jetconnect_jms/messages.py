@@ -10,7 +10,7 @@ from __future__ import annotations
 import codecs
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 import pyarrow as pa
@@ -30,6 +30,9 @@ RAW_SCHEMA = pa.schema(
     ]
 )
 
+#: The latest JMS timestamp kept (ms): 9999-12-31T23:59:59.999Z, the end of Spark's and Python's timestamps.
+MAX_TIMESTAMP_MS = 253_402_300_799_999
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 #: STOMP frame headers that describe the frame, not the message: not shown as message headers.
 _FRAME_HEADERS = frozenset({"ack", "subscription", "content-length"})
 BODY_FORMATS = ("string", "binary")
@@ -59,8 +62,7 @@ def frames_to_batch(frames: Sequence[tuple[dict[str, str], bytes]]) -> pa.Record
     for frame_headers, body in frames:
         ids.append(frame_headers["message-id"])
         destinations.append(frame_headers.get("destination"))
-        stamp = frame_headers.get("timestamp")
-        stamps.append(int(stamp) if stamp and stamp.isdigit() else None)
+        stamps.append(_timestamp_ms(frame_headers.get("timestamp")))
         for key, value in frame_headers.items():
             if key not in _FRAME_HEADERS:
                 keys.append(key)
@@ -80,6 +82,19 @@ def frames_to_batch(frames: Sequence[tuple[dict[str, str], bytes]]) -> pa.Record
         ],
         schema=RAW_SCHEMA,
     )
+
+
+def _timestamp_ms(stamp: str | None) -> int | None:
+    """The JMS timestamp header as ms since the epoch, or None if it is not one.
+
+    Another producer may put anything in it ("²" passes ``str.isdigit``, 10**30 overflows Arrow's
+    int64, year 10000 is past what a timestamp column holds): such a value is no JMS timestamp, so
+    the column is null; the header map keeps the text.
+    """
+    if not stamp or not (stamp.isascii() and stamp.isdigit()) or len(stamp) > 15:
+        return None
+    value = int(stamp)
+    return value if value <= MAX_TIMESTAMP_MS else None
 
 
 @dataclass(frozen=True)
@@ -156,7 +171,8 @@ class MessageView:
         if self.projection is not None:
             return rows_to_batch([self.projection(m) for m in self._messages(raw)], schema, self.owner)
         arrow_schema = to_arrow_schema(schema)
-        stamps = pc.multiply(raw.column("timestamp_ms"), 1000).cast(arrow_schema.field("timestamp").type)
+        # checked: a log written before MAX_TIMESTAMP_MS existed must fail, not wrap around
+        stamps = pc.multiply_checked(raw.column("timestamp_ms"), 1000).cast(arrow_schema.field("timestamp").type)
         columns = [
             raw.column("message_id"),
             raw.column("destination"),
@@ -181,7 +197,7 @@ class MessageView:
         for i, (mid, dest, stamp, headers) in enumerate(
             zip(*(raw.column(n).to_pylist() for n in ("message_id", "destination", "timestamp_ms", "headers")))
         ):
-            when = datetime.fromtimestamp(stamp / 1000, timezone.utc) if stamp is not None else None
+            when = _EPOCH + timedelta(milliseconds=stamp) if stamp is not None else None  # exact, unlike stamp / 1000
             messages.append(JmsMessage(mid, dest, when, dict(headers or ()), bodies[i]))
         return messages
 
