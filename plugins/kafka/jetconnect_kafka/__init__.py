@@ -6,8 +6,11 @@ checkpoint); ``sinks.kafka(...)`` writes each micro-batch partition in one Kafka
 
 from __future__ import annotations
 
-from jetconnect_kafka.errors import KafkaSinkError, KafkaSourceError
+from jetconnect_kafka.errors import KafkaOffsetError, KafkaSinkError, KafkaSourceError, KafkaWatermarkError
 from jetconnect_kafka.sink import KafkaSink, kafka_sink
 from jetconnect_kafka.source import KafkaSource, kafka_source
 
-__all__ = ["KafkaSink", "KafkaSinkError", "KafkaSource", "KafkaSourceError", "kafka_sink", "kafka_source"]
+__all__ = [
+    "KafkaOffsetError", "KafkaSink", "KafkaSinkError", "KafkaSource", "KafkaSourceError", "KafkaWatermarkError",
+    "kafka_sink", "kafka_source",
+]

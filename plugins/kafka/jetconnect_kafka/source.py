@@ -25,7 +25,7 @@ from jetconnect.errors import OptionError
 from jetconnect.retry import Backoff
 
 from jetconnect_kafka import config
-from jetconnect_kafka.errors import KafkaOffsetError, KafkaSourceError
+from jetconnect_kafka.errors import KafkaOffsetError, KafkaSourceError, KafkaWatermarkError
 from jetconnect.admission import admit_offsets
 from jetconnect_kafka.offsets import EARLIEST, LATEST, StartingOffsets, parse_starting_offsets, partition_key, split_key
 from jetconnect_kafka.schema import record_schema
@@ -232,7 +232,7 @@ class _RangeReader:
                 raise KafkaOffsetError(f"kafka: cannot read {topic}:{partition} from offset {start}: it holds "
                                        f"offsets {low} to {high} (the topic was recreated, or records expired)")
             start = low if source.on_out_of_range == "earliest" else end
-        self.start = start
+        self.start, self.high = start, high
         self.tp = TopicPartition(topic, partition, start)
         self.arrow_schema = to_arrow_schema(source.schema())
 
@@ -244,6 +244,7 @@ class _RangeReader:
             return
         self.consumer.assign([self.tp])
         position = self.start
+        past_end = None  # the first record served at or after the range's end, if any
         idle_since = time.monotonic()
         while position < self.end:
             messages = self.consumer.consume(num_messages=min(CHUNK, self.end - position), timeout=0.2)
@@ -251,8 +252,8 @@ class _RangeReader:
             for message in messages:
                 if message.error() is not None:
                     self._fail(message.error(), position)
-                offset = message.offset()
-                if offset >= self.end:
+                if message.offset() >= self.end:
+                    past_end = message
                     break
                 records.append(message)
             if records:
@@ -263,12 +264,68 @@ class _RangeReader:
                 # Transaction markers and compacted gaps hold offsets that no record has.
                 position = max(position, self.consumer.position([self.tp])[0].offset)
                 if time.monotonic() - idle_since > self.source.broker_timeout_s and position < self.end:
-                    raise KafkaSourceError(
-                        f"kafka: reading {self.topic}:{self.partition} offsets {self.start} to "
-                        f"{self.end}: no record after offset {position} for {self.source.broker_timeout_s:.0f} s "
-                        f"(broker unreachable?)")
-            if messages and messages[-1].offset() >= self.end - 1:
+                    self._stalled(position)
+            if past_end is not None or (messages and messages[-1].offset() >= self.end - 1):
                 break
+        self._check_end(past_end)
+
+    def _check_end(self, past_end: Any) -> None:
+        """Fail if the broker served a record at or past the high watermark it reports.
+
+        Kafka serves no record at or past the high watermark (the last stable offset for
+        read_committed), so a range ending there has read everything. A broker that breaks this
+        (tansu 0.6 reports the last record batch's base offset + 1) would make the read stop
+        early without a word. Only a range reaching the watermark seen when the read began can
+        show it, and librdkafka holds the rest of the last fetched batch already, so the look
+        needs no round trip; the watermark is asked again only if a record is there.
+        """
+        if past_end is None:
+            if self.end < self.high:
+                return  # records after this range are expected: the broker said it holds them
+            extra = self.consumer.consume(num_messages=1, timeout=0)
+            past_end = next((m for m in extra if m.error() is None and m.offset() >= self.end), None)
+            if past_end is None:
+                return
+        offset = past_end.offset()
+        if offset < self.high:
+            return
+        # Records produced since the read began move an honest broker's watermark past them.
+        _, high = config.watermarks(self.consumer, self.topic, self.partition,
+                                    f"{self.source!r}: watermarks", self.source.backoff)
+        if offset < high:
+            return
+        raise KafkaWatermarkError(
+            f"kafka: broker {self._broker()} served {self.where(offset)}, at or past the high watermark "
+            f"{high} it reports for that partition (reading offsets {self.start} to {self.end}): it holds "
+            f"records it does not report, so a read up to its watermark would silently leave them out. "
+            f"The broker breaks Kafka's watermark contract (tansu 0.6 reports the last record batch's base "
+            f"offset + 1); read from one that keeps it")
+
+    def _stalled(self, position: int) -> None:
+        """Fail naming why offsets ``[position, end)`` did not come: a broker gone, or a watermark that lied."""
+        where = f"reading {self.topic}:{self.partition} offsets {self.start} to {self.end}"
+        idle = f"no record after offset {position} for {self.source.broker_timeout_s:.0f} s"
+        try:
+            _, high = self.consumer.get_watermark_offsets(self.tp, timeout=min(5.0, self.source.broker_timeout_s))
+        except KafkaException as exc:
+            raise KafkaSourceError(f"kafka: {where}: {idle} (broker unreachable?): {exc}") from None
+        if high < self.end:
+            raise KafkaOffsetError(
+                f"kafka: {where}: {idle}, and the broker now reports high watermark {high}, below the planned "
+                f"end {self.end} (the topic was recreated, or the log truncated by an unclean leader election)")
+        raise KafkaWatermarkError(
+            f"kafka: {where}: broker {self._broker()} reports high watermark {high} but served {idle}: "
+            f"the planned range cannot be filled")
+
+    def _broker(self) -> str:
+        """This partition's leader as ``host:port``, else the bootstrap servers: for errors."""
+        try:
+            metadata = self.consumer.list_topics(self.topic, timeout=5)
+            leader = metadata.topics[self.topic].partitions[self.partition].leader
+            broker = metadata.brokers[leader]
+            return f"{broker.host}:{broker.port} (id {leader})"
+        except (KafkaException, KeyError):
+            return f"at bootstrap.servers={self.source.config['bootstrap.servers']!r}"
 
     def _fail(self, error: KafkaError, position: int) -> None:
         if error.code() in (KafkaError.OFFSET_OUT_OF_RANGE, KafkaError._AUTO_OFFSET_RESET):
