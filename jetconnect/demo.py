@@ -60,7 +60,8 @@ def report_sink(folder: Path):
 
 
 def run_stream(spark, checkpoint: Path, out: Path, seconds: float) -> dict:
-    df = sources.item_stream(items_per_second=500, distributed=2).read_stream(spark)
+    # the round records say what each processor's micro-batch held: beside the checkpoint
+    df = sources.item_stream(items_per_second=500, distributed=2).read_stream(spark, wal_location=f"{checkpoint}-rounds")
     query = (
         df.writeStream.format("parquet").option("path", str(out)).option("checkpointLocation", str(checkpoint))
         .trigger(processingTime="1 second").start()

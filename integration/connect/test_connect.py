@@ -126,7 +126,7 @@ def test_streaming_read_stopped_and_restarted_from_its_checkpoint_is_exactly_onc
     total, ckpt, out = 400, tmp_path / "ckpt", tmp_path / "out"
 
     def start():
-        df = counter_stream(total, per_fill=10).read_stream(spark, max_records_per_batch=60)
+        df = counter_stream(total, per_fill=10).read_stream(spark, max_records_per_batch=60, wal_location=str(tmp_path / "wal"))
         return sinks.files(str(out)).write_stream(
             df.selectExpr("cast(n as string) as value"), checkpoint_location=str(ckpt), trigger={"processingTime": "0 seconds"}
         )

@@ -89,10 +89,12 @@ class Lease:
         generations = self._generations()
         generation = (generations[-1] if generations else 0) + 1
         self.fs.mkdirs(self.folder)
-        try:
-            with self.fs.create(self._path(generation)) as handle:  # exclusive: one taker wins
-                handle.write(json.dumps(owner).encode())
-        except (FileExistsError, OSError):
+        # renamed without overwriting, as every FileSystem promises: of two takers one wins
+        scratch = posixpath.join(self.folder, f".tmp-lease-{uuid.uuid4().hex}")
+        with self.fs.create(scratch) as handle:
+            handle.write(json.dumps(owner).encode())
+        if not self.fs.rename(scratch, self._path(generation)):
+            self.fs.delete(scratch)
             return False
         self.generation = generation
         self.owner = owner

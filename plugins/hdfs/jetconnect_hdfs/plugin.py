@@ -14,3 +14,12 @@ def register_sources(register):
 def register_sinks(register):
     # Staged files renamed (never overwriting) at commit: a re-delivered batch is written once.
     register(hdfs_sink, name="hdfs", guarantee="exactly-once")
+
+
+@hookimpl
+def register_file_systems(register):
+    # wal_location=webhdfs://...: builder streams keep their round records and spools on HDFS
+    from jetconnect_hdfs.locations import resolve_webhdfs
+
+    register("webhdfs", resolve_webhdfs)
+    register("webhdfss", resolve_webhdfs)
