@@ -151,6 +151,8 @@ class Receiver(threading.Thread):
         self.appended = threading.Condition()
         self.start_pos, self.end = spool.bounds()
         self.last_seen = time.monotonic()
+        #: How many fills found nothing (after what came before was spooled): "nothing more now".
+        self.dry_fills = 0
         self._stop_asked = False
 
     def stop(self) -> None:
@@ -209,12 +211,12 @@ class Receiver(threading.Thread):
         items = Items(self.processor.spec)
         started = time.monotonic()
         received = 0
+        dry = False
         try:
             while time.monotonic() - started < LINGER_S:
                 buf = self.processor.fill()
                 if not buf.items:
-                    if not len(items):
-                        time.sleep(0.005)  # nothing now: do not spin a core
+                    dry = True
                     break
                 items.extend(buf)
         finally:  # what fills received before an error is spooled before the error surfaces
@@ -222,16 +224,24 @@ class Receiver(threading.Thread):
             if received:
                 batch = items.take_batch()
                 self.end = self.spool.append(self.end, pa.Table.from_batches([batch]))
-                with self.appended:
-                    self.appended.notify_all()
         if received:
             self.processor.acknowledge()
+        if dry:
+            with self.appended:
+                self.dry_fills += 1
+                self.appended.notify_all()
+            if not received:
+                time.sleep(0.005)  # nothing now: do not spin a core
+        elif received:
+            with self.appended:
+                self.appended.notify_all()
 
     def wait_beyond(self, position: int, timeout: float) -> None:
-        """Wait until the spool goes past ``position``, the receiver stops, or ``timeout`` passes."""
+        """Wait until the spool goes past ``position``, a fill finds nothing more, the receiver stops, or ``timeout`` passes."""
         deadline = time.monotonic() + timeout
         with self.appended:
-            while self.end <= position and not self.stopped.is_set():
+            dry_before = self.dry_fills
+            while self.end <= position and self.dry_fills == dry_before and not self.stopped.is_set():
                 left = deadline - time.monotonic()
                 if left <= 0:
                     return

@@ -315,7 +315,7 @@ class LogRounds(RoundReader):
     reads the same range.
     """
 
-    #: How long a round waits for the first rows past where the round before ended.
+    #: How long a round waits for the first rows when another worker's receiver fills the spool.
     FIRST_WAIT_S = 0.1
     #: How often a round looks whether rows keep arriving.
     LOOK_S = 0.02
@@ -387,8 +387,8 @@ class LogRounds(RoundReader):
             return self.spool.bounds()[1]
 
         started = time.monotonic()
-        if receiver is not None:
-            receiver.wait_beyond(begin, self.FIRST_WAIT_S)
+        if receiver is not None:  # until rows come or a fill finds nothing (a new receiver may be connecting)
+            receiver.wait_beyond(begin, self.max_pull_s)
         else:
             while spooled() <= begin and time.monotonic() - started < self.FIRST_WAIT_S:
                 time.sleep(self.LOOK_S)
