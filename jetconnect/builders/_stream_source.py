@@ -210,6 +210,7 @@ class BuilderStreamSource(StreamSource):
     def stop(self) -> None:
         # the receivers in the executors stop (and close their connections) when they see this
         if self._active is not None and not self.replays_by_snapshot:
+            self._active.fs.mkdirs(self._active.directory)
             with self._active.fs.create(stop_marker(self._active), overwrite=True) as handle:
                 handle.write(b"stopped")
 
