@@ -100,12 +100,15 @@ class Lease:
         self.owner = owner
         return True
 
-    def renew(self) -> bool:
-        """Renew the lease; False if a newer generation exists (this holder was given up for dead)."""
+    def renew(self, status: dict | None = None) -> bool:
+        """Renew the lease, with the holder's ``status`` for rounds in other workers to read.
+
+        False if a newer generation exists (this holder was given up for dead).
+        """
         if self.generation is None or self._generations()[-1] != self.generation:
             return False
         with self.fs.create(self._path(self.generation), overwrite=True) as handle:
-            handle.write(json.dumps(self.owner).encode())
+            handle.write(json.dumps({**self.owner, **(status or {})}).encode())
         return True
 
     def release(self, error: str | None = None) -> None:
@@ -200,7 +203,7 @@ class Receiver(threading.Thread):
         if time.monotonic() - self.last_seen > self.keep_alive_s:
             log.info("%s: no round for %.0f s, stopping", self.processor.where, self.keep_alive_s)
             return False
-        if not self.lease.renew():
+        if not self.lease.renew({"dry_fills": self.dry_fills, "end": self.end}):
             log.warning("%s: another worker took this processor over; stopping", self.processor.where)
             return False
         self.start_pos = self.spool.bounds()[0]
@@ -236,11 +239,11 @@ class Receiver(threading.Thread):
             with self.appended:
                 self.appended.notify_all()
 
-    def wait_beyond(self, position: int, timeout: float) -> None:
-        """Wait until the spool goes past ``position``, a fill finds nothing more, the receiver stops, or ``timeout`` passes."""
+    def wait_beyond(self, position: int, dry_before: int, timeout: float) -> None:
+        """Wait until the spool goes past ``position``, a fill finds nothing more (``dry_fills`` passes
+        ``dry_before``), the receiver stops, or ``timeout`` passes."""
         deadline = time.monotonic() + timeout
         with self.appended:
-            dry_before = self.dry_fills
             while self.end <= position and self.dry_fills == dry_before and not self.stopped.is_set():
                 left = deadline - time.monotonic()
                 if left <= 0:

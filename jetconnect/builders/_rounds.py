@@ -315,8 +315,6 @@ class LogRounds(RoundReader):
     reads the same range.
     """
 
-    #: How long a round waits for the first rows when another worker's receiver fills the spool.
-    FIRST_WAIT_S = 0.1
     #: How often a round looks whether rows keep arriving.
     LOOK_S = 0.02
 
@@ -336,10 +334,9 @@ class LogRounds(RoundReader):
         previous = self.previous(round_)
         begin = previous.log_to if previous is not None else 0
         receiver = self._receiver()
-        end = self._wait_for_rows(receiver, begin, limit)
+        end, ended = self._wait_for_rows(receiver, begin, limit)
         facts = RoundFacts(
-            end - begin, end - begin, "limit" if limit is not None and end - begin == limit else "dry",
-            new_attempt_id(), total=self.total, round=round_, log_from=begin, log_to=end,
+            end - begin, end - begin, ended, new_attempt_id(), total=self.total, round=round_, log_from=begin, log_to=end
         )
         winner = self.rounds.write(self.index, round_, Round(facts, self.arrow_schema.empty_table()))
         yield from self.replay(round_, winner)
@@ -376,26 +373,36 @@ class LogRounds(RoundReader):
         RECEIVERS[self.key] = receiver
         return receiver
 
-    def _wait_for_rows(self, receiver: Receiver | None, begin: int, limit: int | None) -> int:
-        """How far the round goes: the spool's end once rows stop arriving, ``max_pull_ms`` is up or the limit is reached."""
+    def _wait_for_rows(self, receiver: Receiver | None, begin: int, limit: int | None) -> tuple[int, str]:
+        """How far the round goes, and why it ends there.
 
-        def spooled() -> int:
+        It waits for rows past ``begin`` (or a fill that finds nothing), then, while rows keep
+        arriving, until ``max_pull_ms`` is up or the limit is reached. It ended ``"dry"`` only if
+        the receiver reported a fill that found nothing during the round: a receiver still
+        connecting under load must not make an AvailableNow query end early.
+        """
+
+        def look() -> tuple[int, int]:
+            """The spool's end and the receiver's count of fills that found nothing."""
             if receiver is not None:
                 if receiver.error is not None and receiver.end <= begin:
                     raise_receiver_error(self.where, receiver.error)
-                return receiver.end
-            return self.spool.bounds()[1]
+                return receiver.end, receiver.dry_fills
+            holder = self.lease.holder()
+            status = holder[1] if holder is not None else {}
+            return self.spool.bounds()[1], int(status.get("dry_fills", 0))
 
         started = time.monotonic()
-        if receiver is not None:  # until rows come or a fill finds nothing (a new receiver may be connecting)
-            receiver.wait_beyond(begin, self.max_pull_s)
+        end, dry_before = look()
+        if receiver is not None:
+            receiver.wait_beyond(begin, dry_before, self.max_pull_s)
         else:
-            while spooled() <= begin and time.monotonic() - started < self.FIRST_WAIT_S:
+            while look() == (end, dry_before) and end <= begin and time.monotonic() - started < self.max_pull_s:
                 time.sleep(self.LOOK_S)
-        end = spooled()
+        end, dry = look()
         while end > begin and (limit is None or end - begin < limit) and time.monotonic() - started < self.max_pull_s:
             time.sleep(self.LOOK_S * 2.5)  # rows are flowing: a bigger round costs Spark less per row
-            now = spooled()
+            now, dry = look()
             if now == end:
                 break
             end = now
@@ -404,7 +411,9 @@ class LogRounds(RoundReader):
                 f"{self.where}: the spool {self.spool} ends at {end}, before {begin} where the last round ended: "
                 f"was '{WAL_LOCATION}' changed or emptied?"
             )
-        return end if limit is None else min(end, begin + limit)
+        if limit is not None and end - begin >= limit:
+            return begin + limit, "limit"
+        return end, "dry" if dry > dry_before else "time"
 
 
 #: The receivers this Python worker runs, by (source, run, processor).

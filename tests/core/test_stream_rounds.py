@@ -368,3 +368,29 @@ def test_the_first_round_replays_from_the_state_it_started_with_not_a_new_one(tm
     time.sleep(0.05)
     again = [r for b in source.read_range(Range("0", start["0"], end["0"])) for r in b.to_pylist()]
     assert first == again and 1 <= len(first) <= 5
+
+
+def test_available_now_does_not_end_while_a_slow_receiver_is_still_connecting(tmp_path):
+    import time
+
+    def connect(ctx):
+        time.sleep(0.6)  # slower than a round waits (max_pull_ms=200)
+        return iter(range(30))
+
+    def fill(state, buf):
+        for value in itertools.islice(state, 7):
+            buf.add(str(value))
+
+    source = (
+        SourceBuilder.stream("slow", connect).fill_buffer_fn(fill).build()
+        .with_options({"wal_location": str(tmp_path), "max_pull_ms": "200"})
+    )
+    source.prepare_available_now()
+    position, seen = source.initial_offset(), []
+    for _ in range(100):
+        end = source.latest_offset(position, 10)
+        if end == position:
+            break
+        seen += [v for r in source.ranges(position, end) for v in _values(source.read_range(r))]
+        position = end
+    assert seen == [str(i) for i in range(30)]
