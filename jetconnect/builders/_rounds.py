@@ -20,7 +20,7 @@ from __future__ import annotations
 import logging
 import posixpath
 import time
-from collections.abc import Callable, Generator, Iterator
+from collections.abc import Generator, Iterator
 
 import pyarrow as pa
 
@@ -43,19 +43,13 @@ REPLAY_PATIENCE_S = 30.0
 
 
 class Gathered:
-    """What one pull of a round brought: rows delivered, rows carried past the limit, and why it ended."""
+    """What one pull of a snapshot round brought: rows delivered, rows carried past the limit, why it ended."""
 
     def __init__(self, schema: pa.Schema) -> None:
-        self.schema = schema
-        self.delivered: list[pa.RecordBatch] = []
         self.carry: pa.Table = schema.empty_table()
         self.emitted = 0
         self.pulled = 0
         self.ended = "dry"
-
-    def rows(self) -> pa.Table:
-        """Delivered rows, then the carry: what a log round records."""
-        return pa.Table.from_batches([*self.delivered, *self.carry.to_batches()], schema=self.schema)
 
 
 class RoundReader:
@@ -144,66 +138,44 @@ class RoundReader:
         """Leave ``processor`` in this worker for the next round."""
         LIVE.put(self.key, LiveProcessor(processor, round_, attempt, carry), self.keep_alive_s)
 
-    def gather(
-        self, processor: Processor, carry: pa.Table | None, limit: int | None, out: Gathered, stream_out: bool
-    ) -> Iterator[pa.RecordBatch]:
+    def gather(self, processor: Processor, carry: pa.Table | None, limit: int | None, out: Gathered) -> Iterator[pa.RecordBatch]:
         """Deliver ``carry``, then pull until ``limit`` rows, a fill that adds nothing, or the time is up.
 
-        With ``stream_out`` rows are yielded as they are converted; without, they are kept in
-        ``out.delivered``. Either way ``out`` says what was pulled, delivered and carried, also
-        when a fill raises (the rows before it are in ``out``).
+        Rows are yielded as they are converted; ``out`` says what was pulled, delivered and carried.
         """
-
-        def deliver(batch: pa.RecordBatch | pa.Table) -> Iterator[pa.RecordBatch]:
-            out.emitted += batch.num_rows
-            for piece in batch.to_batches() if isinstance(batch, pa.Table) else [batch]:
-                if stream_out:
-                    yield piece
-                else:
-                    out.delivered.append(piece)
-
         if carry is not None and carry.num_rows:
             take = carry.num_rows if limit is None else min(limit, carry.num_rows)
-            yield from deliver(carry.slice(0, take))
+            yield from carry.slice(0, take).to_batches()
+            out.emitted = take
             if take < carry.num_rows:
                 out.carry, out.ended = carry.slice(take), "limit"
                 return
         items = Items(self.spec)
         started = time.monotonic()
-        try:
-            while True:
-                if limit is not None and out.emitted + len(items) >= limit:
-                    out.ended = "limit"
-                    break
-                if time.monotonic() - started >= self.max_pull_s:
-                    out.ended = "time"
-                    break
-                buf = processor.fill()
-                if not buf.items:
-                    break
-                out.pulled += len(buf.items)
-                items.extend(buf)
-                if len(items) >= DEFAULT_BATCH_ROWS and (limit is None or out.emitted + len(items) <= limit):
-                    yield from deliver(items.take_batch())
-        except BaseException:
-            out.ended = "error"
-            if len(items) and not stream_out:  # received before the error: the log keeps it
-                for _ in self._settle_last(items.take_batch(), limit, out, deliver):
-                    pass  # kept in out.delivered, not yielded
-            raise
+        while True:
+            if limit is not None and out.emitted + len(items) >= limit:
+                out.ended = "limit"
+                break
+            if time.monotonic() - started >= self.max_pull_s:
+                out.ended = "time"
+                break
+            buf = processor.fill()
+            if not buf.items:
+                break
+            out.pulled += len(buf.items)
+            items.extend(buf)
+            if len(items) >= DEFAULT_BATCH_ROWS and (limit is None or out.emitted + len(items) <= limit):
+                batch = items.take_batch()
+                out.emitted += batch.num_rows
+                yield batch
         if len(items):
-            yield from self._settle_last(items.take_batch(), limit, out, deliver)
-
-    @staticmethod
-    def _settle_last(
-        batch: pa.RecordBatch, limit: int | None, out: Gathered, deliver: "Callable[[pa.RecordBatch], Iterator[pa.RecordBatch]]"
-    ) -> Iterator[pa.RecordBatch]:
-        """Deliver the last rows up to the limit; the rest is the carry."""
-        room = batch.num_rows if limit is None else min(batch.num_rows, limit - out.emitted)
-        if room:
-            yield from deliver(batch.slice(0, room))
-        if room < batch.num_rows:
-            out.carry = pa.Table.from_batches([batch.slice(room)])
+            batch = items.take_batch()
+            room = batch.num_rows if limit is None else min(batch.num_rows, limit - out.emitted)
+            if room:
+                out.emitted += room
+                yield batch.slice(0, room)
+            if room < batch.num_rows:
+                out.carry = pa.Table.from_batches([batch.slice(room)])
 
 
 class SnapshotRounds(RoundReader):
@@ -236,7 +208,7 @@ class SnapshotRounds(RoundReader):
         attempt = new_attempt_id()
         out = Gathered(self.arrow_schema)
         try:
-            yield from self.gather(processor, carry, limit, out, stream_out=True)
+            yield from self.gather(processor, carry, limit, out)
             facts = RoundFacts(
                 out.emitted, out.pulled, out.ended, attempt, carried=out.carry.num_rows, round=round_,
                 snapshot=processor.snapshot(), start_snapshot=start_snapshot, total=self.total,
