@@ -116,6 +116,9 @@ class RoundReader:
                 raise OffsetError(f"{self.where}: round {round_ - 1} could not be recorded in {self.rounds}")
         return facts
 
+class SnapshotRounds(RoundReader):
+    """Rounds of a stream with snapshot functions: rows stream out, the record keeps a count and a snapshot."""
+
     def carry_of(self, facts: RoundFacts | None) -> pa.Table | None:
         """The carry a recorded round left for the next one (read from its record only if it has one)."""
         if facts is None or not facts.carried:
@@ -176,10 +179,6 @@ class RoundReader:
                 yield batch.slice(0, room)
             if room < batch.num_rows:
                 out.carry = pa.Table.from_batches([batch.slice(room)])
-
-
-class SnapshotRounds(RoundReader):
-    """Rounds of a stream with snapshot functions: rows stream out, the record keeps a count and a snapshot."""
 
     def _start(self, round_: int, record: Round | None) -> tuple[Processor, pa.Table | None, object]:
         """A processor at the start of ``round_``, its carry, and the start snapshot to record (round 1).
