@@ -1,145 +1,199 @@
-"""The consumer thread against a stand-in connection: log first, acknowledge second, plan once confirmed, pause when Spark lags."""
+"""The JMS consumer (a processor's state) and the source's rounds against the real ActiveMQ, without Spark.
 
-import collections
-import threading
+A test plays the core's receiver by hand where the order of the steps is the point (fill, spool,
+then acknowledge), and plays Spark (plan, read every range, commit) where the whole source is.
+"""
+
+from __future__ import annotations
+
+import subprocess
 import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
 
-from jetconnect.testing import wait_until
-from jetconnect.wal import WriteAheadLog
-from jetconnect_jms.consumer import Consumer, RecentIds
-from jetconnect_jms.messages import MessageView
+import pyarrow as pa
+import pytest
 
+from jetconnect.arrow import rows_to_batch
+from jetconnect.builders import _rounds
+from jetconnect.builders._processor import Processor
+from jetconnect.errors import SourceError
+from jetconnect_jms import jms_queue_source
+from jetconnect_jms.consumer import RUN_OPTION, run_spools
+from jetconnect_jms.stomp_client import StompClient, StompSettings
 
-class FakeClient:
-    """What the consumer uses of a StompClient; each ACK records how far the log was then."""
-
-    what = "fake consumer"
-
-    def __init__(self, wal: WriteAheadLog) -> None:
-        self.wal = wal
-        self.messages: collections.deque = collections.deque()
-        self.connected = True
-        self.lost = False
-        self.acked: list[tuple[str, int]] = []
-        self.sent_receipts: list[str] = []
-        self.confirmed: list[str] = []
-        #: Cleared, the broker holds back its receipts.
-        self.receipts_flow = threading.Event()
-        self.receipts_flow.set()
-
-    def deliver(self, *ids: str) -> None:
-        for i in ids:
-            self.messages.append(({"message-id": i, "ack": f"ack-{i}", "destination": "/queue/q"}, i.encode()))
-
-    def wait_for_messages(self, timeout: float) -> bool:
-        if not self.messages:
-            time.sleep(min(timeout, 0.01))
-        return bool(self.messages)
-
-    def raise_broker_error(self) -> None:
-        pass
-
-    def ack_async(self, ack_ids) -> str | None:
-        self.acked.extend((ack_id, self.wal.end("0")) for ack_id in ack_ids)
-        self.sent_receipts.append(f"r{len(self.sent_receipts)}")
-        return self.sent_receipts[-1]
-
-    def wait_receipt(self, receipt: str, doing: str) -> None:
-        assert self.receipts_flow.wait(10), f"no receipt for {receipt} while {doing}"
-        self.confirmed.append(receipt)
-
-    def take_receipt(self, receipt: str, doing: str) -> bool:
-        if self.receipts_flow.is_set():
-            self.confirmed.append(receipt)
-        return self.receipts_flow.is_set()
-
-    def close(self) -> None:
-        self.connected = False
+ROOT = Path(__file__).resolve().parents[2]
+BROKER_SCRIPT = ROOT / "scripts" / "servers" / "activemq.sh"
+RUN = "testrun"
 
 
-def consumer(tmp_path, max_backlog: int = 100, seen: RecentIds | None = None) -> tuple[Consumer, FakeClient]:
-    wal = WriteAheadLog(tmp_path / "wal")
-    client = FakeClient(wal)
-    return Consumer(
-        client, wal, "0", view=MessageView("test"), seen=seen or RecentIds(100), wal_lock=threading.Lock(),
-        segment_records=3, linger_s=0.01, max_backlog=max_backlog,
-    ), client
+@pytest.fixture(scope="module", autouse=True)
+def activemq() -> Iterator[None]:
+    """The real ActiveMQ on 127.0.0.1:61613, stopped after only if started here (and not kept)."""
+    running = subprocess.run(["bash", str(BROKER_SCRIPT), "status"], capture_output=True, timeout=60).returncode == 0
+    started = subprocess.run(["bash", str(BROKER_SCRIPT), "start"], capture_output=True, text=True, timeout=900)
+    if started.returncode != 0:
+        pytest.fail(f"activemq.sh start exited {started.returncode}: {started.stdout[-2000:]} {started.stderr[-2000:]}")
+    yield
+    if not running and __import__("os").environ.get("JETCONNECT_KEEP_SERVERS") != "1":
+        subprocess.run(["bash", str(BROKER_SCRIPT), "stop"], capture_output=True, timeout=120)
 
 
-def test_messages_are_acknowledged_only_once_logged_and_redeliveries_are_not_logged_twice(tmp_path):
-    seen = RecentIds(100)
-    seen.add(["m0"])  # logged by an earlier run, its ACK lost
-    worker, client = consumer(tmp_path, seen=seen)
-    client.deliver("m0", "m1", "m2", "m3", "m4")
-    worker.start()
+@pytest.fixture(autouse=True)
+def _no_receiver_left():
+    yield
+    for key in list(_rounds.RECEIVERS):
+        _rounds.RECEIVERS.pop(key).stop()
+
+
+def queue() -> str:
+    return f"/queue/unit-{uuid.uuid4().hex[:8]}"
+
+
+def produce(destination: str, bodies: list[bytes | str]) -> None:
+    client = StompClient(StompSettings(), "test producer").connect()
     try:
-        wait_until(lambda: len(client.acked) == 5, 10, "five acknowledgements")
+        client.begin("tx")
+        for body in bodies:
+            client.send(destination, body, {"persistent": "true"}, "tx")
+        client.commit("tx")
     finally:
-        worker.stop()
-    logged = [b.column("message_id").to_pylist() for b in worker.wal.read("0", 0, worker.wal.end("0"))]
-    assert sum(logged, []) == ["m1", "m2", "m3", "m4"]
-    # every ACK was sent when the log already held the message it acknowledges (m0: from before)
-    position = {"ack-m0": 0, "ack-m1": 1, "ack-m2": 2, "ack-m3": 3, "ack-m4": 4}
-    assert all(logged_end >= position[ack_id] for ack_id, logged_end in client.acked)
-    assert worker.error is None
+        client.close()
 
 
-def started_with_receipts_held(tmp_path, segments: int) -> tuple[Consumer, FakeClient]:
-    """A running consumer given ``segments`` segments of three messages; the broker holds its receipts."""
-    worker, client = consumer(tmp_path)
-    client.receipts_flow.clear()
-    client.deliver(*(f"m{i}" for i in range(3 * segments)))
-    worker.start()
-    return worker, client
+def left_on_broker(destination: str, expected: int = 0) -> list[bytes]:
+    """The bodies still on the queue (taken and acknowledged, so the queue is empty after).
+
+    Waits up to 10 s for ``expected`` of them, then half a second for any more.
+    """
+    client = StompClient(StompSettings(), "test consumer").connect()
+    client.subscribe(destination, "left", {"activemq.prefetchSize": "1000"})
+    got: list[tuple[dict, bytes]] = []
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        while client.messages:
+            got.append(client.messages.popleft())
+        if len(got) >= expected:
+            deadline = min(deadline, time.monotonic() + 0.5)
+        time.sleep(0.01)
+    client.ack(h["ack"] for h, _ in got)
+    client.close()
+    return [body for _, body in got]
 
 
-def release_receipts_and_expect_all_confirmed(worker: Consumer, client: FakeClient, segments: int) -> None:
-    client.receipts_flow.set()
-    wait_until(lambda: worker.acked_end == 3 * segments and not worker.receiving, 10, f"all {segments} confirmed")
-    assert client.confirmed == client.sent_receipts == [f"r{i}" for i in range(segments)]
+def processor(source, index: int, total: int) -> Processor:
+    """Processor ``index`` of ``total`` of the source, as the core's receiver creates it."""
+    return Processor(source._stream.spec, index, total, source._stream.options.merged({RUN_OPTION: RUN}))
 
 
-def test_a_plan_covers_a_segment_only_once_the_broker_confirmed_its_acknowledgements(tmp_path):
-    worker, client = started_with_receipts_held(tmp_path, segments=2)
-    try:
-        # the second segment's ACKs go out while the first one's receipt is awaited
-        wait_until(lambda: len(client.acked) == 6, 10, "both segments logged and acknowledged")
-        time.sleep(0.1)
-        assert worker.end == 6 and worker.acked_end == 0 and worker.receiving
-        release_receipts_and_expect_all_confirmed(worker, client, segments=2)
-    finally:
-        worker.stop()
+def take(proc: Processor, timeout: float = 10) -> pa.Table:
+    """Fill until a fill brings rows (or the time is up): what the receiver would spool next."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        items = proc.fill().items
+        if items:
+            return pa.Table.from_batches([rows_to_batch(items, proc.spec.schema, "test")])
+    return pa.table({})
 
 
-def test_at_most_four_segments_await_their_receipts(tmp_path):
-    worker, client = started_with_receipts_held(tmp_path, segments=6)
-    try:
-        wait_until(lambda: len(client.sent_receipts) == 4, 10, "four segments acknowledged")
-        time.sleep(0.2)
-        # the fifth segment is logged, but its ACKs wait for the oldest receipt
-        assert len(client.sent_receipts) == 4 and worker.end == 15 and worker.acked_end == 0
-        release_receipts_and_expect_all_confirmed(worker, client, segments=6)
-    finally:
-        worker.stop()
+def spool(source, index: int, total: int):
+    return run_spools(source.wal_location, RUN, total)[index]
 
 
-def test_consumer_pauses_while_spark_has_not_planned_the_backlog(tmp_path):
-    worker, client = consumer(tmp_path, max_backlog=3)
-    client.deliver(*(f"m{i}" for i in range(9)))
-    worker.start()
-    try:
-        wait_until(lambda: worker.end == 3, 10, "the first three logged")
-        time.sleep(0.1)
-        assert worker.end == 3 and worker.paused  # the rest waits, unacknowledged
-        worker.planned = 3  # a micro-batch took them
-        wait_until(lambda: worker.end == 6, 10, "three more after the plan")
-    finally:
-        worker.stop()
+def test_a_message_is_acknowledged_only_after_the_receiver_spooled_it(tmp_path):
+    destination = queue()
+    produce(destination, [f"m{i}" for i in range(5)])
+    source = jms_queue_source(destination, linger_ms=500, wal_location=str(tmp_path))
+    proc = processor(source, 0, 1)
+    taken = take(proc)
+    assert taken.column("body").to_pylist() == [f"m{i}".encode() for i in range(5)]
+    proc.destroy()  # a worker gone before the receiver spooled and acknowledged: the broker keeps them
+    assert sorted(left_on_broker(destination, 5)) == [f"m{i}".encode() for i in range(5)]
+
+    produce(destination, ["n0", "n1"])
+    proc = processor(source, 0, 1)
+    taken = take(proc)
+    spool(source, 0, 1).append(0, taken)
+    proc.acknowledge()
+    proc.destroy()
+    assert left_on_broker(destination) == []
 
 
-def test_a_body_that_does_not_decode_stops_the_consumer_unacknowledged(tmp_path):
-    worker, client = consumer(tmp_path)
-    client.messages.append(({"message-id": "bad", "ack": "ack-bad", "destination": "/queue/q"}, b"\xff"))
-    worker.start()
-    worker.join(10)
-    assert "message bad on /queue/q" in str(worker.error) and client.acked == []
+def test_redeliveries_of_what_another_consumer_spooled_are_dropped_and_acknowledged(tmp_path):
+    destination = queue()
+    source = jms_queue_source(destination, parallelism=2, prefetch=50, linger_ms=500, wal_location=str(tmp_path))
+    first = processor(source, 0, 2)  # subscribed alone: it is sent every message
+    produce(destination, [f"m{i}" for i in range(20)])
+    taken = take(first)
+    second = processor(source, 1, 2)  # started before the first one spooled: it must look again later
+    spool(source, 0, 2).append(0, taken)
+    first.destroy()  # spooled, its ACKs lost with the connection: the broker redelivers to the second
+    deadline = time.monotonic() + 10
+    while second.state.stats["redelivered"] < 20 and time.monotonic() < deadline:
+        assert not second.fill().items  # each one is in the first consumer's spool
+    assert second.state.stats["redelivered"] == 20 and second.state.stats["taken"] == 0
+    second.destroy()
+    assert left_on_broker(destination) == []  # the redeliveries were acknowledged
+
+
+def test_a_new_consumer_of_a_processor_drops_what_its_spool_holds_and_takes_the_rest(tmp_path):
+    destination = queue()
+    source = jms_queue_source(destination, linger_ms=500, wal_location=str(tmp_path))
+    produce(destination, [f"m{i}" for i in range(10)])
+    proc = processor(source, 0, 1)
+    taken = take(proc)
+    spool(source, 0, 1).append(0, taken.slice(0, 6))  # the worker died after spooling six of them
+    proc.destroy()
+    proc = processor(source, 0, 1)
+    again = take(proc)
+    assert again.column("body").to_pylist() == [f"m{i}".encode() for i in range(6, 10)]
+    spool(source, 0, 1).append(6, again)
+    proc.acknowledge()
+    proc.destroy()
+    assert left_on_broker(destination) == []
+
+
+def test_a_body_that_does_not_decode_stops_the_consumer_and_it_and_what_follows_stay_on_the_broker(tmp_path):
+    destination = queue()
+    produce(destination, ["good 0", "good 1", b"\xff\xfe bad", "after 0", "after 1"])
+    source = jms_queue_source(destination, linger_ms=500, wal_location=str(tmp_path))
+    proc = processor(source, 0, 1)
+    taken = take(proc)
+    assert taken.column("body").to_pylist() == [b"good 0", b"good 1"]
+    spool(source, 0, 1).append(0, taken)
+    proc.acknowledge()
+    with pytest.raises(SourceError, match=f"message ID:.* on {destination} has a body that is not valid utf-8"):
+        for _ in range(10):
+            proc.fill()
+    proc.destroy()
+    assert left_on_broker(destination, 3) == [b"\xff\xfe bad", b"after 0", b"after 1"]
+
+
+def run_rounds(source, count: int, timeout: float = 30, max_records: int | None = None) -> tuple[dict, list[str]]:
+    """Play Spark: plan, read every range, commit, until ``count`` rows came; the offset and the bodies."""
+    position, bodies = source.initial_offset(), []
+    deadline = time.monotonic() + timeout
+    while len(bodies) < count and time.monotonic() < deadline:
+        end = source.latest_offset(position, max_records)
+        for range_ in source.ranges(position, end):
+            bodies += [b for batch in source.read_range(range_) for b in batch.column("body").to_pylist()]
+        source.commit(end)
+        position = end
+    return position, bodies
+
+
+def test_rounds_deliver_every_message_once_and_commits_keep_the_dedupe_window(tmp_path):
+    destination = queue()
+    bodies = [f"m{i}" for i in range(300)]
+    produce(destination, bodies)
+    source = jms_queue_source(destination, parallelism=2, prefetch=20, dedupe_window=50, wal_location=str(tmp_path))
+    source = source.with_options({"jetconnect.members": "1"})
+    position, got = run_rounds(source, len(bodies), max_records=60)
+    source.stop()
+    assert sorted(got) == sorted(bodies)
+    run = next(iter(position.values()))["run"]
+    for index in (0, 1):
+        start, end = run_spools(str(tmp_path), run, 2)[index].bounds()
+        # a segment is at most prefetch / 2 = 10 rows: whole segments are kept or trimmed
+        assert 50 <= end - start < 50 + 10, (index, start, end)

@@ -1,15 +1,21 @@
-"""One consumer of the JMS source: a driver thread that logs what its connection receives, then acks it.
+"""One consumer of the JMS source: a processor's state, one STOMP connection in an executor.
 
-Spark calls the driver-side reader only to plan a micro-batch; pulling there left the broker
-idle while the batch ran (a third of the time in the benchmark). So each consumer pulls for as
-long as the query runs, as Jet's processors do, and a plan only reads how far the log goes. The
-order of the steps never changes: a message is acknowledged only once the log segment that holds
-it is durable, and a plan covers a segment only once the broker has confirmed its ACKs.
+The source is a builder stream without snapshot functions (:mod:`jetconnect_jms.source`). The core
+runs each processor in a *receiver*, a thread of the Python worker that first ran the processor's
+task: it calls :meth:`Consumer.fill` again and again, appends what a fill took to the processor's
+spool (durably), and only then calls :meth:`Consumer.acknowledge`. So a message is acknowledged
+only once a restart can replay it, and what a consumer holds unacknowledged when it closes (its
+query stopped, no round came for a while, its worker died) the broker redelivers: that is how a
+consumer no task reads any more hands its messages back.
 
-A segment's ACKs go out as soon as it is logged, without waiting for the receipt of the ones
-before (up to :data:`_MAX_IN_FLIGHT` segments): receipts are collected as they come, and each
-moves ``acked_end`` on. Waiting for each receipt before the next ACKs made the broker alternate
-between processing ACKs and dispatching messages; it was half of the consumer's time.
+A redelivery of a message that is spooled already (its ACK was lost with a connection or a
+worker) is recognised by message id, acknowledged and dropped. The broker may redeliver to any
+consumer of a queue, so each consumer checks every message against the ids in the spools of all
+the source's processors: its own (the ids it took, seeded from its spool when it starts) and the
+others' (read as they grow). The source keeps the last ``dedupe_window`` rows of every spool after
+Spark committed them, so a redelivery is recognised while its spool has grown by fewer rows than
+that since the message was spooled; the broker redelivers as soon as a connection is gone, and
+an unacknowledged message holds back at most ``prefetch`` more on its connection.
 """
 
 from __future__ import annotations
@@ -18,229 +24,384 @@ import collections
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from jetconnect.wal import WriteAheadLog
-from jetconnect_jms.messages import MessageView, frames_to_batch
-from jetconnect_jms.stomp_client import CONNECTION_ERRORS, StompClient
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from jetconnect.builders import WAL_LOCATION, ProcessorContext, SourceBuffer
+from jetconnect.builders._rounds import LogRounds  # where a processor's spool lives: the core keeps it in one place
+from jetconnect.errors import OffsetError, SourceError
+from jetconnect.locations import resolve_location
+from jetconnect.rounds import RoundLog
+from jetconnect.spool import Spool
+from jetconnect_jms.messages import _FRAME_HEADERS, RAW_SCHEMA, MessageView, _timestamp_ms
+from jetconnect_jms.stomp_client import CONNECTION_ERRORS, StompClient, StompSettings
 
 log = logging.getLogger("jetconnect.jms")
 
-#: How often a consumer gathering a segment looks whether it is complete.
+#: A message as the spool keeps it: whole (every header, the body's bytes), so a replay never
+#: depends on the broker and the user's view (:class:`MessageView`) is applied when a round is read.
+#: The headers are one flat list ``[key, value, key, value, ...]``: the builder converts a flat
+#: list per message about twice as fast as a map.
+SPOOL_SCHEMA = "message_id string NOT NULL, destination string, timestamp_ms bigint, headers array<string>, body binary"
+
+#: The option through which the source tells a processor its stream run (whose spools it checks).
+RUN_OPTION = "jetconnect_jms.run"
+
+#: How long an idle fill waits for a message before it returns (the receiver then renews its lease).
+_IDLE_S = 0.05
+#: How often a fill gathering a segment looks whether it is complete.
 _POLL_S = 0.002
-#: How long an idle consumer waits for a message before it looks again whether to stop.
-_IDLE_S = 0.1
-#: How long a stopping consumer may wait for the receipts of the ACKs it sent last.
-_STOP_GRACE_S = 2.0
-#: Segments whose ACKs may await their receipt at once (the prefetch window bounds it too).
-_MAX_IN_FLIGHT = 4
+#: How long a closing consumer may wait for the receipts of the ACKs it sent last.
+_CLOSE_GRACE_S = 2.0
 #: What a consumer is doing while it waits for a receipt, for errors.
 _ACKNOWLEDGING = "acknowledging messages"
 
+Frame = tuple[dict[str, str], bytes]
+
+
+@dataclass(frozen=True)
+class ConsumerConfig:
+    """What every consumer of one source needs; pickled to the executors with the source."""
+
+    settings: StompSettings
+    destination: str
+    #: Names the source in errors, e.g. "jms_queue source '/queue/orders'".
+    owner: str
+    view: MessageView
+    subscription: str | None
+    prefetch: int
+    linger_s: float
+    dedupe_window: int
+    max_backlog: int
+
+    @property
+    def segment(self) -> int:
+        """Messages one fill takes at most: half the prefetch window, the other half keeps arriving."""
+        return max(1, self.prefetch // 2)
+
 
 class RecentIds:
-    """The ids of the last ``capacity`` messages logged: what a redelivery is checked against.
-
-    Shared by the consumers of a queue: the broker may redeliver to one what another logged.
-    """
+    """The ids of the last ``capacity`` messages a consumer spooled (or found spooled when it started)."""
 
     def __init__(self, capacity: int) -> None:
         self.capacity = capacity
         self._ids: collections.OrderedDict[str, None] = collections.OrderedDict()
-        self._lock = threading.Lock()
 
     def __contains__(self, message_id: object) -> bool:
         return message_id in self._ids
 
+    def __len__(self) -> int:
+        return len(self._ids)
+
     def add(self, ids: Iterable[str]) -> None:
-        with self._lock:
-            for message_id in ids:
-                self._ids[message_id] = None
-            while len(self._ids) > self.capacity:
-                self._ids.popitem(last=False)
+        for message_id in ids:
+            self._ids[message_id] = None
+        while len(self._ids) > self.capacity:
+            self._ids.popitem(last=False)
 
 
-class Consumer(threading.Thread):
-    """Logs and acknowledges what one STOMP connection receives, into one log partition.
+class SpoolIds:
+    """The message ids another processor's spool holds, kept in step with it by :meth:`refresh`.
 
-    A segment is written when half the prefetch window has arrived, or ``linger_s`` after its
-    first message: fewer fsyncs than one per drain, and the other half of the window keeps
-    arriving meanwhile. The consumer pauses while ``max_backlog`` logged messages wait for a
-    micro-batch (the broker then stops at the prefetch window). An error that must stop the
-    query (an ERROR frame, a body that does not decode, no broker within ``connect_timeout``)
-    is kept in :attr:`error` for the next plan to raise.
+    Spool segments are written once, so each is read once; ids of segments Spark's commits
+    trimmed are forgotten.
     """
 
-    def __init__(
-        self,
-        client: StompClient,
-        wal: WriteAheadLog,
-        partition: str,
-        *,
-        view: MessageView,
-        seen: RecentIds,
-        wal_lock: threading.Lock,
-        segment_records: int,
-        linger_s: float,
-        max_backlog: int,
-    ) -> None:
-        super().__init__(name=f"jetconnect {client.what}", daemon=True)
-        self.client = client
-        self.wal = wal
-        self.partition = partition
-        self.view = view
-        self.seen = seen
-        self.wal_lock = wal_lock
-        self.segment_records = segment_records
-        self.linger_s = linger_s
-        self.max_backlog = max_backlog
-        #: The end of this consumer's log partition: only this thread appends to it.
-        self.end = wal.end(partition)
-        #: How far the broker has confirmed the ACKs: what a plan may cover. A crashed run's
-        #: segments count as confirmed: the broker's redeliveries of them are recognised by id.
-        self.acked_end = self.end
-        #: How far the micro-batches have been planned (set by the source): flow control only.
-        self.planned = self.end
+    def __init__(self, spool: Spool) -> None:
+        self.spool = spool
+        self._ids: set[str] = set()
+        #: ``(end position, ids)`` of what was read, oldest first.
+        self._chunks: collections.deque[tuple[int, list[str]]] = collections.deque()
+        self._read_to: int | None = None
+
+    def __contains__(self, message_id: object) -> bool:
+        return message_id in self._ids
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    def in_order(self) -> Iterable[str]:
+        """The ids read, oldest first."""
+        for _, ids in self._chunks:
+            yield from ids
+
+    def refresh(self) -> None:
+        """Read the segments appended since the last refresh, forget the trimmed ones."""
+        for _ in range(3):  # a commit may trim a segment between the listing and the read
+            try:
+                start, end = self.spool.bounds()
+                if self._read_to is not None and end < self._read_to:  # pragma: no cover - an emptied spool
+                    self._forget(end + 1)
+                    self._read_to = None
+                self._forget(start)
+                position = start if self._read_to is None else max(start, self._read_to)
+                for batch in self.spool.read(position, end) if end > position else ():
+                    ids = batch.column("message_id").to_pylist()
+                    position += len(ids)
+                    self._chunks.append((position, ids))
+                    self._ids.update(ids)
+                    self._read_to = position
+                self._read_to = end
+                return
+            except (OffsetError, FileNotFoundError):
+                continue
+        log.warning("%s: could not read it in three tries (trimmed under the reader?)", self.spool)
+
+    def _forget(self, start: int) -> None:
+        while self._chunks and self._chunks[0][0] <= start:
+            self._ids.difference_update(self._chunks.popleft()[1])
+
+
+def spool_rows(frames: Sequence[Frame]) -> list[tuple[Any, ...]]:
+    """The spool's rows (:data:`SPOOL_SCHEMA`) of received MESSAGE frames, in order."""
+    rows = []
+    for headers, body in frames:
+        flat: list[str] = []
+        for key, value in headers.items():
+            if key not in _FRAME_HEADERS:
+                flat.append(key)
+                flat.append(value)
+        rows.append((
+            headers["message-id"], headers.get("destination"), _timestamp_ms(headers.get("timestamp")), flat,
+            body if isinstance(body, bytes) else str(body).encode("utf-8"),
+        ))
+    return rows
+
+
+def spooled_to_raw(batch: pa.RecordBatch) -> pa.RecordBatch:
+    """A spool batch as :data:`~jetconnect_jms.messages.RAW_SCHEMA`: the flat header lists become a map."""
+    lists = batch.column("headers")
+    flat = lists.flatten()  # respects a sliced batch's offset
+    offsets = pc.subtract(lists.offsets, lists.offsets[0])
+    headers = pa.MapArray.from_arrays(
+        pc.divide(offsets, 2), flat.take(np.arange(0, len(flat), 2)), flat.take(np.arange(1, len(flat), 2))
+    )
+    columns = [batch.column(name) if name != "headers" else headers for name in RAW_SCHEMA.names]
+    return pa.RecordBatch.from_arrays(columns, schema=RAW_SCHEMA)
+
+
+class _Reconnect(threading.Thread):
+    """Reconnects a lost client off the receiver's thread, which must go on renewing its lease."""
+
+    def __init__(self, consumer: "Consumer") -> None:
+        super().__init__(name=f"jetconnect reconnect {consumer.client.what}", daemon=True)
+        self.consumer = consumer
         self.error: BaseException | None = None
-        #: Set once the first segment is logged, or the broker had nothing to send for a moment.
-        self.first_round = threading.Event()
-        self.stats = {"logged": 0, "redelivered": 0, "reconnects": 0}
-        self._stopping = threading.Event()
-        #: Receipts awaited for ACKs sent, oldest first, each with the log end it confirms.
-        self._in_flight: collections.deque[tuple[str, int]] = collections.deque()
-
-    @property
-    def paused(self) -> bool:
-        """Enough is logged that Spark has not planned yet: the consumer takes no more for now."""
-        return self.end - self.planned >= self.max_backlog
-
-    @property
-    def receiving(self) -> bool:
-        """Messages have arrived that the consumer is about to log, or logged ones await their receipt."""
-        busy = (bool(self.client.messages) and not self.paused) or bool(self._in_flight)
-        return busy and self.error is None and self.is_alive()
-
-    def stop(self) -> None:
-        """Stop taking messages, close the connection and wait for the thread to end."""
-        self._stopping.set()
-        if self.is_alive():
-            self.join(_STOP_GRACE_S)  # time for the receipts of the ACKs in flight
-        self.client.close()  # a wait for a receipt ends at once: the connection is gone
-        if self.is_alive():
-            self.join()
-        self.client.close()  # in case a reconnect was under way while stopping
 
     def run(self) -> None:
         try:
-            while not self._stopping.is_set():
-                if self.paused:
-                    self._settle()  # the ACKs in flight still get their receipts
-                    self._stopping.wait(_POLL_S * 5)  # Spark is behind: let the broker hold the rest
-                    continue
-                self._stay_connected()
-                frames = self._gather()
-                if frames:
-                    self._log_then_ack(frames)
-                else:
-                    self._settle()
-            self._settle()
-        except BaseException as exc:  # kept for the query to fail with, on the next plan
-            if not self._stopping.is_set():
-                self.error = exc
-        finally:
-            self.first_round.set()
+            self.consumer.client.connect()  # forgets the dead connection's frames: they come again
+        except BaseException as exc:  # raised by the next fill: the query must hear of it
+            self.error = exc
+        if self.consumer.closed:  # closed while reconnecting: no connection may outlive the consumer
+            self.consumer.client.close()
 
-    def _stay_connected(self) -> None:
-        if not self.client.connected:
-            self.stats["reconnects"] += 1
-            log.warning("%s: connection lost, reconnecting", self.client.what)
-            self._in_flight.clear()  # their receipts went with the connection
-            self.client.connect()  # forgets frames of the dead connection: the broker redelivers them
 
-    def _gather(self) -> list[tuple[dict[str, str], bytes]]:
-        """The messages of the next segment; none if nothing arrived for a while."""
+class Consumer:
+    """Processor ``ctx.global_processor_index``'s STOMP connection: what it takes, spools and acknowledges.
+
+    ``fill`` takes what has arrived (up to :attr:`ConsumerConfig.segment` messages, waiting up to
+    ``linger_s`` for them: one spool segment, one fsync), leaves out redeliveries of spooled
+    messages, and adds the rest; the receiver spools them and calls ``acknowledge``, which sends
+    their ACKs in one write (the receipts are collected as they come, never waited for in a fill).
+    A body that does not decode stops the consumer: the messages before it are spooled and
+    acknowledged, it and those after it are not, and the next fill raises naming it.
+    """
+
+    def __init__(self, config: ConsumerConfig, ctx: ProcessorContext) -> None:
+        self.config = config
+        self.index = ctx.global_processor_index
+        self.closed = False
+        self.stats = {"taken": 0, "redelivered": 0, "reconnects": 0}
+        spools = run_spools(ctx.options.get_str(WAL_LOCATION), ctx.options.get_str(RUN_OPTION), ctx.total_parallelism)
+        #: What this consumer took, and what its spool held when it started (an earlier consumer's).
+        self.recent = RecentIds(config.dedupe_window + config.max_backlog + config.prefetch)
+        self.others = [SpoolIds(spool) for j, spool in enumerate(spools) if j != self.index]
+        own = SpoolIds(spools[self.index])
+        own.refresh()
+        self.recent.add(own.in_order())
+        for other in self.others:
+            other.refresh()
+        #: ACK ids of what the last fill took: acknowledged once the receiver has spooled it.
+        self._taken: list[str] = []
+        #: Receipts awaited for ACKs sent, oldest first, with when they were sent.
+        self._in_flight: collections.deque[tuple[str, float]] = collections.deque()
+        self._failure: SourceError | None = None
+        self._reconnect: _Reconnect | None = None
+        self.client = StompClient(config.settings, f"{config.owner} consumer {self.index}").connect()
+        headers = {"activemq.prefetchSize": str(config.prefetch)}
+        if config.subscription:
+            headers["activemq.subscriptionName"] = config.subscription
+        try:
+            self.client.subscribe(config.destination, f"jetconnect-{self.index}", headers)
+        except BaseException:
+            self.client.close()
+            raise
+
+    # --- the builder's functions -------------------------------------------------------------------
+
+    def fill(self, buf: SourceBuffer) -> None:
+        """Add the messages that have arrived and were not spooled before (``fill_buffer_fn``)."""
+        if self._taken:
+            return  # the receiver spools and acknowledges what the last fill took first
+        if self._failure is not None:
+            raise self._failure
+        if not self._connected():
+            return
         client = self.client
         client.raise_broker_error()
+        self._collect_receipts()
         if not client.wait_for_messages(_IDLE_S):
-            return []
-        first_arrived = time.monotonic()
-        while (
-            len(client.messages) < self.segment_records
-            and time.monotonic() - first_arrived < self.linger_s
-            and not self._stopping.is_set()
-        ):
+            return
+        first = time.monotonic()
+        segment = self.config.segment
+        while len(client.messages) < segment and time.monotonic() - first < self.config.linger_s:
             time.sleep(_POLL_S)  # while messages flow, polling costs less than a wake-up per message
         client.raise_broker_error()
         if not client.connected:
-            return []  # what the dead connection delivered will be redelivered
-        return [client.messages.popleft() for _ in range(min(len(client.messages), self.segment_records))]
+            return  # what the dead connection delivered is redelivered to the next one
+        frames = [client.messages.popleft() for _ in range(min(len(client.messages), segment))]
+        self._take(frames, buf)
 
-    def _log_then_ack(self, frames: list[tuple[dict[str, str], bytes]]) -> None:
-        """Append the new messages among ``frames`` to the log, then acknowledge them all."""
-        fresh = [f for f in frames if f[0]["message-id"] not in self.seen]
-        self.stats["redelivered"] += len(frames) - len(fresh)
+    def acknowledge(self) -> None:
+        """Acknowledge what the last fill took: the receiver has spooled it (``acknowledge_fn``)."""
+        taken, self._taken = self._taken, []
+        self._ack(taken)
+
+    def close(self) -> None:
+        """Wait briefly for the receipts of the last ACKs, then close (``destroy_fn``).
+
+        The broker redelivers whatever this connection holds unacknowledged to another consumer.
+        """
+        self.closed = True
+        deadline = time.monotonic() + _CLOSE_GRACE_S
+        try:
+            while self._in_flight and self.client.connected and time.monotonic() < deadline:
+                self._collect_receipts()
+                time.sleep(_POLL_S)
+        except Exception:  # closing anyway; unconfirmed ACKs make redeliveries, recognised by id
+            log.info("%s: receipts not collected while closing", self.client.what, exc_info=True)
+        self.client.close()
+        log.info("%s: closed after %s", self.client.what, self.stats)
+
+    # --- steps -------------------------------------------------------------------------------------
+
+    def _take(self, frames: list[Frame], buf: SourceBuffer) -> None:
+        """Add the new messages among ``frames`` to ``buf``; acknowledge the repeated ones at once.
+
+        A message is repeated if a spool holds it: it is durable, so its ACK needs no spooling.
+        """
+        for other in self.others:
+            other.refresh()  # a message another consumer spooled may be redelivered here
+        repeated = [self._spooled(headers["message-id"]) for headers, _ in frames]
+        fresh = [frame for frame, seen in zip(frames, repeated) if not seen]
+        bad = self._first_undecodable(fresh)
+        if bad is not None:
+            # it and what came after it stay unacknowledged: the broker keeps them
+            cut = frames.index(fresh[bad])
+            frames, repeated, fresh = frames[:cut], repeated[:cut], fresh[:bad]
+        again = [headers["ack"] for (headers, _), seen in zip(frames, repeated) if seen]
+        if again:
+            self.stats["redelivered"] += len(again)
+            self._ack(again)
         if fresh:
-            batch = frames_to_batch(fresh)
-            self.view.check_decodable(batch)  # a bad body stops here, unacknowledged
-            with self.wal_lock:  # the source trims this partition from another thread
-                self.end = self.wal.append(self.partition, self.end, batch)
-            self.seen.add(batch.column("message_id").to_pylist())
-            self.stats["logged"] += len(fresh)
+            buf.add_all(spool_rows(fresh))
+            self.recent.add(headers["message-id"] for headers, _ in fresh)
+            self._taken = [headers["ack"] for headers, _ in fresh]
+            self.stats["taken"] += len(fresh)
+
+    def _spooled(self, message_id: str) -> bool:
+        return message_id in self.recent or any(message_id in other for other in self.others)
+
+    def _first_undecodable(self, frames: list[Frame]) -> int | None:
+        """The index of the first message whose body the view cannot decode (its error kept), or None."""
+        if not frames:
+            return None
+        probe = pa.RecordBatch.from_arrays(
+            [
+                pa.array([h["message-id"] for h, _ in frames], pa.string()),
+                pa.array([h.get("destination") for h, _ in frames], pa.string()),
+                pa.array([b if isinstance(b, bytes) else str(b).encode("utf-8") for _, b in frames], pa.binary()),
+            ],
+            names=["message_id", "destination", "body"],
+        )
         try:
-            self._confirm(wait_for=len(self._in_flight) - _MAX_IN_FLIGHT + 1)
-            receipt = self.client.ack_async(headers["ack"] for headers, _ in frames)
-            if receipt is not None:
-                self._in_flight.append((receipt, self.end))
-        except CONNECTION_ERRORS as exc:
-            self._ack_lost(exc)
+            self.config.view.check_decodable(probe)
+            return None
+        except SourceError:
+            pass
+        for i in range(len(frames)):  # rare: find the first one, so the messages before it are kept
+            try:
+                self.config.view.check_decodable(probe.slice(i, 1))
+            except SourceError as exc:
+                self._failure = exc
+                return i
+        return None  # pragma: no cover - the whole failed, so one of them does
 
-    def _confirm(self, wait_for: int = 0) -> None:
-        """Take the receipts that arrived, waiting for the oldest ``wait_for`` (all: ``len(in flight)``).
-
-        The log up to where a confirmed segment reaches may be planned.
-        """
-        while self._in_flight:
-            receipt, end = self._in_flight[0]
-            if wait_for > 0:
-                self.client.wait_receipt(receipt, _ACKNOWLEDGING)
-                wait_for -= 1
-            elif not self.client.take_receipt(receipt, _ACKNOWLEDGING):
-                break
-            self._in_flight.popleft()
-            self.acked_end = end
-            self.first_round.set()
-
-    def _settle(self) -> None:
-        """Nothing more arrived: confirm the ACKs in flight and let the plans have the whole log.
-
-        With nothing in flight, every logged message was either confirmed or acknowledged on a
-        connection that was lost since; the broker redelivers the latter to the new connection,
-        where they are recognised by id, so the log can be planned up to its end.
-        """
-        try:
-            self._confirm(wait_for=len(self._in_flight))
-        except CONNECTION_ERRORS as exc:
-            self._ack_lost(exc)
+    def _ack(self, ack_ids: list[str]) -> None:
+        if not ack_ids:
             return
-        self.acked_end = self.end
-        self.first_round.set()
-
-    def _ack_lost(self, exc: BaseException) -> None:
-        # The messages are durable in the log already; the broker will redeliver them to the
-        # next connection and they will be recognised by id.
-        self._in_flight.clear()
-        self.client.lost = True
-        if not self._stopping.is_set():  # stopping closes the connection under a waiting ack
+        try:
+            receipt = self.client.ack_async(ack_ids)
+        except CONNECTION_ERRORS as exc:
+            # durable in a spool already: the broker redelivers them and they are recognised by id
             log.warning("%s: acknowledgement failed (%s); will reconnect", self.client.what, exc)
+            self.client.lost = True
+            return
+        if receipt is not None:
+            self._in_flight.append((receipt, time.monotonic()))
+
+    def _collect_receipts(self) -> None:
+        """Forget the receipts that arrived; a broker silent for ``receipt_timeout`` counts as lost."""
+        while self._in_flight:
+            receipt, sent = self._in_flight[0]
+            try:
+                arrived = self.client.take_receipt(receipt, _ACKNOWLEDGING)
+            except CONNECTION_ERRORS:
+                return  # the connection is gone; the next fill reconnects
+            if not arrived:
+                if time.monotonic() - sent > self.config.settings.receipt_timeout:
+                    log.warning("%s: no receipt for %.0f s; reconnecting", self.client.what, time.monotonic() - sent)
+                    self.client.lost = True
+                return
+            self._in_flight.popleft()
+
+    def _connected(self) -> bool:
+        """Whether the connection is up; a lost one is reconnected in the background meanwhile."""
+        if self._reconnect is not None:
+            if self._reconnect.is_alive():
+                return False
+            done, self._reconnect = self._reconnect, None
+            if done.error is not None:
+                raise done.error
+        if self.client.connected:
+            return True
+        self.stats["reconnects"] += 1
+        log.warning("%s: connection lost, reconnecting", self.client.what)
+        self._in_flight.clear()  # their receipts went with the connection
+        self._reconnect = _Reconnect(self)
+        self._reconnect.start()
+        return False
 
 
-def start_consumers(open_client: Callable[[int], StompClient], count: int, **settings: Any) -> list[Consumer]:
-    """Open ``count`` connections and start a consumer on each (partition = consumer index)."""
-    consumers = [Consumer(open_client(i), partition=str(i), **settings) for i in range(count)]
-    for consumer in consumers:
-        consumer.start()
-    return consumers
+def run_rounds(location: str, run: str) -> RoundLog:
+    """The round records of stream run ``run`` under ``location`` (option ``wal_location``)."""
+    fs, path = resolve_location(location, f"option '{WAL_LOCATION}'")
+    return RoundLog(fs, path, run)
 
 
-__all__ = ["Consumer", "RecentIds", "start_consumers"]
+def run_spools(location: str, run: str, total: int) -> list[Spool]:
+    """The spools of processors ``0..total-1`` of stream run ``run``."""
+    rounds = run_rounds(location, run)
+    return [LogRounds.spool_of(rounds, j) for j in range(total)]
+
+
+__all__ = [
+    "RUN_OPTION", "SPOOL_SCHEMA", "Consumer", "ConsumerConfig", "RecentIds", "SpoolIds", "run_rounds", "run_spools", "spool_rows",
+    "spooled_to_raw",
+]

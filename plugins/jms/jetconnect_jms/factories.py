@@ -13,6 +13,8 @@ from jetconnect_jms.messages import JmsMessage, MessageView
 from jetconnect_jms.sink import JmsSink
 from jetconnect_jms.source import (
     DEFAULT_DEDUPE_WINDOW,
+    DEFAULT_IDLE_POLL_MS,
+    DEFAULT_KEEP_ALIVE_MS,
     DEFAULT_LINGER_MS,
     DEFAULT_MAX_BACKLOG,
     DEFAULT_MAX_PULL_MS,
@@ -41,8 +43,10 @@ def jms_queue_source(
     user: str | None = None,
     password: str | None = None,
     connect_timeout: float = 30.0,
+    idle_poll_ms: int = DEFAULT_IDLE_POLL_MS,
+    processor_keep_alive_ms: int = DEFAULT_KEEP_ALIVE_MS,
 ) -> JmsSource:
-    """Messages of a queue, consumed by ``parallelism`` connections, exactly once via the WAL."""
+    """Messages of a queue, consumed by ``parallelism`` connections per executor, exactly once via the spools."""
     return _source("queue", destination, locals())
 
 
@@ -67,6 +71,8 @@ def jms_topic_source(
     user: str | None = None,
     password: str | None = None,
     connect_timeout: float = 30.0,
+    idle_poll_ms: int = DEFAULT_IDLE_POLL_MS,
+    processor_keep_alive_ms: int = DEFAULT_KEEP_ALIVE_MS,
 ) -> JmsSource:
     """Messages of a topic; a durable subscription when ``subscription`` is given."""
     return _source("topic", destination, locals())
@@ -138,6 +144,8 @@ def _source(kind: str, destination: str, args: dict[str, Any]) -> JmsSource:
         linger_ms=args["linger_ms"],
         max_backlog=args["max_backlog"],
         wal_location=args["wal_location"],
+        idle_poll_ms=args["idle_poll_ms"],
+        processor_keep_alive_ms=args["processor_keep_alive_ms"],
     )
 
 

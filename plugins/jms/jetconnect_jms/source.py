@@ -1,66 +1,56 @@
-"""The JMS source: a broker that cannot replay, made replayable by the write-ahead log.
+"""The JMS source: a broker that cannot replay, made replayable by the core's spooled stream.
 
-On the driver, each consumer (one STOMP connection, one log partition, one thread: see
-:mod:`jetconnect_jms.consumer`) writes what the broker delivers to the log (fsynced), and only
-then acknowledges it; a plan covers the log as far as the broker has confirmed the ACKs (its
-receipt). A micro-batch is a range of the log, read on the executors as often as Spark asks. So:
+The messages are pulled by a builder stream without snapshot functions, so they go where every
+such stream's items go (:mod:`jetconnect.builders`): processor i lives in a receiver in the
+executor whose task first ran it, with its own STOMP connection (:class:`~jetconnect_jms.consumer.Consumer`,
+Jet's connection per member), spools what it receives under ``wal_location`` and acknowledges it
+only after that; a micro-batch's round records the spool range it takes, and a replay reads it.
+The driver only plans rounds: it never connects to the broker.
 
-* a message is acknowledged only once it is durable: a crash before that makes the broker
-  redeliver it, a crash after it replays it from the log;
-* a redelivered message that is already in the log (its acknowledgement was lost with the
-  connection or with the driver) is recognised by its message id, acknowledged and not emitted;
-* a broker restart drops the connection; the consumer reconnects with backoff, forgets what the
-  dead connection had delivered but not logged (the broker redelivers it) and goes on.
+This class wraps that stream for two things the core leaves to a source: the rows a query sees
+are computed from the spooled messages when a round is read (:class:`MessageView`: the spool keeps
+each message whole), and Spark's commits leave the last ``dedupe_window`` rows of each spool in
+place, so that a redelivery of a spooled message is recognised by its id (see
+:mod:`jetconnect_jms.consumer`).
 """
 
 from __future__ import annotations
 
-import contextlib
 import copy
-import threading
-import time
+import functools
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
+from jetconnect.builders import IDLE_POLL_MS, KEEP_ALIVE_MS, MAX_PULL_MS, WAL_LOCATION, BuilderStreamSource, SourceBuilder
+from jetconnect.builders._position import parse_offset, parse_position
+from jetconnect.builders._rounds import LogRounds
+from jetconnect.builders._stream_source import MAX_BACKLOG
 from jetconnect.connector import Guarantee, Offset, Range, ReadOutput, StreamSource
 from jetconnect.errors import OptionError
-from jetconnect.wal import WriteAheadLog
-from jetconnect_jms.consumer import Consumer, RecentIds, start_consumers
+from jetconnect_jms.consumer import RUN_OPTION, SPOOL_SCHEMA, Consumer, ConsumerConfig, run_rounds, spooled_to_raw
 from jetconnect_jms.messages import MessageView
-from jetconnect_jms.stomp_client import StompClient, StompSettings, destination_path
+from jetconnect_jms.stomp_client import StompSettings, destination_path
 
-
-#: How long a plan waits for a just-started consumer's first segment (or for it to find nothing).
-_FIRST_ROUND_S = 5.0
-#: How often a plan looks at how far the consumers have logged.
-_POLL_S = 0.02
 #: Unacknowledged messages the broker may send a consumer. ActiveMQ's own default (1000) made the
 #: consumer wait for the broker: with 2000, 100k messages went through a query ~8% faster.
 DEFAULT_PREFETCH = 2000
-#: Logged messages a consumer may keep ahead of the planned micro-batches. Each micro-batch
-#: costs Spark a fixed amount of work; 20k instead of 10k halved their number (~10% faster).
+#: Spooled messages a consumer may keep ahead of the micro-batches before it stops taking more
+#: (the broker keeps the rest). Each micro-batch costs Spark a fixed amount of work; 20k instead
+#: of 10k halved their number (~10% faster).
 DEFAULT_MAX_BACKLOG = 20_000
-#: Recent message ids a redelivery is checked against (shared by the consumers of a queue).
+#: Rows of each spool kept after Spark committed them: what a redelivery is checked against.
 DEFAULT_DEDUPE_WINDOW = 100_000
-#: How long a plan waits while messages keep arriving: fewer, larger micro-batches.
+#: How long a round waits while messages keep arriving: fewer, larger micro-batches.
 DEFAULT_MAX_PULL_MS = 500
-#: How long a consumer gathers messages into one log segment (one fsync) before acknowledging.
+#: How long a consumer gathers messages into one spool segment (one fsync) before acknowledging.
 DEFAULT_LINGER_MS = 50
-
-
-@dataclass
-class _Running:
-    """The driver-side state of a running query: never pickled."""
-
-    wal: WriteAheadLog
-    consumers: list[Consumer]
-    #: Held while appending to or trimming the log: consumers append from their own threads.
-    wal_lock: threading.Lock
+#: The core's defaults for the pause of an idle processor and the life of an unread receiver.
+DEFAULT_IDLE_POLL_MS = 1000
+DEFAULT_KEEP_ALIVE_MS = 60_000
 
 
 class JmsSource(StreamSource):
-    """Messages of a JMS queue or topic, exactly once through the write-ahead log."""
+    """Messages of a JMS queue or topic, exactly once through the spools of the core's receivers."""
 
     guarantee = Guarantee.EXACTLY_ONCE
 
@@ -79,6 +69,8 @@ class JmsSource(StreamSource):
         linger_ms: int = DEFAULT_LINGER_MS,
         max_backlog: int = DEFAULT_MAX_BACKLOG,
         wal_location: str | None = None,
+        idle_poll_ms: int = DEFAULT_IDLE_POLL_MS,
+        processor_keep_alive_ms: int = DEFAULT_KEEP_ALIVE_MS,
     ) -> None:
         self.kind = kind
         self.name = f"jms_{kind}"
@@ -94,158 +86,110 @@ class JmsSource(StreamSource):
         for option, value in (("prefetch", prefetch), ("max_backlog", max_backlog), ("dedupe_window", dedupe_window)):
             if value < 1:
                 raise OptionError(f"{self.owner}: option '{option}' must be at least 1, got {value}")
-        for option, value in (("max_pull_ms", max_pull_ms), ("linger_ms", linger_ms)):
+        for option, value in (
+            ("max_pull_ms", max_pull_ms), ("linger_ms", linger_ms), ("idle_poll_ms", idle_poll_ms),
+            ("processor_keep_alive_ms", processor_keep_alive_ms),
+        ):
             if value < 0:
                 raise OptionError(f"{self.owner}: option '{option}' must not be negative, got {value}")
+        if processor_keep_alive_ms == 0:
+            # a receiver destroyed after every round would reconnect (and be redelivered its prefetch) per micro-batch
+            raise OptionError(f"{self.owner}: option 'processor_keep_alive_ms' must be positive for a broker connection")
         self.settings = settings
         self.view = view
         self.parallelism = parallelism
         self.subscription = subscription
-        self.prefetch = prefetch
         self.dedupe_window = dedupe_window
-        self.max_pull_ms = max_pull_ms
-        self.linger_ms = linger_ms
-        self.max_backlog = max_backlog
         self.wal_location = wal_location
-        self._live: _Running | None = None
-
-    def __getstate__(self) -> dict[str, Any]:
-        state = dict(self.__dict__)
-        state["_live"] = None  # connections and threads stay in the driver process that started them
-        return state
+        self.config = ConsumerConfig(
+            settings=settings,
+            destination=self.destination,
+            owner=self.owner,
+            view=view,
+            subscription=subscription,
+            prefetch=prefetch,
+            linger_s=linger_ms / 1000,
+            dedupe_window=dedupe_window,
+            max_backlog=max_backlog,
+        )
+        builder = (
+            SourceBuilder.stream(f"{self.name} {self.destination}", functools.partial(Consumer, self.config))
+            .fill_buffer_fn(Consumer.fill)
+            .acknowledge_fn(Consumer.acknowledge)
+            .destroy_fn(Consumer.close)
+            .schema(SPOOL_SCHEMA)
+        )
+        if kind == "queue":  # Jet's way: that many connections on each member; a topic has one in the job
+            builder = builder.distributed(parallelism)
+        self._core_options = {
+            # the receiver counts the rows a spool holds, and commits leave dedupe_window of them
+            MAX_BACKLOG: str(max_backlog + dedupe_window),
+            MAX_PULL_MS: str(max(1, max_pull_ms)),
+            IDLE_POLL_MS: str(idle_poll_ms),
+            KEEP_ALIVE_MS: str(processor_keep_alive_ms),
+            **({WAL_LOCATION: wal_location} if wal_location else {}),
+        }
+        self._stream: BuilderStreamSource = builder.build().with_options(self._core_options)  # type: ignore[union-attr]
 
     def with_options(self, options: Mapping[str, str]) -> "JmsSource":
+        """A copy with Spark's options (``wal_location``, the number of members) given to the stream."""
         lowered = {k.lower(): v for k, v in options.items()}
-        if "wal_location" not in lowered:
-            return self
         clone = copy.copy(self)
-        clone.wal_location = lowered["wal_location"]
-        clone._live = None
+        if WAL_LOCATION in lowered:
+            clone.wal_location = lowered[WAL_LOCATION]
+            clone._core_options = {**self._core_options, WAL_LOCATION: lowered[WAL_LOCATION]}
+        # the factory's settings win over a same-named Spark option: they were checked above
+        clone._stream = self._stream.with_options({**lowered, **clone._core_options})
         return clone
 
     def schema(self) -> Any:
         return self.view.schema()
 
-    # --- driver side -----------------------------------------------------------------------------
-
-    def _wal(self) -> WriteAheadLog:
-        if not self.wal_location:
-            raise OptionError(
-                f"{self.owner}: option 'wal_location' is required: a durable folder for the write-ahead "
-                f"log, beside the query's checkpoint (e.g. <checkpoint>/../wal)"
-            )
-        return WriteAheadLog(self.wal_location)
-
-    def _partitions(self, wal: WriteAheadLog) -> list[str]:
-        # partitions of an earlier run with a larger parallelism are still read, never dropped
-        return sorted({str(i) for i in range(self.parallelism)} | set(wal.partitions()), key=int)
-
-    def _running(self) -> _Running:
-        if self._live is None:
-            wal = self._wal()
-            seen = RecentIds(self.dedupe_window)
-            for partition in wal.partitions():  # what the log holds may come back as redeliveries
-                for batch in wal.read(partition, wal.start(partition), wal.end(partition)):
-                    seen.add(batch.column("message_id").to_pylist())
-            wal_lock = threading.Lock()
-            consumers = start_consumers(
-                self._open,
-                self.parallelism,
-                wal=wal,
-                view=self.view,
-                seen=seen,
-                wal_lock=wal_lock,
-                # half the prefetch window: the other half keeps arriving while a segment is written
-                segment_records=max(1, self.prefetch // 2),
-                linger_s=self.linger_ms / 1000,
-                max_backlog=self.max_backlog,
-            )
-            self._live = _Running(wal, consumers, wal_lock)
-        return self._live
-
-    def _open(self, index: int) -> StompClient:
-        client = StompClient(self.settings, f"{self.owner} consumer {index}").connect()
-        headers = {"activemq.prefetchSize": str(self.prefetch)}
-        if self.subscription:
-            headers["activemq.subscriptionName"] = self.subscription
-        client.subscribe(self.destination, f"jetconnect-{index}", headers)
-        return client
+    # --- driver side: the core plans the rounds -------------------------------------------------
 
     def initial_offset(self) -> Offset:
-        running = self._running()  # subscribe now: a plain topic subscription sees messages from here on
-        return {p: running.wal.start(p) for p in self._partitions(running.wal)}
+        return self._stream.initial_offset()
+
+    def prepare_available_now(self) -> None:
+        self._stream.prepare_available_now()
 
     def latest_offset(self, start: Offset, max_records: int | None) -> Offset:
-        """How far the log goes (at most ``max_records`` past ``start``): what was logged and acknowledged.
-
-        While messages keep arriving the plan waits for them, up to ``max_pull_ms``: every
-        micro-batch costs Spark a fixed amount of work, so fewer, larger ones go faster.
-        """
-        running = self._running()
-        for consumer in running.consumers:
-            # a fresh consumer's first segment is on its way: a first plan without it would be empty
-            consumer.first_round.wait(_FIRST_ROUND_S)
-        self._wait_while_flowing(running, start, max_records)
-        for consumer in running.consumers:
-            if consumer.error is not None:
-                raise consumer.error
-        wal = running.wal
-        confirmed = {consumer.partition: consumer.acked_end for consumer in running.consumers}
-        budget = max_records
-        end: Offset = {}
-        for partition in self._partitions(wal):
-            begin = int(start.get(partition, wal.start(partition)))
-            # a crashed run may have logged past the checkpoint: its consumer starts from there
-            logged = confirmed[partition] if partition in confirmed else wal.end(partition)
-            end[partition] = logged if budget is None else min(logged, begin + budget)
-            if budget is not None:
-                budget -= end[partition] - begin
-        for consumer in running.consumers:
-            consumer.planned = end[consumer.partition]
-        return end
-
-    def _wait_while_flowing(self, running: _Running, start: Offset, max_records: int | None) -> None:
-        """Wait while messages arrive, until ``max_records`` are logged or ``max_pull_ms`` is up."""
-        deadline = time.monotonic() + self.max_pull_ms / 1000
-        logged = self._logged(running, start)
-        while time.monotonic() < deadline and (max_records is None or logged < max_records):
-            time.sleep(_POLL_S)
-            now_logged = self._logged(running, start)
-            if now_logged == logged and not any(consumer.receiving for consumer in running.consumers):
-                return  # nothing arrived since the last look: the broker has nothing more now
-            logged = now_logged
-
-    @staticmethod
-    def _logged(running: _Running, start: Offset) -> int:
-        return sum(
-            consumer.acked_end - int(start.get(consumer.partition, consumer.acked_end)) for consumer in running.consumers
-        )
+        return self._stream.latest_offset(start, max_records)
 
     def ranges(self, start: Offset, end: Offset) -> Sequence[Range]:
-        wal = self._wal()
-        bounds = {p: (int(start[p]) if p in start else wal.start(p), int(e)) for p, e in end.items()}
-        return [Range(p, s, e) for p, (s, e) in bounds.items() if s != e]
+        return self._stream.ranges(start, end)
 
     def commit(self, end: Offset) -> None:
-        wal = self._wal()
-        with self._live.wal_lock if self._live is not None else contextlib.nullcontext():
-            for partition, position in end.items():
-                wal.trim(partition, int(position))
+        """Trim what Spark committed, but keep the last ``dedupe_window`` rows of each spool.
+
+        The core's commit would delete every spooled row a committed round took; a message
+        whose ACK was lost with its connection may still be redelivered after that, and must
+        then be found in a spool to be recognised.
+        """
+        positions = parse_offset(end, self.name)
+        if not positions:
+            return
+        rounds = run_rounds(self._stream.options.get_str(WAL_LOCATION), next(iter(positions.values())).run)
+        for i, position in positions.items():
+            rounds.trim(i, position.round)  # the end round's record starts the next round
+            facts = rounds.facts(i, position.round) if position.round else None
+            if facts is not None:
+                LogRounds.spool_of(rounds, i).trim(facts.log_to - self.dedupe_window)
 
     def stop(self) -> None:
-        if self._live is not None:
-            for consumer in self._live.consumers:
-                consumer.stop()
-            self._live = None
+        self._stream.stop()  # the receivers in the executors close their connections when they see it
 
-    # --- executor side ---------------------------------------------------------------------------
+    # --- executor side: a round of one processor --------------------------------------------------
 
     def read_range(self, range_: Range) -> ReadOutput:
-        for raw in self._wal().read(range_.partition, int(range_.start), int(range_.end)):
-            yield self.view.to_rows(raw)
+        run = parse_position(range_.partition, range_.end, self.name).run
+        # the consumer this round may start checks redeliveries against the spools of this run
+        stream = self._stream.with_options({RUN_OPTION: run})
+        for batch in stream.read_range(range_):
+            yield self.view.to_rows(spooled_to_raw(batch))
 
 
 __all__ = [
-    "DEFAULT_DEDUPE_WINDOW", "DEFAULT_LINGER_MS", "DEFAULT_MAX_BACKLOG", "DEFAULT_MAX_PULL_MS", "DEFAULT_PREFETCH",
-    "JmsSource",
+    "DEFAULT_DEDUPE_WINDOW", "DEFAULT_IDLE_POLL_MS", "DEFAULT_KEEP_ALIVE_MS", "DEFAULT_LINGER_MS", "DEFAULT_MAX_BACKLOG",
+    "DEFAULT_MAX_PULL_MS", "DEFAULT_PREFETCH", "JmsSource",
 ]
