@@ -30,16 +30,16 @@ BATCH_BYTES = 16 << 20
 _VARIABLE_WIDTH_BYTES = 32
 
 
-#: Renders statements for PostgreSQL with values inlined. Its ``named`` paramstyle leaves every
-#: ``%`` as written (psycopg's own dialect doubles them for its placeholder parser, which COPY's
+#: Renders statements for PostgreSQL with values inlined, and COPY's own statements. Its ``named``
+#: paramstyle leaves every ``%`` as written (in values and quoted names alike) (psycopg's own dialect doubles them for its placeholder parser, which COPY's
 #: text never goes through), and it quotes literals for standard-conforming strings, which the
 #: COPY session turns on (:mod:`jetconnect_jdbc.duckdb_pool`).
-_INLINE_DIALECT = PGDialect(paramstyle="named")
+INLINE_DIALECT = PGDialect(paramstyle="named")
 
 
 def inline_sql(statement: sa.ClauseElement) -> str:
     """The SQL of ``statement`` with its values inlined, exactly as PostgreSQL must run it."""
-    return str(statement.compile(dialect=_INLINE_DIALECT, compile_kwargs={"literal_binds": True}))
+    return str(statement.compile(dialect=INLINE_DIALECT, compile_kwargs={"literal_binds": True}))
 
 
 def copy_batches(url: str, statement: sa.Executable, schema: pa.Schema, owner: str) -> Iterator[pa.RecordBatch]:

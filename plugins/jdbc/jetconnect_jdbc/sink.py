@@ -25,6 +25,7 @@ from jetconnect_jdbc import progress
 from jetconnect_jdbc.engines import check_url, dialect_name, engine_for, raise_unchained, safe_url, scrub
 from jetconnect_jdbc.names import split_table_name
 from jetconnect_jdbc.spool import Spool
+from jetconnect_jdbc.sqlite_values import UnstorableValue
 from jetconnect_jdbc.sql_types import sql_type_for
 from jetconnect_jdbc.transient import is_transient
 from jetconnect_jdbc.writers import MODES, Writer, make_writer
@@ -123,10 +124,12 @@ class JdbcSink(Sink):
         for table in tables:
             try:
                 table.create(engine, checkfirst=True)
+                continue
             except sa.exc.DBAPIError as exc:
-                # Two tasks creating the same table at once: the loser finds it there.
-                if not sa.inspect(engine).has_table(table.name, schema=table.schema):
-                    raise_unchained(SinkError(f"{self.owner}: cannot create table '{table.name}': {scrub(str(exc.orig), self.url)}"))
+                failure = exc
+            # Two tasks creating the same table at once: the loser finds it there.
+            if not _has_table(engine, table):
+                raise_unchained(SinkError(f"{self.owner}: cannot create table '{table.name}': {scrub(str(failure.orig), self.url)}"))
         _ensured.add((self.url, self.table, self.progress_table))
 
     # --- writing --------------------------------------------------------------------------------
@@ -165,6 +168,8 @@ class JdbcSink(Sink):
                 if key is not None:
                     progress.record(conn, marks, key, self.table or "<statement>", count)
                 return PartitionWritten(partition_id, count, skipped=False)
+        except UnstorableValue as exc:
+            raise_unchained(SinkError(f"{self.owner}: writing table '{self.table}': {exc}; nothing of the partition was written"))
         except sa.exc.DBAPIError as exc:
             failure = exc
         if is_transient(failure):
@@ -220,6 +225,13 @@ class JdbcSink(Sink):
     def __repr__(self) -> str:
         target = f"table={self.table!r}" if self.table else f"statement={self.statement!r}"
         return f"JdbcSink({safe_url(self.url)!r}, {target}, mode={self.mode!r})"
+
+
+def _has_table(engine: sa.Engine, table: sa.Table) -> bool:
+    try:
+        return sa.inspect(engine).has_table(table.name, schema=table.schema)
+    except sa.exc.DBAPIError:  # no connection: the error that made creating it fail says why
+        return False
 
 
 def _first_refused_row(conn: sa.Connection, writer: Writer, batches: Iterable[pa.RecordBatch]) -> tuple[int, dict] | None:

@@ -8,7 +8,7 @@ by SQLAlchemy's dialect, never pasted into SQL text.
 from __future__ import annotations
 
 import io
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Protocol
 
 import pyarrow as pa
@@ -17,6 +17,8 @@ import pyarrow.csv as pacsv
 import sqlalchemy as sa
 
 from jetconnect.errors import OptionError
+from jetconnect_jdbc.pg_copy import INLINE_DIALECT
+from jetconnect_jdbc.sqlite_values import sqlite_rows
 
 MODES = ("insert", "upsert", "ignore")
 
@@ -37,15 +39,19 @@ class Writer(Protocol):
 class StatementWriter:
     """An INSERT, an upsert or the user's statement, executed for blocks of rows (executemany)."""
 
-    def __init__(self, statement: sa.Executable, block_rows: int) -> None:
+    def __init__(
+        self, statement: sa.Executable, block_rows: int, to_rows: Callable[[pa.RecordBatch, int], list[dict]] | None = None
+    ) -> None:
         self._statement = statement
         self._block_rows = block_rows
+        # (block, index of its first row in the partition) -> parameter rows
+        self._to_rows = to_rows or (lambda block, _first: block.to_pylist())
 
     def write(self, conn: sa.Connection, batches: Iterable[pa.RecordBatch]) -> int:
         count = 0
         for batch in batches:
             for offset in range(0, batch.num_rows, self._block_rows):
-                rows = batch.slice(offset, self._block_rows).to_pylist()
+                rows = self._to_rows(batch.slice(offset, self._block_rows), count)
                 if rows:
                     conn.execute(self._statement, rows)
                     count += len(rows)
@@ -71,7 +77,9 @@ class CopyWriter:
         self._insert = StatementWriter(table.insert(), block_rows)
 
     def statement(self, conn: sa.Connection) -> str:
-        quote = conn.dialect.identifier_preparer
+        # not the connection's dialect: psycopg's doubles a '%' in a quoted name for its
+        # placeholders, which COPY's text never goes through
+        quote = INLINE_DIALECT.identifier_preparer
         columns = ", ".join(quote.quote(c.name) for c in self._table.columns)
         return f"COPY {quote.format_table(self._table)} ({columns}) FROM STDIN (FORMAT csv)"
 
@@ -138,9 +146,12 @@ def make_writer(
     if statement is not None:
         return StatementWriter(sa.text(statement), block_rows)
     assert table is not None
-    if mode == "insert":
-        return CopyWriter(table, block_rows) if dialect == "postgresql" else StatementWriter(table.insert(), block_rows)
-    return StatementWriter(_on_conflict(dialect, mode, table, key_columns), block_rows)
+    if mode == "insert" and dialect == "postgresql":
+        return CopyWriter(table, block_rows)
+    # a table the sink reads back as it wrote: SQLite's rows are checked for what it cannot keep
+    to_rows = sqlite_rows if dialect == "sqlite" else None
+    statement_ = table.insert() if mode == "insert" else _on_conflict(dialect, mode, table, key_columns)
+    return StatementWriter(statement_, block_rows, to_rows)
 
 
 def _on_conflict(dialect: str, mode: str, table: sa.Table, keys: Sequence[str]) -> sa.Executable:
