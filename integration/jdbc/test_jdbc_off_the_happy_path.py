@@ -244,8 +244,14 @@ def assert_no_password(text: str) -> None:
 
 
 def everything_shown(error: BaseException) -> str:
-    """An error's text, repr and whole traceback with every chained exception."""
-    return "\n".join([str(error), repr(error), "".join(traceback.format_exception(error))])
+    """An error's text, repr and traceback, and those of every exception chained to it, even one
+    a traceback would not show (``raise ... from None`` keeps it as ``__context__``)."""
+    shown, seen = [], set()
+    while error is not None and id(error) not in seen:
+        seen.add(id(error))
+        shown += [str(error), repr(error), "".join(traceback.format_exception(error))]
+        error = error.__cause__ or error.__context__
+    return "\n".join(shown)
 
 
 def test_a_password_full_of_quotes_connects_and_never_shows(spark, canary_url, capsys):

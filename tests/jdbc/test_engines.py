@@ -46,3 +46,22 @@ def test_a_password_with_an_unencoded_at_sign_is_refused_without_showing_it():
             assert "s#w" not in str(exc) and "p'a" not in str(exc), str(exc)
         else:
             raise AssertionError("accepted a URL SQLAlchemy would cut at the '@' inside the password")
+
+
+def test_a_failed_connection_names_no_password_and_chains_no_driver_error():
+    from urllib.parse import quote_plus
+
+    from jetconnect import sources
+    from jetconnect.errors import SourceError
+
+    url = f"postgresql+psycopg://app:{quote_plus(CANARY)}@127.0.0.1:1/shop"  # nothing listens on port 1
+    for use_copy in (True, False):
+        source = sources.jdbc(url, table="t", schema="id long", use_copy=use_copy)
+        try:
+            list(source.read_split(source.splits()[0]))
+        except SourceError as exc:
+            error = exc
+        else:
+            raise AssertionError("read from a closed port")
+        assert "cannot connect" in str(error) and error.__cause__ is None and error.__context__ is None
+        assert not any(part in str(error) + repr(error) for part in ("p'a", "s#w", "o%rd", "o%25rd")), str(error)

@@ -168,3 +168,12 @@ def test_values_sqlite_would_give_back_different_fail_the_write_and_aware_timest
     (row,) = [r for split in source.splits() for b in source.read_split(split) for r in b.to_pylist()]
     # 10:00 in Kolkata is 04:30 UTC: the instant, not the wall clock of the session's zone
     assert row == {"id": 1, "x": float("inf"), "d": decimal.Decimal("1234567890123.45"), "at": datetime.datetime(2024, 1, 1, 4, 30)}
+
+
+def test_a_name_postgresql_would_cut_short_is_refused_before_connecting():
+    from jetconnect.errors import SchemaError
+
+    long_name = "é" * 32  # 64 bytes: PostgreSQL keeps 63 and would write column 'ééé...' under another name
+    schema = T.StructType([T.StructField(long_name, T.LongType())])
+    with pytest.raises(SchemaError, match="column name 'é+' is 64 bytes, the database keeps 63"):
+        sinks.jdbc("postgresql+psycopg://u:p@127.0.0.1:1/db", table="t").check_schema(schema)

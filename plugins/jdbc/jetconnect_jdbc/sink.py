@@ -97,14 +97,23 @@ class JdbcSink(Sink):
         if self.table is None:
             return None
         name, db_schema = split_table_name(self.table)
+        self._check_name_length("table", name)
         columns = []
         for field in schema.fields:
+            self._check_name_length("column", field.name)
             try:
                 sql_type = sql_type_for(field.dataType)
             except TypeError as exc:
                 raise SchemaError(f"{self.owner}: column '{field.name}': {exc}") from None
             columns.append(sa.Column(field.name, sql_type, primary_key=field.name in self.key_columns))
         return sa.Table(name, sa.MetaData(), *columns, schema=db_schema)
+
+    def _check_name_length(self, kind: str, name: str) -> None:
+        """PostgreSQL cuts a longer name to 63 bytes without an error: the table or column would be
+        written (and read back) under another name."""
+        limit = engine_for(self.url).dialect.max_identifier_length
+        if limit and len(name.encode()) > limit:
+            raise SchemaError(f"{self.owner}: {kind} name '{name}' is {len(name.encode())} bytes, the database keeps {limit}; rename it")
 
     def check_schema(self, schema: T.StructType) -> None:
         missing = [k for k in self.key_columns if k not in schema.fieldNames()]
