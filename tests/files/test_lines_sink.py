@@ -47,6 +47,13 @@ def test_schema_must_be_one_string_column() -> None:
     FilesSink(LocalFileSystem(), "/tmp/unused", column="b").check_schema(two)
 
 
+@pytest.mark.parametrize("sink", ["files", "avro"])
+@pytest.mark.parametrize("value", [-1, "lots", 2.5])
+def test_roll_bytes_must_be_a_count(tmp_path, sink, value) -> None:
+    with pytest.raises(OptionError, match=rf"{sink} sink: option 'roll_bytes'"):
+        getattr(sinks, sink)(directory=str(tmp_path), roll_bytes=value)
+
+
 NAMES = [("prefix", "../escape"), ("prefix", "a/b"), ("prefix", "/abs"), ("prefix", ".hidden"), ("prefix", "_x"),
          ("prefix", ""), ("suffix", "/../../x.txt"), ("suffix", ".txt/.."), ("suffix", "x\\y"), ("prefix", "nul\x00")]
 

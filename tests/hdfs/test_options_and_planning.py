@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import pickle
+import re
 
 import pytest
 from hdfs.util import HdfsError
 
-from jetconnect.errors import OptionError
+from jetconnect.errors import OffsetError, OptionError
 from jetconnect.line_splits import FileRange
 from jetconnect_hdfs import HdfsConnection, WebHdfsFileSystem, hdfs_sink, hdfs_source
 from jetconnect_hdfs.errors import as_os_error, is_transient
@@ -36,7 +37,11 @@ def test_a_glob_is_allowed_in_the_last_part_only():
     [
         ({"format": "parquet"}, "format"),
         ({"max_split_bytes": 0}, "max_split_bytes"),
+        ({"max_split_bytes": -1}, "max_split_bytes"),
+        ({"max_split_bytes": "lots"}, "max_split_bytes"),
+        ({"max_split_bytes": 1.5}, "max_split_bytes"),
         ({"min_splits": 0}, "min_splits"),
+        ({"max_files_per_batch": -1}, "max_files_per_batch"),
         ({"charset": "utf-16"}, "charset"),
         ({"path": "relative/x"}, "path"),
     ],
@@ -52,6 +57,13 @@ def test_bad_url_and_sink_options_name_the_option():
         hdfs_source("namenode:9870", "/data")
     with pytest.raises(OptionError, match="'prefix'"):
         hdfs_sink(URL, "/out", prefix=".hidden")
+    for format in ("lines", "avro"):
+        with pytest.raises(OptionError, match="'prefix'"):
+            hdfs_sink(URL, "/out", format=format, prefix="../../elsewhere/part")
+        with pytest.raises(OptionError, match="'suffix'"):
+            hdfs_sink(URL, "/out", format=format, suffix=".txt/../../x")
+        with pytest.raises(OptionError, match="'max_file_bytes'"):
+            hdfs_sink(URL, "/out", format=format, max_file_bytes=-1)
     with pytest.raises(OptionError, match="'format'"):
         hdfs_sink(URL, "/out", format="csv")
 
@@ -118,3 +130,33 @@ def test_no_secret_in_errors_or_log_lines_when_the_server_is_unreachable(caplog)
     assert "delegation=***" in message  # the URL is shown, its token is not
     assert caplog.records and all("s3cr3t" not in r.getMessage() for r in caplog.records)
     assert "s3cr3t" not in message and failure.value.__cause__ is None
+
+
+@pytest.mark.parametrize("entry", ["/etc/passwd", "/in/../etc/passwd", "/in2/a", "/in/./a", "in/a", "/in//a", ""])
+def test_an_offset_entry_outside_the_path_is_an_offset_error(entry):
+    source = hdfs_source(URL, "/in")
+    edited = {"/in/a": 10, entry: 20}  # a hand-edited checkpoint/offsets/N
+    with pytest.raises(OffsetError, match=rf"hdfs: offset entry {re.escape(repr(entry))} names a file outside the source's path '/in'"):
+        source.ranges({"/in/a": 10}, edited)
+    # the executor checks the entry before it contacts the server (URL is never contacted)
+    with pytest.raises(OffsetError, match="names a file outside"):
+        list(source.read_range(SplitRange("split-0", None, None, (FileRange(entry, 0, 20),))))
+    with pytest.raises(OffsetError, match=r"offset entry '/in/a' has position 'x'"):
+        source.ranges({}, {"/in/a": "x"})
+    with pytest.raises(OffsetError, match=r"offset entry '/in/a' goes back from 10 to 5"):
+        source.ranges({"/in/a": 10}, {"/in/a": 5})
+
+
+def test_the_lines_sink_refuses_a_value_that_would_read_back_as_two_lines():
+    import pyarrow as pa
+    from pyspark.sql.types import StringType, StructField, StructType
+
+    from jetconnect.connector import WriteContext
+    from jetconnect.errors import SinkError
+
+    sink = hdfs_sink(URL, "/out")
+    ctx = WriteContext(0, 0, 1, "q", StructType([StructField("value", StringType())]))
+    encode = sink.encoder(ctx)
+    assert encode(pa.RecordBatch.from_pydict({"value": ["a", None, "b\rc"]})) == b"a\n\nb\rc\n"
+    with pytest.raises(SinkError, match=r"sink 'hdfs': the value of row 1 \(of a batch of 2\) holds a line break"):
+        encode(pa.RecordBatch.from_pydict({"value": ["a", "b\nc"]}))
