@@ -1,30 +1,50 @@
-"""Builder batch source vs a hand-written Arrow DataSource doing the same work vs ``spark.range``.
+"""Builder sources against what a user would otherwise write, and builder streams against the batch source.
 
-All three produce the same N longs in the same number of partitions and are consumed by the same
-aggregation; the builder and the hand-written source both build Python tuples and convert them
-to Arrow, so the ratio measures what the builder machinery costs. Prints rows/s and ratios.
+Batch: the builder batch source vs a hand-written Arrow DataSource doing the same work vs
+``spark.range``. All three produce the same N longs in the same number of partitions and are
+consumed by the same aggregation; the builder and the hand-written source both build Python
+tuples and convert them to Arrow, so the ratio measures what the builder machinery costs.
 
-    python bench/bench_core.py --rows 20000000 --partitions 2 --repeat 3
+Streams: the same items from a builder *stream* (processors pull in executor tasks, round by
+round), with snapshot functions and without (the receiver spools to the write-ahead log), read
+with ``trigger(availableNow=True)`` into Spark's ``noop`` sink, timed from ``start()`` to the
+query's end, against the builder batch source written to ``noop`` the same way. Every fill
+appends how many items it added to a tally file, so the table shows items pulled ÷ rows
+delivered (1.0: each item pulled once). Runs are interleaved (one of each case per repeat) so a
+load spike hits every case alike; the load average is printed with the figures.
+
+    python bench/bench_core.py --rows 5000000 --partitions 2 --repeat 7
+    python bench/bench_core.py --only streams --rows 5000000 --max-pull-ms 5000
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import shutil
 import statistics
+import tempfile
 import time
+from dataclasses import dataclass
 from itertools import islice
+from pathlib import Path
 
 import pyarrow as pa
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
 from jetconnect import SourceBuilder
+from jetconnect.builders._rounds import stop_marker
+from jetconnect.filesystem import LocalFileSystem
+from jetconnect.rounds import RoundLog
 from jetconnect.testing import spark_builder
 
 CHUNK = 8192
+#: Targets from issue 17: a builder stream delivers at least this fraction of the batch source's rate.
+STREAM_TARGET = 0.8
 
 
 def row_chunks(start: int, stop: int, step: int):
-    """The work both sources do: make the rows, CHUNK at a time, as Python tuples."""
+    """The work every Python source here does: make the rows, CHUNK at a time, as Python tuples."""
     numbers = iter(range(start, stop, step))
     while chunk := [(n,) for n in islice(numbers, CHUNK)]:
         yield chunk
@@ -69,6 +89,47 @@ def builder_source(rows: int, partitions: int):
     return SourceBuilder.batch("bench", create).fill_buffer_fn(fill).schema("n bigint").distributed(partitions).build()
 
 
+class Numbers:
+    """A stream processor's share of the items, i, i+n, ... below ``stop``: the batch source's work,
+    plus the position a snapshot needs."""
+
+    def __init__(self, start: int, stop: int, step: int) -> None:
+        self.stop, self.step = stop, step
+        self.seek(start)
+
+    def seek(self, position: int) -> None:
+        self.next = position
+        self.chunks = row_chunks(position, self.stop, self.step)
+
+
+def stream_source(rows: int, partitions: int, snapshots: bool, tally: str):
+    """The batch source's items as a builder stream; each fill appends its item count to ``tally``.
+
+    One small append per fill (CHUNK items), not per item: it costs the fill ~1%. A fill past the
+    end adds nothing, which ends a round (and, under AvailableNow, the query).
+    """
+
+    def create(ctx):
+        return Numbers(ctx.global_processor_index, rows, ctx.total_parallelism)
+
+    def fill(state, buf):
+        chunk = next(state.chunks, None)
+        if chunk is not None:
+            state.next = chunk[-1][0] + state.step
+            buf.add_all(chunk)
+            with open(tally, "a") as handle:  # O_APPEND: lines from concurrent workers do not mix
+                handle.write(f"{len(chunk)}\n")
+
+    builder = SourceBuilder.stream("bench_stream", create).fill_buffer_fn(fill).schema("n bigint").distributed(partitions)
+    if snapshots:
+        builder = builder.create_snapshot_fn(lambda s: s.next).restore_snapshot_fn(lambda s, p: s.seek(p))
+    return builder.build()
+
+
+def load() -> str:
+    return "load " + " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
 def timed(df, repeat: int) -> float:
     df.agg({"n": "sum"}).collect()  # warm-up: Python workers, JIT
     runs = []
@@ -79,26 +140,147 @@ def timed(df, repeat: int) -> float:
     return statistics.median(runs)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--rows", type=int, default=20_000_000)
-    parser.add_argument("--partitions", type=int, default=2)
-    parser.add_argument("--repeat", type=int, default=3)
-    args = parser.parse_args()
-    spark = spark_builder("bench-core").getOrCreate()
-    spark.sparkContext.setLogLevel("ERROR")
+def batch_rows(spark, args) -> None:
+    """The builder batch source vs the hand-written DataSource vs spark.range (median of ``--repeat``)."""
     spark.dataSource.register(HandWritten)
     candidates = {
         "jetconnect builder source": builder_source(args.rows, args.partitions).read(spark),
         "hand-written Arrow DataSource": spark.read.format("bench_handwritten").option("rows", args.rows).option("partitions", args.partitions).load(),
         "spark.range (native JVM)": spark.range(0, args.rows, numPartitions=args.partitions).withColumnRenamed("id", "n"),
     }
+    print(f"\n[{load()}] batch: {args.rows:,} rows, {args.partitions} partitions, median of {args.repeat}", flush=True)
     seconds = {name: timed(df, args.repeat) for name, df in candidates.items()}
     base = seconds["hand-written Arrow DataSource"]
-    print(f"\n{args.rows:,} rows, {args.partitions} partitions, median of {args.repeat}")
     print(f"{'reader':<32} {'seconds':>8} {'rows/s':>14} {'vs hand-written':>16}")
     for name, s in seconds.items():
         print(f"{name:<32} {s:>8.2f} {args.rows / s:>14,.0f} {base / s:>15.2f}x")
+    print(f"[{load()}]")
+
+
+@dataclass
+class Run:
+    seconds: float
+    delivered: int
+    pulled: int | None
+    batches: int
+    load: float
+
+    @property
+    def rate(self) -> float:
+        return self.delivered / self.seconds
+
+
+def stop_receivers(wal: Path) -> None:
+    """Tell a finished query's receivers to stop, as the driver's ``stop()`` means to.
+
+    Spark 4 ends the driver-side Python stream reader without calling its ``stop()``, so the stop
+    marker is never written and receivers would pull (up to ``max_backlog``) and renew leases
+    until ``processor_keep_alive_ms`` runs out, stealing CPU from the next case.
+    """
+    fs = LocalFileSystem()
+    for run in wal.iterdir() if wal.exists() else []:
+        with fs.create(stop_marker(RoundLog(fs, str(wal), run.name)), overwrite=True) as handle:
+            handle.write(b"stopped")
+
+
+class StreamCase:
+    """One row of the stream table: a way to deliver the items into ``noop``, timed end to end."""
+
+    def __init__(self, name: str, snapshots: bool | None, args, scratch: Path) -> None:
+        self.name, self.snapshots, self.args, self.scratch = name, snapshots, args, scratch
+        self.runs: list[Run] = []
+        self.count = 0
+
+    def run(self, spark) -> Run:
+        self.count += 1
+        folder = self.scratch / f"{'batch' if self.snapshots is None else self.snapshots}-{self.count}"
+        folder.mkdir(parents=True)
+        if self.snapshots is None:  # the base: the builder batch source, the same items, the same sink
+            df = builder_source(self.args.rows, self.args.partitions).read(spark)
+            started = time.perf_counter()
+            df.write.format("noop").mode("overwrite").save()
+            return Run(time.perf_counter() - started, self.args.rows, None, 1, os.getloadavg()[0])
+        tally = folder / "tally"
+        options = {"wal_location": str(folder / "wal")}
+        for option in ("max_pull_ms", "max_records_per_batch", "max_backlog"):
+            if getattr(self.args, option) is not None:
+                options[option] = getattr(self.args, option)
+        df = stream_source(self.args.rows, self.args.partitions, self.snapshots, str(tally)).read_stream(spark, **options)
+        started = time.perf_counter()
+        query = df.writeStream.format("noop").option("checkpointLocation", str(folder / "ck")).trigger(availableNow=True).start()
+        query.awaitTermination()
+        seconds = time.perf_counter() - started
+        load = os.getloadavg()[0]
+        if query.exception() is not None:
+            raise RuntimeError(f"{self.name}: the query failed: {query.exception()}")
+        delivered = sum(p["numInputRows"] for p in query.recentProgress)
+        batches = sum(1 for p in query.recentProgress if p["numInputRows"])
+        if not self.snapshots:
+            stop_receivers(folder / "wal")
+            time.sleep(1.0)  # a receiver looks for the marker every 0.5 s; what it pulled until then counts
+        pulled = sum(int(n) for n in tally.read_text().split()) if tally.exists() else 0
+        return Run(seconds, delivered, pulled, batches, load)
+
+
+def stream_rows(spark, args) -> None:
+    """Builder streams (snapshot, write-ahead log) vs the builder batch source, all into ``noop``."""
+    # every micro-batch's progress must stay for the delivered-rows sum
+    spark.conf.set("spark.sql.streaming.numRecentProgressUpdates", "100000")
+    scratch = Path(tempfile.mkdtemp(prefix="bench-core-streams-"))
+    cases = [
+        StreamCase("builder batch source -> noop", None, args, scratch),
+        StreamCase("stream, snapshot functions", True, args, scratch),
+        StreamCase("stream, write-ahead log", False, args, scratch),
+    ]
+    settings = ", ".join(f"{o}={getattr(args, o)}" for o in ("max_pull_ms", "max_records_per_batch", "max_backlog") if getattr(args, o) is not None)
+    print(
+        f"\n[{load()}] streams: {args.rows:,} items, {args.partitions} processors, AvailableNow into noop, "
+        f"best of {args.repeat} after a warm-up, interleaved; {settings or 'default stream options'}",
+        flush=True,
+    )
+    try:
+        for case in cases:
+            case.run(spark)  # warm-up: Python workers, JIT, the first checkpoint
+        for _ in range(args.repeat):
+            for case in cases:
+                case.runs.append(case.run(spark))
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    base = max(r.rate for r in cases[0].runs)
+    print(
+        f"{'case':<30} {'best s':>7} {'median s':>9} {'rows/s':>11} {'vs batch':>9} {'batches':>8} "
+        f"{'delivered':>10} {'pulled/delivered':>17} {'load 1m':>8}"
+    )
+    for case in cases:
+        best = max(case.runs, key=lambda r: r.rate)  # best of N: the fastest delivery rate
+        median = statistics.median(r.seconds for r in case.runs)
+        ratios = "-" if best.pulled is None else " ".join(f"{r.pulled / max(r.delivered, 1):.3f}" for r in case.runs)
+        print(
+            f"{case.name:<30} {best.seconds:>7.2f} {median:>9.2f} {best.rate:>11,.0f} {best.rate / base:>8.2f}x "
+            f"{best.batches:>8} {best.delivered:>10,} {ratios:>17} {statistics.mean(r.load for r in case.runs):>8.1f}"
+        )
+        short = [r.delivered for r in case.runs if r.delivered != args.rows]
+        if short:
+            print(f"  !! {case.name}: AvailableNow ended after {', '.join(f'{n:,}' for n in short)} of {args.rows:,} items")
+    print(f"[{load()}] targets: stream >= {STREAM_TARGET}x the batch source's rows/s, pulled/delivered = 1.000")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rows", type=int, default=20_000_000)
+    parser.add_argument("--partitions", type=int, default=2)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--only", choices=("all", "batch", "streams"), default="all")
+    parser.add_argument("--max-pull-ms", type=int, help="stream option max_pull_ms (how long one round pulls)")
+    parser.add_argument("--max-records-per-batch", type=int, help="stream option max_records_per_batch (admission control)")
+    parser.add_argument("--max-backlog", type=int, help="stream option max_backlog (rows a receiver spools ahead)")
+    args = parser.parse_args()
+    spark = spark_builder("bench-core").getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    if args.only in ("all", "batch"):
+        batch_rows(spark, args)
+    if args.only in ("all", "streams"):
+        stream_rows(spark, args)
 
 
 if __name__ == "__main__":
