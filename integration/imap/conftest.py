@@ -51,8 +51,8 @@ class RedisProcess:
     """A redis-server of the test's own on a free loopback port, started with the flags of
     scripts/servers/redis.sh (plus ``extra``), that the test may SIGKILL and start again."""
 
-    def __init__(self, directory: Path, extra: list[str], password: str | None = None) -> None:
-        self.port = free_port()
+    def __init__(self, directory: Path, extra: list[str], password: str | None = None, port: int | None = None) -> None:
+        self.port = port or free_port()
         self.password = password
         directory.mkdir(parents=True, exist_ok=True)
         self.args = ["redis-server", "--bind", "127.0.0.1", "--port", str(self.port), "--save", "",
@@ -105,3 +105,50 @@ def own_redis(server, tmp_path) -> Iterator[Callable[..., RedisProcess]]:
     yield start
     for process in started:
         process.kill()
+
+
+def _free_cluster_ports(count: int) -> list[int]:
+    """Ports p with p and its cluster bus port p + 10000 both free."""
+    ports: list[int] = []
+    for candidate in range(21000 + os.getpid() % 4000, 30000):
+        with socket.socket() as a, socket.socket() as b:
+            try:
+                a.bind(("127.0.0.1", candidate))
+                b.bind(("127.0.0.1", candidate + 10000))
+            except OSError:
+                continue
+        ports.append(candidate)
+        if len(ports) == count:
+            return ports
+    raise RuntimeError("no free ports for a Redis Cluster")
+
+
+@pytest.fixture
+def own_cluster(server, tmp_path) -> Iterator[Callable[[list[str]], list[RedisProcess]]]:
+    """``own_cluster(extra_flags)``: three private cluster nodes with the flags of
+    scripts/servers/redis-cluster.sh (plus ``extra``), all slots assigned; killed at the end."""
+    server("redis")
+    nodes: list[RedisProcess] = []
+
+    def start(extra: list[str]) -> list[RedisProcess]:
+        for port in _free_cluster_ports(3):
+            directory = tmp_path / f"cluster-{port}"
+            node = RedisProcess(directory, ["--cluster-enabled", "yes", "--cluster-config-file",
+                                            str(directory / "nodes.conf"), "--cluster-node-timeout", "5000", *extra],
+                                port=port)
+            node.start()
+            nodes.append(node)
+        subprocess.run(["redis-cli", "--cluster", "create", *[f"127.0.0.1:{n.port}" for n in nodes],
+                        "--cluster-replicas", "0", "--cluster-yes"], check=True, capture_output=True, timeout=60)
+        client = redis.Redis(host="127.0.0.1", port=nodes[0].port)
+        deadline = time.monotonic() + 30
+        while client.cluster("info").get("cluster_state") != "ok":
+            if time.monotonic() > deadline:
+                raise RuntimeError("the test's Redis Cluster did not reach cluster_state:ok")
+            time.sleep(0.1)
+        client.close()
+        return nodes
+
+    yield start
+    for node in nodes:
+        node.kill()

@@ -104,6 +104,38 @@ def test_writes_retry_through_a_restart_and_apply_once(own_redis, name, caplog) 
     assert _retries_logged(caplog, server.port) >= 2  # the retries were ours, logged, naming the store
 
 
+def test_a_cluster_node_restarted_mid_write_and_mid_read(own_cluster, name, caplog) -> None:
+    caplog.set_level(logging.WARNING)
+    nodes = own_cluster(DURABLE)
+    url = f"redis+cluster://127.0.0.1:{nodes[0].port}"
+    target = connect(url).map(name("cluster-restart"), partitions=16, journal_capacity=1_000_000)
+    victim = nodes[1]  # not the node the client first asks: it must route around it, then back
+    raw = redis.RedisCluster(host="127.0.0.1", port=nodes[0].port)
+    events: list[str] = []
+
+    def past_1000() -> bool:
+        try:
+            return sum(int(raw.get(f"jc:{{imap:{target.name}:{p}}}:seq") or 0) for p in range(16)) > 1_000
+        except redis.RedisError:
+            return False
+
+    restarter = _restart_when(victim, past_1000, 0.7, events)
+    map_sink(target.name, store=url, chunk_rows=200).write_partition(_batches(10_000), _ctx(batch=0))
+    restarter.join(30)
+    assert events == ["killed", "restarted"]
+
+    entries = target.entries()
+    seen = [next(entries) for _ in range(100)]
+    victim.kill()
+    threading.Timer(0.7, victim.start).start()
+    seen += list(entries)
+    assert len(seen) == 10_000 and dict(seen) == {f"k{i}": i for i in range(10_000)}
+    kinds = Counter((e.type, e.key) for e in target.journal())
+    assert set(kinds.values()) == {1} and {t for t, _ in kinds} == {EventType.ADDED} and len(kinds) == 10_000
+    assert _retries_logged(caplog, nodes[0].port) >= 2
+    raw.close()
+
+
 def test_reads_retry_through_a_restart(own_redis, name) -> None:
     server = own_redis(DURABLE)
     url = server.url()
