@@ -54,20 +54,24 @@ def test_chunks_are_cut_at_the_same_rows_whatever_the_batch_sizes() -> None:
 def test_a_task_holds_one_chunk_not_its_partition(tmp_path) -> None:
     # Python memory only (SQLite's page cache is not Python's): the rows held while writing.
     url = f"sqlite:///{tmp_path}/imap.db"
+    map_sink("warm", store=url).write_partition(_rows(10, 10), _ctx(batch=0))  # imports, store, tables
 
-    def peak(chunk_rows: int) -> int:
-        sink = map_sink(f"mem{chunk_rows}", store=url, partitions=16, journal_capacity=0, chunk_rows=chunk_rows)
+    def peak(rows: int, chunk_rows: int) -> int:
+        sink = map_sink(f"mem{rows}-{chunk_rows}", store=url, partitions=16, journal_capacity=0, chunk_rows=chunk_rows)
         tracemalloc.start()
         try:
-            sink.write_partition(_rows(10_000, 1_000), _ctx(batch=0))
+            sink.write_partition(_rows(rows, 1_000), _ctx(batch=0))
             return tracemalloc.get_traced_memory()[1]
         finally:
             tracemalloc.stop()
 
-    whole, chunked = peak(10_000), peak(250)  # the old behaviour: one chunk of the whole partition
-    assert connect(url).map("mem250").to_dict() == connect(url).map("mem10000").to_dict()
-    assert len(connect(url).map("mem250")) == 10_000
-    assert chunked * 8 < whole, f"chunked peak {chunked} B vs whole-partition peak {whole} B"
+    small, large = peak(3_000, 250), peak(12_000, 250)
+    whole = peak(12_000, 12_000)  # the old behaviour: the partition in one go
+    assert connect(url).map("mem12000-250").to_dict() == connect(url).map("mem12000-12000").to_dict()
+    assert len(connect(url).map("mem12000-250")) == 12_000
+    # bounded: four times the rows, about the same peak; holding the partition costs far more
+    assert large < small * 1.5 + 64_000, f"peak {small} B for 3,000 rows, {large} B for 12,000"
+    assert large * 4 < whole, f"chunked peak {large} B vs whole-partition peak {whole} B"
 
 
 @ALL_STORES
