@@ -135,7 +135,7 @@ def read_lines(
         if range_.start > 0 and range_.starts_line:
             before = stream.read(1)
             if before != b"\n":
-                why = "does not start a line (the byte before it is not a newline)" if before else "is past the end of the file"
+                why = "is past the end of the file" if not before else "does not start a line (the byte before it is not a newline)"
                 raise _misaligned(range_.path, range_.start, why)
             data, pos = b"", range_.start
         elif range_.start > 0:
@@ -155,7 +155,8 @@ def read_lines(
             last_owned = range_.end - 1 - pos  # the line holding this byte is the last one we own
             if last_owned < len(data):
                 if range_.ends_line and data[last_owned] != 0x0A:
-                    raise _misaligned(range_.path, range_.end, "does not end a line (the byte before it is not a newline)")
+                    why = "does not end a line (the byte before it is not a newline)"
+                    raise _misaligned(range_.path, range_.end, why)
                 cut = data.find(b"\n", last_owned)
                 if cut >= 0:
                     yield _decode(data[: cut + 1], range_.path, pos, charset)

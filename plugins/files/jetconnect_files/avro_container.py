@@ -279,12 +279,14 @@ def decode_records(
             if size is not None and block.num_records > size + extra:
                 raise _Corrupt(f"it declares {block.num_records} records in {size} bytes")
             records = list(block)
-            if size is not None and data.tell() != size:  # type: ignore[union-attr]
-                raise _Corrupt(f"{size - data.tell()} of its {size} bytes are left after its {block.num_records} records")  # type: ignore[union-attr]
+            left = size - data.tell() if size is not None else 0  # type: ignore[union-attr]
+            if left:
+                raise _Corrupt(f"{left} of its {size} bytes are left after its {block.num_records} records")
             done += 1
             yield records
     except _Corrupt as exc:
-        raise AvroFileError(f"avro: '{path}' block at byte {offsets[min(done, len(offsets) - 1)]}: {exc}: corrupt file") from None
+        where = offsets[min(done, len(offsets) - 1)]
+        raise AvroFileError(f"avro: '{path}' block at byte {where}: {exc}: corrupt file") from None
     except Exception as exc:  # fastavro raises many types (EOFError, ValueError, zlib.error, ...)
         where = offsets[min(done, len(offsets) - 1)]
         raise AvroFileError(

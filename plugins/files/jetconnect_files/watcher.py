@@ -111,8 +111,11 @@ class FileWatcherSource(StreamSource):
             if stop == position:
                 continue
             self._path(name)
-            cuts = range(position, stop, self.max_split_bytes)
-            ranges += [_Cut(name, cut, min(cut + self.max_split_bytes, stop), cut == position, cut + self.max_split_bytes >= stop) for cut in cuts]
+            step = self.max_split_bytes
+            ranges += [
+                _Cut(name, cut, min(cut + step, stop), first=cut == position, last=cut + step >= stop)
+                for cut in range(position, stop, step)
+            ]
         covered = sum(r.end - r.start for r in ranges)
         wanted = sum(stop - before.get(name, 0) for name, stop in after.items())
         if covered != wanted:  # a guard: the cuts above cover every byte, whatever the options
