@@ -87,8 +87,8 @@ _SIMPLE_TYPES: dict[str, DataType] = {
     "void": NullType(),
 }
 _DECIMAL_NAMES = ("decimal", "numeric", "dec")
-_TOKEN = re.compile(r"\s*(`(?:[^`]|``)*`|[A-Za-z0-9_]+|[<>(),:])")
-_TRAILING_SPACE = re.compile(r"\s*\Z")
+# a token, or (group 2) the first character of something that is none
+_TOKEN = re.compile(r"\s*(?:(`(?:[^`]|``)*`|[A-Za-z0-9_]+|[<>(),:])|(\S))")
 _UNCACHED_LENGTH = 10_000  # longer DDL is parsed every time rather than kept in the cache
 
 
@@ -97,28 +97,30 @@ class _DDLParser:
 
     def __init__(self, text: str) -> None:
         self.text = text
+        # tokens are read as the parser needs them: hostile text fails at its first wrong token
+        self.matches = _TOKEN.finditer(text)
         self.tokens: list[tuple[str, int]] = []  # (token, character position)
-        pos = 0
-        while _TRAILING_SPACE.match(text, pos) is None:
-            match = _TOKEN.match(text, pos)
-            if match is None:
-                start = len(text) - len(text[pos:].lstrip())
-                what = "an unclosed backtick" if text[start] == "`" else f"{text[start:start + 20]!r}"
-                raise self.error(f"{what} at character {start}")
-            self.tokens.append((match.group(1), match.start(1)))
-            pos = match.end()
         self.i = 0
         self.depth = 0
 
     def error(self, what: str) -> SchemaError:
         return SchemaError(f"cannot parse schema {_short(self.text)}: {what}")
 
-    def peek(self) -> str | None:
-        return self.tokens[self.i][0] if self.i < len(self.tokens) else None
+    def peek(self, ahead: int = 0) -> str | None:
+        while len(self.tokens) <= self.i + ahead:
+            match = next(self.matches, None)
+            if match is None:
+                return None
+            if match.group(2) is not None:  # a character no token starts with
+                start = match.start(2)
+                what = "an unclosed backtick" if match.group(2) == "`" else f"unexpected {self.text[start:start + 20]!r}"
+                raise self.error(f"{what} at character {start}")
+            self.tokens.append((match.group(1), match.start(1)))
+        return self.tokens[self.i + ahead][0]
 
     def at(self) -> str:
         """Where the next token is, for error messages."""
-        if self.i >= len(self.tokens):
+        if self.peek() is None:
             return "at the end"
         return f"at character {self.tokens[self.i][1]}"
 
@@ -154,6 +156,8 @@ class _DDLParser:
                 self.take("not")
                 self.take("null")
                 nullable = False
+            if not nullable and isinstance(data_type, NullType):
+                raise self.error(f"column '{name}' is void NOT NULL: a void column holds only nulls")
             fields.append(StructField(name, data_type, nullable))
             if self.peek() != ",":
                 return StructType(fields)
@@ -227,9 +231,9 @@ def _parse_cached(text: str) -> StructType:
 
 def _parse(text: str) -> StructType:
     parser = _DDLParser(text)
-    if not parser.tokens:
+    if parser.peek() is None:
         raise parser.error("it is empty")
-    if (parser.peek() or "").lower() == "struct" and parser.tokens[1:2] and parser.tokens[1][0] == "<":
+    if parser.peek().lower() == "struct" and parser.peek(1) == "<":
         struct = parser.data_type()  # the whole schema as one struct<...>, as Spark allows
     else:
         struct = parser.fields()
@@ -251,7 +255,10 @@ def to_arrow_schema(schema: StructType) -> pa.Schema:
     known = _by_identity.get(id(schema))
     if known is not None and known[0] is schema:
         return known[1]
-    arrow = _arrow_schema_cached(schema.json())
+    try:
+        arrow = _arrow_schema_cached(schema.json())
+    except (TypeError, ValueError, pa.ArrowException) as exc:  # pyspark's own words: unsupported types and such
+        raise SchemaError(f"schema <{_short(schema.simpleString(), text=True)}> has no Arrow form: {exc}") from None
     if len(_by_identity) > 1024:
         _by_identity.clear()
     _by_identity[id(schema)] = (schema, arrow)
@@ -562,7 +569,7 @@ def _split(records: list[Any], fields: list[pa.Field], top: bool) -> tuple[list[
         try:
             if width == 1:
                 return [[v for (v,) in records]], None  # unpacking checks the width too
-            if set(map(len, records)) != {width}:
+            if set(map(len, records)) - {width}:
                 raise ValueError
         except ValueError:
             index = next(i for i, r in enumerate(records) if len(r) != width)
@@ -753,22 +760,28 @@ def _short(value: Any, limit: int = 200, text: bool = False) -> str:
 # --- Arrow batches -------------------------------------------------------------------------------
 
 
-def _null_violation(array: pa.Array, field: pa.Field, path: str) -> str | None:
-    """The path of a NOT NULL field (at any depth) that holds a null in ``array``, if any."""
-    if not field.nullable and array.null_count:
-        return path
-    data_type = field.type
+def _null_violation(array: pa.Array, data_type: pa.DataType, path: str) -> str | None:
+    """The path of a NOT NULL field nested in ``array`` that holds a null, if any."""
     if pa.types.is_struct(data_type):
-        for child_field, child in zip(data_type, array.flatten()):  # flatten: a null struct's fields are null
-            found = _null_violation(child, child_field, f"{path}.{child_field.name}")
+        # flatten() gives each field the struct's nulls too: only nulls beyond those count
+        for field, child in zip(data_type, array.flatten()):
+            if not field.nullable and child.null_count > array.null_count:
+                return f"{path}.{field.name}"
+            found = _null_violation(child, field.type, f"{path}.{field.name}")
             if found is not None:
                 return found
-    elif pa.types.is_map(data_type):
-        entries = pc.list_flatten(array)
-        return (_null_violation(entries.field(0), data_type.key_field, f"{path}[key]")
-                or _null_violation(entries.field(1), data_type.item_field, f"{path}[value]"))
-    elif pa.types.is_list(data_type) or pa.types.is_large_list(data_type):
-        return _null_violation(pc.list_flatten(array), data_type.value_field, f"{path}[]")
+        return None
+    if pa.types.is_map(data_type):
+        entries = pc.list_flatten(array)  # the entries of the non-null maps only
+        keys, items = entries.field(0), entries.field(1)
+        if not data_type.item_field.nullable and items.null_count:
+            return f"{path}[value]"
+        return _null_violation(keys, data_type.key_type, f"{path}[key]") or _null_violation(items, data_type.item_type, f"{path}[value]")
+    if pa.types.is_list(data_type) or pa.types.is_large_list(data_type):
+        elements = pc.list_flatten(array)
+        if not data_type.value_field.nullable and elements.null_count:
+            return f"{path}[]"
+        return _null_violation(elements, data_type.value_type, f"{path}[]")
     return None
 
 
@@ -791,7 +804,7 @@ def conform_batch(batch: pa.RecordBatch, arrow_schema: pa.Schema, owner: str) ->
                 f"declared schema <{_one_line(arrow_schema)}>: {exc}"
             ) from exc
     for field, column in zip(arrow_schema, result.columns):
-        found = _null_violation(column, field, field.name)
+        found = field.name if not field.nullable and column.null_count else _null_violation(column, field.type, field.name)
         if found is not None:
             raise SchemaError(f"{owner}: an Arrow batch has a null in '{found}', which is NOT NULL")
     return result
