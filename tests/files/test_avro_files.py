@@ -175,3 +175,18 @@ def test_sink_rolls_files_and_numbers_records_across_them(tmp_path) -> None:
     bad = [*batches[:2], pa.RecordBatch.from_pylist([{"id": 4}, {"id": None}])]
     with pytest.raises(SinkError, match=r"record #5 of this partition"):
         sink.write_partition(iter(bad), WriteContext(partition_id=1, attempt=0, batch_id=4, query_id="q", schema=schema))
+
+
+def test_records_of_an_empty_schema_are_counted_and_a_crafted_count_is_refused(tmp_path) -> None:
+    empty = {"type": "record", "name": "E", "fields": []}
+    with open(tmp_path / "e.avro", "wb") as out:
+        fastavro.writer(out, empty, [{}] * 1000, sync_interval=10)
+    source = AvroSource(LocalFileSystem(), str(tmp_path))
+    assert sum(b.num_rows for split in source.splits() for b in source.read_split(split)) == 1000
+    # Records of no bytes cannot bound a block's count by its size: a huge count is corruption, not a loop.
+    data = (tmp_path / "e.avro").read_bytes()
+    header = read_header(LocalFileSystem(), str(tmp_path / "e.avro"))
+    crafted = data[: header.data_start] + b"\xfe\xff\xff\xff\xff\x0f" + b"\x00" + header.sync
+    (tmp_path / "e.avro").write_bytes(crafted)
+    with pytest.raises(AvroFileError, match=rf"block at byte {header.data_start}: it declares 274877906943 records in 0 bytes"):
+        list(source.read_split([FileRange(str(tmp_path / "e.avro"), 0, len(crafted))]))

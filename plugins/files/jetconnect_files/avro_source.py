@@ -93,6 +93,10 @@ class AvroSource(BatchSource):
 
 def _to_batch(records: list[dict], arrow_schema: pa.Schema, path: str, offsets: list[int]) -> pa.RecordBatch:
     try:
+        if not arrow_schema:
+            # from_pylist gives 0 rows when there are no columns: records of an empty schema
+            # would vanish, and a count of them be wrong.
+            return pa.RecordBatch.from_struct_array(pa.array(records, pa.struct([])))
         return pa.RecordBatch.from_pylist(records, schema=arrow_schema)
     except (pa.ArrowException, TypeError, ValueError, OverflowError) as exc:
         raise AvroFileError(
