@@ -53,3 +53,15 @@ def test_a_half_written_line_arrives_once_and_whole_and_replays_the_same(spark, 
         start, end = offsets.get(batch_id - 1, {}), offsets[batch_id]
         again = [v for r in source.ranges(start, end) for b in source.read_range(r) for v in b.column(0).to_pylist()]
         assert again == rows, batch_id
+
+
+def test_a_file_without_a_complete_new_line_takes_no_slot_of_max_files_per_batch(hdfs_fs, hdfs_dir):
+    with hdfs_fs.create(f"{hdfs_dir}/in/a.txt") as out:
+        out.write(b"still being written")  # the oldest file: would hold the only slot for good
+    with hdfs_fs.create(f"{hdfs_dir}/in/b.txt") as out:
+        out.write(b"b1\nb2\n")
+    source = sources.hdfs(WEBHDFS_URL, f"{hdfs_dir}/in", user=USER, max_files_per_batch=1)
+    assert source.latest_offset({}, None) == {f"{hdfs_dir}/in/b.txt": 6}
+    with hdfs_fs.append(f"{hdfs_dir}/in/a.txt") as out:
+        out.write(b" and done\nnext, half")
+    assert source.latest_offset({f"{hdfs_dir}/in/b.txt": 6}, None) == {f"{hdfs_dir}/in/a.txt": 29, f"{hdfs_dir}/in/b.txt": 6}
