@@ -11,8 +11,8 @@ Source: raw = one stomp.py connection (the source's default prefetch) that takes
 has arrived and acknowledges it client-individually, all the ACK frames in one write and one
 receipt per batch: the fastest way we found to consume without losing a message (on ActiveMQ
 5.17 a cumulative ``ack: client`` ACK was ~10x slower, acknowledging inside a transaction ~4x
-slower); jetconnect = a streaming query (``noop`` sink) from ``sources.jms_queue`` with its
-write-ahead log, until every message has gone through.
+slower); jetconnect = a streaming query (``noop`` sink) from ``sources.jms_queue``, its consumer
+in an executor's receiver spooling under ``wal_location``, until every message has gone through.
 The broker starts on an empty store (``activemq.sh fresh``). Both sides are warmed up on 5k
 messages first (Spark's first streaming query JIT-compiles its micro-batch machinery), then run
 ``--repeat`` rounds alternately; the best round of each is shown. Ratios > 1 mean jetconnect is faster."""

@@ -2,7 +2,8 @@
 
     python jms_queue_to_parquet.py QUEUE CHECKPOINT OUTPUT [MAX_RECORDS_PER_BATCH]
 
-The write-ahead log lives beside the checkpoint (CHECKPOINT + "-wal"), as the docs advise.
+The consumers' spools live beside the checkpoint (CHECKPOINT + "-wal"), as the docs advise;
+``parallelism=2`` is two consumers per executor.
 """
 
 import sys

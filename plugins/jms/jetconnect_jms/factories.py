@@ -21,7 +21,7 @@ from jetconnect_jms.source import (
     DEFAULT_PREFETCH,
     JmsSource,
 )
-from jetconnect_jms.stomp_client import StompSettings
+from jetconnect_jms.stomp_client import StompSettings, destination_path
 
 
 def jms_queue_source(
@@ -124,7 +124,7 @@ def _source(kind: str, destination: str, args: dict[str, Any]) -> JmsSource:
     # a durable subscription is identified by (client id, name): derive a stable client id
     client_id = args.get("client_id") or (f"jetconnect-{subscription}" if subscription else None)
     view = MessageView(
-        owner=f"jms_{kind} source '{destination}'",
+        owner=f"jms_{kind} source '{destination_path(kind, destination)}'",
         body_format=args["body_format"],
         charset=args["charset"],
         header_columns=tuple(args["header_columns"] or ()),
