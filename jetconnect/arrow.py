@@ -258,7 +258,7 @@ def to_arrow_schema(schema: StructType) -> pa.Schema:
     try:
         arrow = _arrow_schema_cached(schema.json())
     except (TypeError, ValueError, pa.ArrowException) as exc:  # pyspark's own words: unsupported types and such
-        raise SchemaError(f"schema <{_short(schema.simpleString(), text=True)}> has no Arrow form: {exc}") from None
+        raise SchemaError(f"schema <{_schema_text(schema)}> has no Arrow form: {exc}") from None
     if len(_by_identity) > 1024:
         _by_identity.clear()
     _by_identity[id(schema)] = (schema, arrow)
@@ -365,6 +365,14 @@ def _arrow_reason(values: list[Any], exc: Exception) -> str:
 _INT_KINDS = frozenset({_NONE, _INT})
 _FLOAT_KINDS = frozenset({_NONE, _INT, _FLOAT})
 _DECIMAL_KINDS = frozenset({_NONE, _INT, _DECIMAL})
+_STR_KINDS = frozenset({_NONE, _STR})
+_BYTES_KINDS = frozenset({_NONE, _BYTES})
+_BOOL_KINDS = frozenset({_NONE, _BOOL})
+_DATE_KINDS = frozenset({_NONE, _DATE})
+_DATETIME_KINDS = frozenset({_NONE, _DATETIME})
+_LIST_KINDS = frozenset({_NONE, _SEQUENCE})
+_MAP_KINDS = frozenset({_NONE, _DICT})
+_NULL_KINDS = frozenset({_NONE})
 
 
 def _integers(values: list[Any], data_type: pa.DataType) -> pa.Array:
@@ -376,7 +384,8 @@ def _integers(values: list[Any], data_type: pa.DataType) -> pa.Array:
     except _ARROW_ERRORS as exc:
         _require(values, _INT_KINDS, "an integer")
         huge = next((v for v in values if v is not None and not -(2**63) <= v < 2**63), None)
-        raise _Mismatch(f"{_short(huge, 80)} does not fit in 64 bits" if huge is not None else _arrow_reason(values, exc)) from None
+        reason = f"{_short(huge, 80)} does not fit in 64 bits" if huge is not None else _arrow_reason(values, exc)
+        raise _Mismatch(reason) from None
     if not (pa.types.is_integer(inferred.type) or pa.types.is_null(inferred.type)):
         _require(values, _INT_KINDS, "an integer")
         raise _Mismatch(f"the values are {inferred.type}, not integers")
@@ -403,7 +412,8 @@ def _decimals(values: list[Any], data_type: pa.DataType) -> pa.Array:
         return pa.array(values, type=data_type)  # refuses what would need rounding or more digits
     except _ARROW_ERRORS as exc:
         if len(values) == 1:
-            raise _Mismatch(f"{_short(values[0], 80)} does not fit {_spark_name(data_type)} without rounding ({exc})") from None
+            what = f"{_short(values[0], 80)} does not fit {_spark_name(data_type)}"
+            raise _Mismatch(f"{what} without rounding ({exc})") from None
         raise _Mismatch(str(exc)) from None
 
 
@@ -412,10 +422,10 @@ def _strings(values: list[Any], data_type: pa.DataType) -> pa.Array:
     try:
         inferred = pa.array(values)
     except _ARROW_ERRORS as exc:
-        _require(values, frozenset({_NONE, _STR}), "a string")
+        _require(values, _STR_KINDS, "a string")
         raise _Mismatch(_arrow_reason(values, exc)) from None
     if not (pa.types.is_string(inferred.type) or pa.types.is_large_string(inferred.type) or pa.types.is_null(inferred.type)):
-        _require(values, frozenset({_NONE, _STR}), "a string")
+        _require(values, _STR_KINDS, "a string")
         raise _Mismatch(f"the values are {inferred.type}, not strings")
     try:
         return inferred.cast(data_type)
@@ -424,7 +434,7 @@ def _strings(values: list[Any], data_type: pa.DataType) -> pa.Array:
 
 
 def _binaries(values: list[Any], data_type: pa.DataType) -> pa.Array:
-    _require(values, frozenset({_NONE, _BYTES}), "bytes")  # Arrow would encode a str
+    _require(values, _BYTES_KINDS, "bytes")  # Arrow would encode a str
     return _typed(values, data_type)
 
 
@@ -432,12 +442,12 @@ def _booleans(values: list[Any], data_type: pa.DataType) -> pa.Array:
     try:
         return pa.array(values, type=data_type)  # Arrow takes only bools here
     except _ARROW_ERRORS as exc:
-        _require(values, frozenset({_NONE, _BOOL}), "a bool")
+        _require(values, _BOOL_KINDS, "a bool")
         raise _Mismatch(_arrow_reason(values, exc)) from None
 
 
 def _dates(values: list[Any], data_type: pa.DataType) -> pa.Array:
-    _require(values, frozenset({_NONE, _DATE}), "a date")  # Arrow would cut a datetime's time off
+    _require(values, _DATE_KINDS, "a date")  # Arrow would cut a datetime's time off
     return _typed(values, data_type)
 
 
@@ -448,7 +458,7 @@ def _is_naive(value: dt.datetime) -> bool:
 def _timestamps(values: list[Any], data_type: pa.DataType) -> pa.Array:
     # Arrow reads a naive datetime as UTC and shifts an aware one into a timestamp_ntz column: a
     # TIMESTAMP (an instant) takes only aware datetimes, a TIMESTAMP_NTZ (a wall clock) only naive.
-    _require(values, frozenset({_NONE, _DATETIME}), "a datetime")
+    _require(values, _DATETIME_KINDS, "a datetime")
     aware = data_type.tz is not None
     present = [v for v in values if v is not None]
     if set(map(_is_naive, present)) - {not aware}:
@@ -466,7 +476,7 @@ def _timestamps(values: list[Any], data_type: pa.DataType) -> pa.Array:
 
 
 def _nulls(values: list[Any], data_type: pa.DataType) -> pa.Array:
-    _require(values, frozenset({_NONE}), "None")
+    _require(values, _NULL_KINDS, "None")
     return pa.nulls(len(values), data_type)
 
 
@@ -481,7 +491,7 @@ def _offsets(containers: list[Any]) -> tuple[pa.Array, pa.Array | None, list[Any
 
 def _lists(values: list[Any], data_type: pa.DataType) -> pa.Array:
     # Arrow would take a str as a list of characters and a set in any order
-    _require(values, frozenset({_NONE, _SEQUENCE}), "a list or tuple")
+    _require(values, _LIST_KINDS, "a list or tuple")
     offsets, mask, present = _offsets(values)
     element = data_type.value_field
     try:
@@ -494,7 +504,7 @@ def _lists(values: list[Any], data_type: pa.DataType) -> pa.Array:
 
 
 def _maps(values: list[Any], data_type: pa.DataType) -> pa.Array:
-    _require(values, frozenset({_NONE, _DICT}), "a dict")  # Arrow would take a list of pairs, repeats and all
+    _require(values, _MAP_KINDS, "a dict")  # Arrow would take a list of pairs, repeats and all
     offsets, mask, present = _offsets(values)
     try:
         keys = _array(list(chain.from_iterable(present)), data_type.key_type)
@@ -523,15 +533,19 @@ def _structs(values: list[Any], data_type: pa.DataType) -> pa.Array:
 
 def _child(values: list[Any], field: pa.Field, null_parents: pa.Array | None) -> pa.Array:
     try:
-        array = _array(values, field.type)
-        if not field.nullable and array.null_count:
-            # the None a null struct leaves in each of its fields is no violation
-            at_valid = array.is_null() if null_parents is None else pc.and_(array.is_null(), pc.invert(null_parents))
-            if pc.any(at_valid).as_py():
-                raise _Mismatch("is NOT NULL but got None")
-        return array
+        return _column(values, field, null_parents)
     except _Mismatch as exc:
         raise exc.under(field.name) from None
+
+
+def _column(values: list[Any], field: pa.Field, null_parents: pa.Array | None = None) -> pa.Array:
+    """The values of one field, refusing None in a NOT NULL field (but under a null struct)."""
+    array = _array(values, field.type)
+    if not field.nullable and array.null_count:
+        # the None a null struct leaves in each of its fields is no violation
+        if null_parents is None or pc.any(pc.and_(array.is_null(), pc.invert(null_parents))).as_py():
+            raise _Mismatch("is NOT NULL but got None")
+    return array
 
 
 def _array(values: list[Any], data_type: pa.DataType) -> pa.Array:
@@ -653,13 +667,6 @@ class _Resolver:
         return tuple(map(record.get, self.names))
 
 
-def _column(values: list[Any], field: pa.Field) -> pa.Array:
-    array = _array(values, field.type)
-    if not field.nullable and array.null_count:
-        raise _Mismatch("is NOT NULL but got None")
-    return array
-
-
 def rows_to_batch(rows: Sequence[Any], schema: StructType, owner: str) -> pa.RecordBatch:
     """Convert rows (tuples, Rows, dicts, or bare values for a one-column schema) to one batch.
 
@@ -682,7 +689,7 @@ def rows_to_batch(rows: Sequence[Any], schema: StructType, owner: str) -> pa.Rec
     try:
         return pa.RecordBatch.from_arrays(arrays, schema=arrow_schema)
     except _ARROW_ERRORS as exc:  # e.g. more than 2 GiB of strings in one column
-        raise SchemaError(f"{owner}: items do not fit one Arrow batch of schema <{_short(schema.simpleString(), text=True)}>: {exc}") from None
+        raise SchemaError(f"{owner}: items do not fit one Arrow batch of schema <{_schema_text(schema)}>: {exc}") from None
 
 
 def _arrays(items: list[Any], fields: list[pa.Field], bare: bool) -> list[pa.Array]:
@@ -720,11 +727,15 @@ def _first_bad(values: list[Any], field: pa.Field, failure: _Mismatch) -> _Misma
 def _item_error(owner: str, schema: StructType, items: list[Any], exc: _Mismatch) -> SchemaError:
     where = f"column '{'.'.join(exc.path).replace('.[', '[')}': " if exc.path else ""
     if exc.index is None:
-        return SchemaError(f"{owner}: items do not match schema <{_short(schema.simpleString(), text=True)}>: {where}{exc.reason}")
+        return SchemaError(f"{owner}: items do not match schema <{_schema_text(schema)}>: {where}{exc.reason}")
     return SchemaError(
         f"{owner}: item #{exc.index} of the batch, {_short(items[exc.index])}, does not match schema "
-        f"<{_short(schema.simpleString(), text=True)}>: {where}{exc.reason}"
+        f"<{_schema_text(schema)}>: {where}{exc.reason}"
     )
+
+
+def _schema_text(schema: StructType) -> str:
+    return _short(schema.simpleString(), text=True)
 
 
 _SPARK_NAMES = {pa.int8(): "tinyint", pa.int16(): "smallint", pa.int32(): "int", pa.int64(): "bigint"}
@@ -776,7 +787,8 @@ def _null_violation(array: pa.Array, data_type: pa.DataType, path: str) -> str |
         keys, items = entries.field(0), entries.field(1)
         if not data_type.item_field.nullable and items.null_count:
             return f"{path}[value]"
-        return _null_violation(keys, data_type.key_type, f"{path}[key]") or _null_violation(items, data_type.item_type, f"{path}[value]")
+        return (_null_violation(keys, data_type.key_type, f"{path}[key]")
+                or _null_violation(items, data_type.item_type, f"{path}[value]"))
     if pa.types.is_list(data_type) or pa.types.is_large_list(data_type):
         elements = pc.list_flatten(array)
         if not data_type.value_field.nullable and elements.null_count:
@@ -814,7 +826,9 @@ def _one_line(schema: pa.Schema) -> str:
     return ", ".join(f"{f.name}: {f.type}{'' if f.nullable else ' not null'}" for f in schema)
 
 
-def to_batches(items: Iterable[Any], schema: StructType, owner: str, batch_rows: int = DEFAULT_BATCH_ROWS) -> Iterator[pa.RecordBatch]:
+def to_batches(
+    items: Iterable[Any], schema: StructType, owner: str, batch_rows: int = DEFAULT_BATCH_ROWS
+) -> Iterator[pa.RecordBatch]:
     """Arrow batches from what a read yields: batches are conformed, rows are grouped and converted."""
     arrow_schema = to_arrow_schema(schema)
     pending: list[Any] = []

@@ -118,7 +118,8 @@ def test_decimals_fit_exactly_or_are_errors():
 def test_bytes_into_a_string_column_and_text_into_a_binary_column_are_errors():
     fails(["a", b"b"], "s string", index=1, column="s", says="b'b' (bytes) is not a string")
     fails([b"a", "b"], "b binary", index=1, column="b", says="'b' (str) is not bytes")
-    assert rows_to_batch([bytearray(b"x"), memoryview(b"y")], parse_schema("b binary"), "s").column(0).to_pylist() == [b"x", b"y"]
+    batch = rows_to_batch([bytearray(b"x"), memoryview(b"y")], parse_schema("b binary"), "s")
+    assert batch.column(0).to_pylist() == [b"x", b"y"]
 
 
 def test_a_timestamp_takes_aware_datetimes_and_a_timestamp_ntz_naive_ones():
@@ -145,7 +146,8 @@ def test_a_misspelled_dict_key_is_an_error_naming_the_item_and_the_key():
 def test_a_dict_may_leave_out_nullable_columns_but_not_not_null_ones():
     schema = parse_schema("id bigint NOT NULL, name string")
     assert rows_to_batch([{"id": 1}], schema, "s").to_pylist() == [{"id": 1, "name": None}]
-    fails([{"id": 1}, {"name": "x"}], "id bigint NOT NULL, name string", index=1, column="id", says="has no 'id', a NOT NULL column")
+    fails([{"id": 1}, {"name": "x"}], "id bigint NOT NULL, name string", index=1, column="id",
+          says="has no 'id', a NOT NULL column")
 
 
 def test_rows_with_field_names_match_by_name_whatever_their_order():
@@ -169,7 +171,8 @@ def test_a_row_of_the_wrong_width_is_an_error():
 
 
 def test_bare_values_and_rows_mix_for_one_column():
-    assert rows_to_batch([1, (2,), {"n": 3}, Row(n=4), None], parse_schema("n bigint"), "s").column(0).to_pylist() == [1, 2, 3, 4, None]
+    batch = rows_to_batch([1, (2,), {"n": 3}, Row(n=4), None], parse_schema("n bigint"), "s")
+    assert batch.column(0).to_pylist() == [1, 2, 3, 4, None]
 
 
 def test_nested_values_follow_the_same_rules():
@@ -183,7 +186,8 @@ def test_nested_values_follow_the_same_rules():
     fails([({"a": None},)], "s struct<a: int NOT NULL>", index=0, column="s.a", says="is NOT NULL but got None")
     batch = rows_to_batch([([1, None],), (None,), ((),)], parse_schema("a array<int>"), "s")
     assert batch.column(0).to_pylist() == [[1, None], None, []]
-    nested = rows_to_batch([({"k": [Row(b="x", a=1)]},)], parse_schema("m map<string, array<struct<a: int, b: string>>>"), "s")
+    schema = parse_schema("m map<string, array<struct<a: int, b: string>>>")
+    nested = rows_to_batch([({"k": [Row(b="x", a=1)]},)], schema, "s")
     assert nested.column(0).to_pylist() == [[("k", [{"a": 1, "b": "x"}])]]
 
 

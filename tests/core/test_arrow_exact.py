@@ -18,6 +18,7 @@ from collections import namedtuple
 from decimal import Decimal, localcontext
 from functools import lru_cache
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -219,14 +220,17 @@ TYPES = st.recursive(
 )
 SCHEMAS = fields(TYPES, 1).map(StructType)
 
-ZONES = st.sampled_from([dt.timezone.utc, dt.timezone(dt.timedelta(hours=-7)), dt.timezone(dt.timedelta(hours=5, minutes=45)),
-                         dt.timezone(dt.timedelta(seconds=-37))])
+# fixed offsets, odd ones included, and a zone with DST and a seconds-precise historical offset
+ZONES = st.sampled_from([dt.timezone(dt.timedelta(**offset)) for offset in
+                         ({}, {"hours": -7}, {"hours": 5, "minutes": 45}, {"seconds": -37})]
+                        + [ZoneInfo("Europe/Amsterdam")])
 DATETIMES = st.datetimes(min_value=dt.datetime(2, 1, 1), max_value=dt.datetime(9998, 12, 31))
+AWARE = st.builds(lambda d, z: d.replace(tzinfo=z), DATETIMES, ZONES)
 #: Values of every kind, for any column: mostly wrong ones, the mix the rules must sort out.
 ANY_VALUE = st.one_of(
     st.none(), st.booleans(), st.integers(-(2**70), 2**70), st.sampled_from([0, 1, -1, 127, 128, 2**31, 2**53 + 1, 2**63]),
     st.floats(), st.sampled_from([1.0, 1.5, -0.0, 3.5e38, 1e39]), st.decimals(allow_nan=True, places=None),
-    st.text(max_size=5), st.binary(max_size=5), st.dates(), DATETIMES, st.builds(lambda d, z: d.replace(tzinfo=z), DATETIMES, ZONES),
+    st.text(max_size=5), st.binary(max_size=5), st.dates(), DATETIMES, AWARE,
     st.sampled_from([[1], (1,), {"a": 1}, {1: "a"}, {1, 2}, "ab"]),
 )
 
@@ -259,7 +263,7 @@ def right_values(data_type: DataType) -> st.SearchStrategy[Any]:  # noqa: PLR091
     if kind is DateType:
         return st.dates()
     if kind is TimestampType:
-        return st.builds(lambda d, z: d.replace(tzinfo=z), DATETIMES, ZONES)
+        return AWARE
     if kind is TimestampNTZType:
         return DATETIMES
     if kind is NullType:
@@ -356,7 +360,8 @@ def test_a_schema_from_ddl_converts_like_the_same_struct_type(data):
     """parse_schema's vocabulary, as DDL text, goes through the same rules (a smaller run)."""
     ddl = data.draw(st.sampled_from([
         "a tinyint, b smallint, c int, d bigint", "f float, g double, h decimal(5,2)", "s string, b binary, t boolean",
-        "d date, t timestamp, n timestamp_ntz, v void", "a array<int>, m map<string,double>, s struct<x: int NOT NULL, y: string>",
+        "d date, t timestamp, n timestamp_ntz, v void",
+        "a array<int>, m map<string,double>, s struct<x: int NOT NULL, y: string>",
     ]))
     schema = parse_schema(ddl)
     rows = data.draw(st.lists(items(schema), min_size=1, max_size=3))
