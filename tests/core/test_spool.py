@@ -80,3 +80,19 @@ def test_one_lease_holder_at_a_time_and_a_stale_one_is_taken_over(tmp_path, monk
     assert Lease(fs, str(tmp_path)).error() is None
     assert Lease(fs, str(tmp_path)).holder() is None  # released: the next round starts a receiver
     assert not [n for n in os.listdir(tmp_path) if n.startswith(".tmp")]
+
+
+def test_the_trimmed_end_is_durable_before_the_last_segment_goes(tmp_path, monkeypatch):
+    # a crash right after the unlink must not leave a spool that restarts at 0 on the next run
+    spool = Spool(LocalFileSystem(), str(tmp_path))
+    end = spool.append(0, _rows("a", "b"))
+    (segment,) = tmp_path.glob("*.arrow")
+    events = []
+    fsync, unlink = os.fsync, os.unlink
+    monkeypatch.setattr(os, "fsync", lambda fd: (events.append("fsync"), fsync(fd))[1])
+    monkeypatch.setattr(os, "unlink", lambda path, *a, **k: (events.append(os.path.basename(path)), unlink(path, *a, **k))[1])
+    spool.trim(end)
+    assert events.index(segment.name) > max(i for i, e in enumerate(events) if e == "fsync")
+    assert events.count("fsync") >= 2  # the marker's content, then its directory entry
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["_trimmed"]  # no temporary file left
+    assert Spool(LocalFileSystem(), str(tmp_path)).bounds() == (2, 2)
