@@ -25,7 +25,7 @@ import shutil
 import statistics
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import islice
 from pathlib import Path
 
@@ -90,37 +90,45 @@ def builder_source(rows: int, partitions: int):
 
 
 class Numbers:
-    """A stream processor's share of the items, i, i+n, ... below ``stop``: the batch source's work,
-    plus the position a snapshot needs."""
+    """A stream processor's share of the items, i, i+n, ... below ``stop`` (the batch source's work),
+    the position a snapshot needs, and the tally file its fills count into."""
 
-    def __init__(self, start: int, stop: int, step: int) -> None:
+    def __init__(self, start: int, stop: int, step: int, tally: str) -> None:
         self.stop, self.step = stop, step
+        # O_APPEND: lines from processors in other workers never interleave; one write per fill
+        self.tally = os.open(tally, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         self.seek(start)
 
     def seek(self, position: int) -> None:
         self.next = position
         self.chunks = row_chunks(position, self.stop, self.step)
 
+    def close(self) -> None:
+        os.close(self.tally)
+
 
 def stream_source(rows: int, partitions: int, snapshots: bool, tally: str):
     """The batch source's items as a builder stream; each fill appends its item count to ``tally``.
 
-    One small append per fill (CHUNK items), not per item: it costs the fill ~1%. A fill past the
-    end adds nothing, which ends a round (and, under AvailableNow, the query).
+    One small write per fill (CHUNK items), not per item: a few microseconds against the
+    milliseconds the fill takes to make its tuples. A fill past the end adds nothing, which ends a
+    round (and, under AvailableNow, the query).
     """
 
     def create(ctx):
-        return Numbers(ctx.global_processor_index, rows, ctx.total_parallelism)
+        return Numbers(ctx.global_processor_index, rows, ctx.total_parallelism, tally)
 
     def fill(state, buf):
         chunk = next(state.chunks, None)
         if chunk is not None:
             state.next = chunk[-1][0] + state.step
             buf.add_all(chunk)
-            with open(tally, "a") as handle:  # O_APPEND: lines from concurrent workers do not mix
-                handle.write(f"{len(chunk)}\n")
+            os.write(state.tally, b"%d\n" % len(chunk))
 
-    builder = SourceBuilder.stream("bench_stream", create).fill_buffer_fn(fill).schema("n bigint").distributed(partitions)
+    builder = (
+        SourceBuilder.stream("bench_stream", create).fill_buffer_fn(fill).destroy_fn(Numbers.close)
+        .schema("n bigint").distributed(partitions)
+    )
     if snapshots:
         builder = builder.create_snapshot_fn(lambda s: s.next).restore_snapshot_fn(lambda s, p: s.seek(p))
     return builder.build()
@@ -164,6 +172,8 @@ class Run:
     pulled: int | None
     batches: int
     load: float
+    #: Spark's per-phase durations (ms) summed over the query's micro-batches
+    phases: dict[str, int] = field(default_factory=dict)
 
     @property
     def rate(self) -> float:
@@ -215,11 +225,25 @@ class StreamCase:
             raise RuntimeError(f"{self.name}: the query failed: {query.exception()}")
         delivered = sum(p["numInputRows"] for p in query.recentProgress)
         batches = sum(1 for p in query.recentProgress if p["numInputRows"])
+        phases: dict[str, int] = {}
+        for progress in query.recentProgress:
+            for phase, ms in progress["durationMs"].items():
+                phases[phase] = phases.get(phase, 0) + ms
         if not self.snapshots:
             stop_receivers(folder / "wal")
             time.sleep(1.0)  # a receiver looks for the marker every 0.5 s; what it pulled until then counts
         pulled = sum(int(n) for n in tally.read_text().split()) if tally.exists() else 0
-        return Run(seconds, delivered, pulled, batches, load)
+        return Run(seconds, delivered, pulled, batches, load, phases)
+
+
+def breakdown(run: Run) -> str:
+    """A run's seconds by Spark's micro-batch phases: ``addBatch`` is the tasks (pulling, delivering);
+    the rest is the driver's planning and its offset and commit logs."""
+    phases = dict(run.phases)
+    total = phases.pop("triggerExecution", 0)
+    parts = [f"{name} {ms / 1000:.2f}" for name, ms in sorted(phases.items(), key=lambda kv: -kv[1]) if ms >= 10]
+    parts.append(f"outside triggers (start, stop) {run.seconds - total / 1000:.2f}")
+    return f"{run.seconds:.2f} s over {run.batches} batches with rows = " + ", ".join(parts)
 
 
 def stream_rows(spark, args) -> None:
@@ -262,6 +286,8 @@ def stream_rows(spark, args) -> None:
         short = [r.delivered for r in case.runs if r.delivered != args.rows]
         if short:
             print(f"  !! {case.name}: AvailableNow ended after {', '.join(f'{n:,}' for n in short)} of {args.rows:,} items")
+    for case in cases[1:]:
+        print(f"  where the time went, {case.name}: {breakdown(max(case.runs, key=lambda r: r.rate))}")
     print(f"[{load()}] targets: stream >= {STREAM_TARGET}x the batch source's rows/s, pulled/delivered = 1.000")
 
 
@@ -275,7 +301,8 @@ def main() -> None:
     parser.add_argument("--max-records-per-batch", type=int, help="stream option max_records_per_batch (admission control)")
     parser.add_argument("--max-backlog", type=int, help="stream option max_backlog (rows a receiver spools ahead)")
     args = parser.parse_args()
-    spark = spark_builder("bench-core").getOrCreate()
+    # a loaded machine can take more than the default 15 s to start a Python worker
+    spark = spark_builder("bench-core").config("spark.python.authenticate.socketTimeout", "120s").getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     if args.only in ("all", "batch"):
         batch_rows(spark, args)
