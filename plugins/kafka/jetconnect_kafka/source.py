@@ -16,7 +16,7 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
-from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
+from confluent_kafka import Consumer, KafkaError, KafkaException, Message, TopicPartition
 from pyspark.sql.types import StructType
 
 from jetconnect.arrow import to_arrow_schema
@@ -244,7 +244,7 @@ class _RangeReader:
             return
         self.consumer.assign([self.tp])
         position = self.start
-        past_end = None  # the first record served at or after the range's end, if any
+        past_end: Message | None = None  # the first record served at or after the range's end
         idle_since = time.monotonic()
         while position < self.end:
             messages = self.consumer.consume(num_messages=min(CHUNK, self.end - position), timeout=0.2)
@@ -269,7 +269,7 @@ class _RangeReader:
                 break
         self._check_end(past_end)
 
-    def _check_end(self, past_end: Any) -> None:
+    def _check_end(self, past_end: Message | None) -> None:
         """Fail if the broker served a record at or past the high watermark it reports.
 
         Kafka serves no record at or past the high watermark (the last stable offset for
