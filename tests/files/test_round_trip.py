@@ -21,7 +21,7 @@ from jetconnect import sinks, sources
 from jetconnect.connector import CommitContext, WriteContext
 from jetconnect.errors import SinkError
 
-ROUND_TRIP = settings(max_examples=80, deadline=None)
+ROUND_TRIP = settings(max_examples=50, deadline=None)
 #: Any text Spark can hold (no lone surrogates: they are not UTF-8), nulls, empty and long values.
 values_st = st.lists(st.none() | st.text(max_size=30) | st.sampled_from(["", "x" * 70_000, "\u2028", "\x85", "\x00"]), max_size=30)
 
