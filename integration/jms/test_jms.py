@@ -114,9 +114,34 @@ def test_queue_to_parquet_consumed_in_parallel_exactly_once(spark, tmp_path):
     assert len({r.message_id for r in rows}) == len(bodies)
     assert {r.kind for r in rows} == {"order"}
     assert {r.destination for r in rows} == {f"/queue/{queue}"}
-    # both consumers logged messages: two partitions in the write-ahead log
-    assert sorted(p.name for p in (tmp_path / "wal").iterdir()) == ["0", "1"]
+    # both consumers (processors 0 and 1, each with its own connection) spooled messages
+    spools = sorted((tmp_path / "wal").glob("*/*/spool"))
+    assert [p.parent.name for p in spools] == ["0", "1"] and all(any(p.glob("*.arrow")) for p in spools)
     assert consume(f"/queue/{queue}", 1, timeout=3) == []  # everything was acknowledged
+
+
+def test_a_queue_query_stopped_and_restarted_from_its_checkpoint_gets_every_message_once(spark, tmp_path):
+    queue = unique("resume")
+    first, then = [f"first {i}" for i in range(1500)], [f"then {i}" for i in range(500)]
+    produce(f"/queue/{queue}", first)
+    source = sources.jms_queue(queue, parallelism=2, prefetch=100, wal_location=str(tmp_path / "wal"))
+    out, cp = tmp_path / "out", tmp_path / "cp"
+    query = stream_to_parquet(spark, source, out, cp, max_records=300)
+    try:
+        wait_rows(spark, query, out, 300, 150)
+    finally:
+        query.stop()  # mid-stream: the consumers close, the broker keeps what they had not spooled
+    assert parquet_count(spark, out) < len(first)
+    produce(f"/queue/{queue}", then)
+    query = stream_to_parquet(spark, source, out, cp, max_records=300)
+    try:
+        wait_rows(spark, query, out, len(first) + len(then), 180)
+        time.sleep(1)  # a duplicate would arrive in the next micro-batches
+    finally:
+        query.stop()
+    bodies = [r.body for r in spark.read.parquet(str(out)).collect()]
+    assert len(bodies) == len(first) + len(then) and sorted(bodies) == sorted(first + then)
+    assert consume(f"/queue/{queue}", 1, timeout=3) == []
 
 
 def test_dataframe_to_queue_with_headers_and_json_body(spark):
@@ -190,18 +215,32 @@ def test_broker_restart_mid_stream_loses_nothing_and_duplicates_nothing(spark, t
     assert sorted(r.body for r in rows) == sorted(first + then)
 
 
-def test_undecodable_body_fails_naming_destination_and_message_id_and_stays_on_the_broker(spark, tmp_path):
+def test_undecodable_body_fails_naming_the_message_and_nothing_after_it_is_acknowledged(spark, tmp_path):
     queue = unique("bad")
-    produce(f"/queue/{queue}", [b"\xff\xfe not utf-8"])
+    before, after = [f"before {i}" for i in range(3)], [f"after {i}" for i in range(2)]
+    produce(f"/queue/{queue}", [*before, b"\xff\xfe not utf-8", *after])
     source = sources.jms_queue(queue, wal_location=str(tmp_path / "wal"))
-    query = stream_to_parquet(spark, source, tmp_path / "out", tmp_path / "cp")
+    out, cp = tmp_path / "out", tmp_path / "cp"
+    query = stream_to_parquet(spark, source, out, cp)
     with pytest.raises(Exception) as failure:
-        query.awaitTermination(60)
+        query.awaitTermination(180)  # Spark's first micro-batch takes a while on a busy machine
         raise AssertionError("the query did not fail")
     text = str(failure.value)
     assert f"/queue/{queue}" in text and "ID:" in text and "not valid utf-8" in text
-    left = consume(f"/queue/{queue}", 1)
-    assert [b for _, b in left] == [b"\xff\xfe not utf-8"]  # never acknowledged
+    bad_id = text.split("message ", 1)[1].split(" ", 1)[0]
+    left = consume(f"/queue/{queue}", 3)
+    # it and everything after it stay on the broker; what came before it was accepted
+    assert [b for _, b in left] == [b"\xff\xfe not utf-8", *(a.encode() for a in after)]
+    assert left[0][0]["message-id"] == bad_id
+
+    # the bad message removed, a restart delivers what was accepted before it, once
+    query = stream_to_parquet(spark, source, out, cp)
+    try:
+        wait_rows(spark, query, out, len(before), 120)
+        time.sleep(1)
+    finally:
+        query.stop()
+    assert sorted(r.body for r in spark.read.parquet(str(out)).collect()) == before
 
 
 def committed_at_least(n: int):

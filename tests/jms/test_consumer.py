@@ -197,3 +197,29 @@ def test_rounds_deliver_every_message_once_and_commits_keep_the_dedupe_window(tm
         start, end = run_spools(str(tmp_path), run, 2)[index].bounds()
         # a segment is at most prefetch / 2 = 10 rows: whole segments are kept or trimmed
         assert 50 <= end - start < 50 + 10, (index, start, end)
+
+
+def test_a_lost_connection_is_reconnected_off_the_fill_and_its_redeliveries_are_recognised(tmp_path):
+    destination = queue()
+    produce(destination, [f"m{i}" for i in range(10)])
+    source = jms_queue_source(destination, linger_ms=500, wal_location=str(tmp_path))
+    proc = processor(source, 0, 1)
+    taken = take(proc)
+    spool(source, 0, 1).append(0, taken)
+    proc.state.client._conn.transport.disconnect_socket()  # the connection drops before the ACKs go out
+    time.sleep(0.2)
+    proc.acknowledge()  # fails quietly: the messages are spooled, the broker will redeliver them
+    started = time.monotonic()
+    assert not proc.fill().items
+    assert time.monotonic() - started < 0.5  # the receiver must go on renewing its lease meanwhile
+    deadline = time.monotonic() + 20
+    while proc.state.stats["redelivered"] < 10 and time.monotonic() < deadline:
+        assert not proc.fill().items
+    assert proc.state.stats == {"taken": 10, "redelivered": 10, "reconnects": 1}
+    produce(destination, ["new"])
+    fresh = take(proc)
+    assert fresh.column("body").to_pylist() == [b"new"]
+    spool(source, 0, 1).append(10, fresh)
+    proc.acknowledge()
+    proc.destroy()
+    assert left_on_broker(destination) == []
