@@ -26,6 +26,7 @@ import statistics
 import tempfile
 import time
 from dataclasses import dataclass, field
+from datetime import datetime
 from itertools import islice
 from pathlib import Path
 
@@ -174,6 +175,9 @@ class Run:
     load: float
     #: Spark's per-phase durations (ms) summed over the query's micro-batches
     phases: dict[str, int] = field(default_factory=dict)
+    #: Seconds from ``start()`` to the first micro-batch, and from the end of the last to the query's end
+    before_first: float = 0.0
+    after_last: float = 0.0
 
     @property
     def rate(self) -> float:
@@ -216,10 +220,10 @@ class StreamCase:
             if getattr(self.args, option) is not None:
                 options[option] = getattr(self.args, option)
         df = stream_source(self.args.rows, self.args.partitions, self.snapshots, str(tally)).read_stream(spark, **options)
-        started = time.perf_counter()
+        started, started_at = time.perf_counter(), time.time()
         query = df.writeStream.format("noop").option("checkpointLocation", str(folder / "ck")).trigger(availableNow=True).start()
         query.awaitTermination()
-        seconds = time.perf_counter() - started
+        seconds, ended_at = time.perf_counter() - started, time.time()
         load = os.getloadavg()[0]
         if query.exception() is not None:
             raise RuntimeError(f"{self.name}: the query failed: {query.exception()}")
@@ -233,7 +237,15 @@ class StreamCase:
             stop_receivers(folder / "wal")
             time.sleep(1.0)  # a receiver looks for the marker every 0.5 s; what it pulled until then counts
         pulled = sum(int(n) for n in tally.read_text().split()) if tally.exists() else 0
-        return Run(seconds, delivered, pulled, batches, load, phases)
+        triggers = [(trigger_start(p), p["durationMs"].get("triggerExecution", 0) / 1000) for p in query.recentProgress]
+        before = min(t for t, _ in triggers) - started_at if triggers else seconds
+        after = ended_at - max(t + d for t, d in triggers) if triggers else 0.0
+        return Run(seconds, delivered, pulled, batches, load, phases, before, after)
+
+
+def trigger_start(progress: dict) -> float:
+    """When a micro-batch's trigger started, in seconds since the epoch (Spark prints UTC ISO times)."""
+    return datetime.fromisoformat(progress["timestamp"].replace("Z", "+00:00")).timestamp()
 
 
 def breakdown(run: Run) -> str:
@@ -242,7 +254,7 @@ def breakdown(run: Run) -> str:
     phases = dict(run.phases)
     total = phases.pop("triggerExecution", 0)
     parts = [f"{name} {ms / 1000:.2f}" for name, ms in sorted(phases.items(), key=lambda kv: -kv[1]) if ms >= 10]
-    parts.append(f"outside triggers (start, stop) {run.seconds - total / 1000:.2f}")
+    parts.append(f"outside micro-batches {run.seconds - total / 1000:.2f} (before the first {run.before_first:.2f}, after the last {run.after_last:.2f})")
     return f"{run.seconds:.2f} s over {run.batches} batches with rows = " + ", ".join(parts)
 
 
