@@ -122,9 +122,9 @@ class LineReader:
         if self.failure is not None:
             raise self.failure
         if self._ended:
+            self.open()  # raises once connect_timeout has passed; nothing received is held then
             self._ended = False
             self.reconnects += 1
-            self.open()  # raises once connect_timeout has passed; nothing received is held then
         elif self.sock is None:
             self.open()
         chunks, ended = self._receive(max_bytes)
