@@ -11,6 +11,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any, TypeVar
 
 from jetconnect.errors import OptionError
+from jetconnect.redaction import MASK, is_secret_name, redact_options, shown_value
 
 T = TypeVar("T")
 _MISSING: Any = object()
@@ -48,15 +49,15 @@ class Options(Mapping[str, str]):
         return isinstance(key, str) and key.lower() in self._data
 
     def __repr__(self) -> str:
-        shown = {self._names[k]: ("***" if _is_secret(k) else v) for k, v in self._data.items()}
-        return f"Options({shown!r})"
+        # secret-named values masked whole, URL values (url, store, ...) without their password
+        return f"Options({redact_options(self.to_dict())!r})"
 
     def _error(self, key: str, message: str) -> OptionError:
         where = f"{self.owner}: " if self.owner else ""
         return OptionError(f"{where}option '{key}' {message}")
 
     def _shown(self, key: str, raw: str) -> str:
-        return "***" if _is_secret(key) else repr(raw)
+        return MASK if is_secret_name(key) else repr(shown_value(key, raw))
 
     def get_str(self, key: str, default: str | None = _MISSING) -> str:
         if key in self:
@@ -155,21 +156,4 @@ def _to_option_string(value: Any) -> str:
     return str(value)
 
 
-_SECRET_WORDS = ("password", "secret", "token", "sasl", "credential", "key.password", "passwd")
-
-
-def _is_secret(key: str) -> bool:
-    k = key.lower()
-    return any(word in k for word in _SECRET_WORDS)
-
-
-def redact(text: str, secrets: "Iterator[str] | list[str] | tuple[str, ...]") -> str:
-    """``text`` with every non-empty secret in ``secrets`` replaced by ``***``."""
-    for secret in secrets:
-        if secret:
-            text = text.replace(secret, "***")
-    return text
-
-
-__all__ = ["Options", "redact"]
-
+__all__ = ["Options"]

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from jetconnect.errors import JetconnectError
-from jetconnect.options import redact
+from jetconnect.redaction import describe, raise_unchained
 
 T = TypeVar("T")
 log = logging.getLogger("jetconnect.retry")
@@ -55,9 +55,12 @@ def retry_call(
     """Call ``fn`` until it succeeds; retry only ``retry_on`` errors, until ``backoff.deadline``.
 
     ``retry_if`` narrows further (e.g. a client with one exception type for transient and
-    permanent failures); an error it rejects is raised at once. Every ``secrets`` string is
-    masked in what is logged and raised. The final error is a :class:`RetriesExhausted` that
-    says ``what`` was being done, how long it was tried and the last error (chained as cause).
+    permanent failures); an error it rejects is raised at once. The final error is a
+    :class:`RetriesExhausted` that says ``what`` was being done, how long it was tried and the
+    last error. Given ``secrets`` (the caller's word that an error may quote one), every spelling
+    of them is masked in what is logged and raised, and the last error is quoted, scrubbed, but
+    not chained: a chained exception would carry the secret into every traceback. Without
+    ``secrets`` the last error is chained as the cause.
     """
     started = time.monotonic()
     attempts = 0
@@ -70,11 +73,14 @@ def retry_call(
             if retry_if is not None and not retry_if(exc):
                 raise
             delay = next(delays, None)
-            last = redact(f"{type(exc).__name__}: {exc}", secrets)
+            last = describe(exc, secrets)
             if delay is None:
-                raise RetriesExhausted(
+                error = RetriesExhausted(
                     f"{what} failed {attempts} time(s) over {time.monotonic() - started:.1f} s; last error: {last}"
-                ) from exc
+                )
+                if secrets:
+                    raise_unchained(error)
+                raise error from exc
             if on_retry is not None:
                 on_retry(exc, delay)
             else:

@@ -1,6 +1,12 @@
 """URLs and driver messages never carry the password."""
 
-from jetconnect_jdbc.engines import safe_url, scrub
+from jetconnect.redaction import redact, url_secrets
+from jetconnect_jdbc.engines import safe_url
+
+
+def scrub(text: str, url: str) -> str:
+    """What every jdbc error does with a driver's message."""
+    return redact(text, url_secrets(url))
 
 
 def test_safe_url_hides_the_password():

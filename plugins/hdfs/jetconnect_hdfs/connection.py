@@ -14,7 +14,7 @@ from typing import Any
 import hdfs
 
 from jetconnect.errors import OptionError
-from jetconnect.options import redact
+from jetconnect.redaction import redact
 
 _clients: dict["HdfsConnection", hdfs.Client] = {}
 _clients_lock = threading.Lock()
@@ -74,8 +74,8 @@ class HdfsConnection:
         return hdfs.InsecureClient(self.url, user=self.user, **common)
 
     def redact(self, text: str) -> str:
-        """``text`` without the secrets of this connection."""
-        return redact(text, [self.token or ""])
+        """``text`` without this connection's token, in any spelling (the core's :func:`redact`)."""
+        return redact(text, [self.token])
 
     def __str__(self) -> str:
         return self.url

@@ -23,6 +23,7 @@ from urllib.parse import urlsplit
 from hdfs.util import HdfsError
 
 from jetconnect.filesystem import FileInfo, is_hidden
+from jetconnect.redaction import describe, raise_unchained
 from jetconnect.retry import Backoff, RetriesExhausted, retry_call
 from jetconnect_hdfs.connection import HdfsConnection
 from jetconnect_hdfs.errors import NETWORK_ERRORS, WebHdfsError, as_os_error, is_transient
@@ -206,7 +207,10 @@ class WebHdfsFileSystem:
             except HdfsError as exc:
                 if is_transient(exc):
                     raise _Transient(exc) from None
-                raise as_os_error(exc, self._redact(f"{what} on {self.connection}")) from None
+                # scrubbed whole (the NameNode's message too) and unchained: HdfsError quotes
+                # request URLs, which may carry the token
+                error = as_os_error(exc, f"{what} on {self.connection}")
+                raise_unchained(type(error)(self.connection.redact(str(error))))
             except NETWORK_ERRORS as exc:
                 raise _Transient(exc) from None
 
@@ -220,15 +224,12 @@ class WebHdfsFileSystem:
         except RetriesExhausted as exc:
             last = exc.__cause__
             assert isinstance(last, _Transient)
-            # "from None": the chained exceptions hold request URLs, which may carry a token.
+            # unchained: the chained exceptions hold request URLs, which may carry a token.
             tried = f"kept failing for {self.backoff.deadline:.0f} s" if retry else "failed"
-            raise WebHdfsError(f"{what} on {self.connection} {tried}: {self._describe(last.cause)}") from None
+            raise_unchained(WebHdfsError(f"{what} on {self.connection} {tried}: {self._describe(last.cause)}"))
 
     def _describe(self, exc: BaseException) -> str:
-        return self._redact(f"{type(exc).__name__}: {exc}")
-
-    def _redact(self, text: str) -> str:
-        return self.connection.redact(text)
+        return describe(exc, [self.connection.token])
 
 
 def hdfs_path(path: str) -> str:

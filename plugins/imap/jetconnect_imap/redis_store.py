@@ -42,7 +42,7 @@ from redis.exceptions import (
 )
 from redis.retry import Retry
 
-from jetconnect.options import redact
+from jetconnect.redaction import redact
 from jetconnect.retry import Backoff, RetriesExhausted, retry_call
 from jetconnect_imap.events import Change, EventType
 from jetconnect_imap.store import (

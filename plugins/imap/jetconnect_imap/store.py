@@ -19,9 +19,10 @@ import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from urllib.parse import quote, unquote, urlsplit
+from urllib.parse import urlsplit
 
 from jetconnect.errors import JetconnectError
+from jetconnect.redaction import redact_url, split_credentials, url_secrets  # re-exported: public since 0.1
 from jetconnect_imap.events import Change, EventType
 from jetconnect_imap.serde import DEFAULT_PARTITIONS
 
@@ -186,78 +187,6 @@ class Store(ABC):
 
     def close(self) -> None:
         """Release connections (the store cache closes what it opened at exit)."""
-
-
-def redact_url(url: str) -> str:
-    """``url`` with its password, and any password-like query value, replaced by ``***``.
-
-    The user part is taken up to the *last* ``@`` (as :func:`split_credentials` does), so a
-    password holding ``@``, ``#``, ``/``, ``?``, ``%``, quotes or backslashes, raw or
-    percent-encoded, is hidden whole; where a URL reads two ways, both readings are hidden.
-    """
-    out, last = [], 0
-    for begin, end in _secret_spans(url):
-        out += [url[last:begin], "***"]
-        last = end
-    return "".join(out) + url[last:]
-
-
-def url_secrets(url: str) -> tuple[str, ...]:
-    """The secrets in ``url`` in every form they may be shown in (as written, decoded, encoded),
-    longest first: masking a short form first would leave the rest of a longer one visible."""
-    forms: set[str] = set()
-    for begin, end in _secret_spans(url):
-        written = url[begin:end]
-        # surrogatepass: a password that cannot even be encoded must still be masked, not crash
-        forms |= {written, unquote(written), quote(unquote(written), safe="", errors="surrogatepass")}
-    return tuple(sorted((f for f in forms if f), key=len, reverse=True))
-
-
-#: ``password=...`` and the like in a query string (redis-py takes a password there too).
-_SECRET_QUERY = re.compile(r"(?i)[?&;](?:password|passwd|pass|pwd|secret|token|auth)[^=&;#]*=([^&;#]*)")
-
-
-def _secret_spans(url: str) -> list[tuple[int, int]]:
-    """Where secrets are in ``url``: the password of the user part and secret query values,
-    overlapping spans merged."""
-    spans = [m.span(1) for m in _SECRET_QUERY.finditer(url) if m.group(1)]
-    prefix, userinfo, _rest = _split_userinfo(url)
-    if userinfo is not None and ":" in userinfo:
-        begin = len(prefix) + userinfo.index(":") + 1
-        spans.append((begin, len(prefix) + len(userinfo)))
-    merged: list[tuple[int, int]] = []
-    for begin, end in sorted(spans):
-        if merged and begin <= merged[-1][1]:
-            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
-        else:
-            merged.append((begin, end))
-    return merged
-
-
-def _split_userinfo(url: str) -> tuple[str, str | None, str]:
-    """``(scheme://, user[:password] or None, host...)`` with the user part ending at the last '@'."""
-    scheme, sep, rest = url.partition("://")
-    prefix = scheme + sep
-    if not sep:
-        prefix, rest = "", url
-    if rest.startswith("/") or "@" not in rest:  # no authority (sqlite:///path), or no user part
-        return prefix, None, rest
-    userinfo, _, host = rest.rpartition("@")
-    return prefix, userinfo, host
-
-
-def split_credentials(url: str) -> tuple[str, str | None, str | None]:
-    """``(url without user and password, username, password)``, the last two percent-decoded.
-
-    The user part ends at the *last* ``@``: a password with a raw ``#``, ``/``, ``?`` or ``@``
-    is taken whole, where a standard URL parser would cut it there and send the rest as the
-    host or path (a literal ``%`` must be written ``%25``, as in any URL).
-    """
-    prefix, userinfo, rest = _split_userinfo(url)
-    if userinfo is None:
-        return url, None, None
-    user, colon, password = userinfo.partition(":")
-    return prefix + rest, unquote(user) or None, unquote(password) if colon else None
 
 
 def default_url() -> str:

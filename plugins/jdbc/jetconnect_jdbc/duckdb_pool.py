@@ -18,7 +18,7 @@ from typing import Any
 
 from sqlalchemy.engine import make_url
 
-from jetconnect_jdbc.engines import raise_unchained, scrub
+from jetconnect.redaction import raise_unchained, redact, url_secrets
 
 #: The name the PostgreSQL database is attached under, for ``postgres_query``.
 ATTACHED = "pg"
@@ -105,7 +105,7 @@ def _open(url: str) -> Any:
     except duckdb.Error as exc:
         _close_quietly(connection)
         # DuckDB's message quotes the whole connection string, password included
-        error = PostgresConnectError(scrub(str(exc).strip(), url))
+        error = PostgresConnectError(redact(str(exc).strip(), url_secrets(url)))
     else:
         return connection
     raise_unchained(error)

@@ -6,17 +6,14 @@ engine (connection pool) the first time it needs one and reuses it for every lat
 
 from __future__ import annotations
 
-import json
 import re
 import threading
-from typing import NoReturn
-from urllib.parse import quote, quote_plus
 
 import sqlalchemy as sa
 from sqlalchemy.engine import URL, Engine, make_url
 
 from jetconnect.errors import OptionError
-from jetconnect.options import redact
+from jetconnect.redaction import redact_url
 
 _engines: dict[str, Engine] = {}
 _lock = threading.Lock()
@@ -66,16 +63,8 @@ def dialect_name(url: str) -> str:
 
 
 def safe_url(url: str | URL) -> str:
-    """``url`` with its password replaced by ``***``, fit for errors and logs."""
-    typed = _USERINFO.match(url) if isinstance(url, str) else None
-    if typed and "@" in typed["password"]:
-        # SQLAlchemy would cut the password at its '@' and render the rest as the host
-        return f"{typed['head']}***{typed['tail']}"
-    try:
-        shown = make_url(url).render_as_string(hide_password=True)
-    except Exception:  # an unparsable URL is shown as nothing rather than risk a secret
-        return "<unparsable database URL>"
-    return scrub(shown, url)
+    """``url`` as text with its password replaced by ``***``, fit for errors and logs."""
+    return redact_url(url if isinstance(url, str) else url.render_as_string(hide_password=False))
 
 
 def check_url(url: str, owner: str) -> None:
@@ -97,41 +86,3 @@ def _raw_password(url: str | URL) -> str | None:
     """The password as typed in a URL string (SQLAlchemy's parser stops at its first ``@``)."""
     typed = _USERINFO.match(url) if isinstance(url, str) else None
     return typed["password"] if typed else None
-
-
-def password_forms(url: str | URL) -> list[str]:
-    """Every spelling of ``url``'s password a message may quote, longest first: as typed, decoded,
-    URL-encoded, and quoted the way libpq, SQL, Python and JSON quote it."""
-    try:
-        password = make_url(url).password
-    except Exception:
-        password = None
-    plain = [str(p) for p in (password, _raw_password(url)) if p]
-    forms: set[str] = set()
-    for text in plain:
-        libpq = text.replace("\\", "\\\\").replace("'", "\\'")  # how libpq_dsn quotes it
-        forms.update({
-            text, quote_plus(text), quote(text), quote(text, safe=""), libpq, libpq.replace("'", "''"),
-            text.replace("'", "''"), repr(text)[1:-1], json.dumps(text)[1:-1],
-        })
-    return sorted((f for f in forms if f), key=len, reverse=True)
-
-
-#: ``password=...`` of a libpq connection string, quoted or not, whatever the password is.
-_LIBPQ_PASSWORD = re.compile(r"""(password\s*=\s*)(?:'(?:[^'\\]|\\.)*'|[^\s'"]+)""", re.IGNORECASE)
-
-
-def scrub(text: str, url: str | URL) -> str:
-    """``text`` with the password of ``url`` removed, in every form :func:`password_forms` knows,
-    and any libpq ``password=...`` setting masked (a driver may quote its connection string)."""
-    return _LIBPQ_PASSWORD.sub(r"\1***", redact(text, password_forms(url)))
-
-
-def raise_unchained(error: BaseException) -> NoReturn:
-    """Raise ``error`` with no chained exception: the driver's own exception, which ``from None``
-    only hides from tracebacks (it stays in ``__context__``), may quote the password."""
-    try:
-        raise error
-    finally:
-        error.__cause__ = None
-        error.__context__ = None

@@ -20,8 +20,8 @@ import sqlalchemy as sa
 from sqlalchemy.dialects.postgresql.base import PGDialect
 
 from jetconnect.errors import SourceError
+from jetconnect.redaction import raise_unchained, redact, url_secrets
 from jetconnect_jdbc.duckdb_pool import ATTACHED, PostgresConnectError, postgres_via_duckdb
-from jetconnect_jdbc.engines import raise_unchained, scrub
 
 #: Bytes of rows per Arrow batch (about 200k rows of a five-column table): Spark takes a few
 #: large batches faster than many small ones, and memory stays bounded.
@@ -57,7 +57,7 @@ def copy_batches(url: str, statement: sa.Executable, schema: pa.Schema, owner: s
     except PostgresConnectError as exc:
         error = SourceError(f"{owner}: cannot connect: {exc}")
     except duckdb.Error as exc:
-        error = SourceError(f"{owner}: COPY of the query failed: {scrub(_server_message(exc), url)}")
+        error = SourceError(f"{owner}: COPY of the query failed: {redact(_server_message(exc), url_secrets(url))}")
     raise_unchained(error)
 
 

@@ -21,8 +21,9 @@ from pyspark.sql import types as T
 from jetconnect.connector import CommitContext, Guarantee, Sink, WriteContext
 from jetconnect.errors import OptionError, SchemaError, SinkError
 from jetconnect.retry import Backoff, retry_call
+from jetconnect.redaction import raise_unchained, redact, url_secrets
 from jetconnect_jdbc import progress
-from jetconnect_jdbc.engines import check_url, dialect_name, engine_for, raise_unchained, safe_url, scrub
+from jetconnect_jdbc.engines import check_url, dialect_name, engine_for, safe_url
 from jetconnect_jdbc.names import split_table_name
 from jetconnect_jdbc.spool import Spool
 from jetconnect_jdbc.sqlite_values import UnstorableValue
@@ -138,7 +139,7 @@ class JdbcSink(Sink):
                 failure = exc
             # Two tasks creating the same table at once: the loser finds it there.
             if not _has_table(engine, table):
-                raise_unchained(SinkError(f"{self.owner}: cannot create table '{table.name}': {scrub(str(failure.orig), self.url)}"))
+                raise_unchained(SinkError(f"{self.owner}: cannot create table '{table.name}': {redact(str(failure.orig), url_secrets(self.url))}"))
         _ensured.add((self.url, self.table, self.progress_table))
 
     # --- writing --------------------------------------------------------------------------------
@@ -159,6 +160,7 @@ class JdbcSink(Sink):
                 retry_on=(TransientWriteError,),
                 what=f"{self.owner}: writing {where}",
                 backoff=Backoff(initial=0.2, maximum=5.0, deadline=self.retry_deadline),
+                secrets=url_secrets(self.url),
             )
             batches.drain()  # a skipped replay never read its input; Spark expects it read
         return written
@@ -183,7 +185,7 @@ class JdbcSink(Sink):
             failure = exc
         if is_transient(failure):
             engine.dispose()  # pooled connections to a restarted server are all dead
-            raise_unchained(TransientWriteError(f"{self.owner}: {scrub(str(failure.orig), self.url)}"))
+            raise_unchained(TransientWriteError(f"{self.owner}: {redact(str(failure.orig), url_secrets(self.url))}"))
         if isinstance(failure, sa.exc.IntegrityError) and key is not None and self._committed_elsewhere(key, marks):
             # Another attempt of this very partition committed first (the key of its progress row,
             # or of its rows, refused ours): its rows are there and ours were rolled back.
@@ -198,13 +200,13 @@ class JdbcSink(Sink):
                 return progress.already_written(conn, marks, key)
         except sa.exc.DBAPIError as exc:
             if is_transient(exc):  # the next attempt looks again, before writing anything
-                raise_unchained(TransientWriteError(f"{self.owner}: {scrub(str(exc.orig), self.url)}"))
-            raise_unchained(SinkError(f"{self.owner}: cannot read progress table '{marks.name}': {scrub(str(exc.orig), self.url)}"))
+                raise_unchained(TransientWriteError(f"{self.owner}: {redact(str(exc.orig), url_secrets(self.url))}"))
+            raise_unchained(SinkError(f"{self.owner}: cannot read progress table '{marks.name}': {redact(str(exc.orig), url_secrets(self.url))}"))
 
     def _refused(self, writer: Writer, batches: Iterable[pa.RecordBatch], exc: sa.exc.DBAPIError) -> SinkError:
         """A non-transient error naming the table, the statement and the first row the database refuses."""
         engine = engine_for(self.url)
-        reason = scrub(str(exc.orig).strip(), self.url)
+        reason = redact(str(exc.orig).strip(), url_secrets(self.url))
         with engine.connect() as conn:
             statement = writer.statement(conn)
             culprit = _first_refused_row(conn, writer, batches)

@@ -20,10 +20,11 @@ from pyspark.sql import types as T
 
 from jetconnect.connector import BatchSource, Guarantee, Offset, Range, StreamSource
 from jetconnect.errors import OffsetError, OptionError, SourceError
+from jetconnect.redaction import raise_unchained, redact, url_secrets
 from jetconnect_jdbc import filters, values
 from jetconnect_jdbc.arrow_batches import rows_to_record_batch
 from jetconnect_jdbc.columns import Column, arrow_schema, describe_query, from_spark_schema, reflect_table, spark_schema
-from jetconnect_jdbc.engines import check_url, dialect_name, engine_for, raise_unchained, safe_url, scrub
+from jetconnect_jdbc.engines import check_url, dialect_name, engine_for, safe_url
 from jetconnect_jdbc.names import split_table_name
 from jetconnect_jdbc.pg_copy import copy_batches
 from jetconnect_jdbc.partitioning import FunctionSplit, RangeSplit, Split, WholeSplit, function_splits, range_splits
@@ -164,7 +165,7 @@ class JdbcSource(BatchSource, StreamSource):
         try:
             return engine_for(self.url).connect()
         except sa.exc.DBAPIError as exc:
-            error = SourceError(f"{self.owner}: cannot connect: {scrub(str(exc.orig), self.url)}")
+            error = SourceError(f"{self.owner}: cannot connect: {redact(str(exc.orig), url_secrets(self.url))}")
         raise_unchained(error)
 
     # --- batch ----------------------------------------------------------------------------------
@@ -241,7 +242,7 @@ class JdbcSource(BatchSource, StreamSource):
         try:
             result = conn.execution_options(yield_per=self.fetch_size).execute(statement)
         except sa.exc.DBAPIError as exc:
-            error = SourceError(f"{self.owner}: query failed: {scrub(str(exc.orig), self.url)}")
+            error = SourceError(f"{self.owner}: query failed: {redact(str(exc.orig), url_secrets(self.url))}")
         else:
             return result.partitions(self.fetch_size)
         raise_unchained(error)

@@ -30,7 +30,7 @@ import stomp.exception
 import stomp.protocol
 import stomp.transport
 
-from jetconnect.options import redact
+from jetconnect.redaction import redact
 from jetconnect.retry import Backoff, RetriesExhausted, retry_call
 from jetconnect_jms.stomp_frames import FrameError, FrameReader
 

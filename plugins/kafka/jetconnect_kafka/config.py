@@ -14,11 +14,11 @@ from typing import Any
 from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, ClusterMetadata
 
+from jetconnect.redaction import redact_options as redacted  # re-exported: public since 0.1
 from jetconnect.retry import Backoff, retry_call
 
 #: How long a client keeps retrying an unreachable broker before the error reaches the user.
 DEFAULT_BACKOFF = Backoff(initial=0.1, maximum=2.0, deadline=30.0)
-_SECRET_WORDS = ("password", "secret", "sasl", "token", "key")
 #: librdkafka's own log lines (one per failed connection attempt) go here, not to stderr; the
 #: errors that matter reach the user as exceptions naming what failed.
 LIBRDKAFKA_LOG = logging.getLogger("jetconnect_kafka.librdkafka")
@@ -32,11 +32,6 @@ def client_config(bootstrap_servers: str, extra: Mapping[str, Any]) -> dict[str,
         name = key[len("kafka."):] if key.lower().startswith("kafka.") else key
         config[name.replace("_", ".")] = value
     return config
-
-
-def redacted(config: Mapping[str, Any]) -> dict[str, Any]:
-    """``config`` safe to show in errors and logs: secret-looking values replaced by ``***``."""
-    return {k: ("***" if any(w in k.lower() for w in _SECRET_WORDS) else v) for k, v in config.items()}
 
 
 def consumer(config: Mapping[str, Any], **overrides: Any) -> Consumer:

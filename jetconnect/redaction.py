@@ -1,0 +1,215 @@
+"""Keeping secrets out of every message, ``repr``, log line and traceback: the one place that knows how.
+
+A secret shows up in more spellings than the one the user typed: percent-encoded in a URL,
+backslash-escaped by ``repr`` or JSON, quoted by libpq or SQL. :func:`redact` masks all of them;
+:func:`secrets_of` knows which options hold secrets (by name, and the password of any URL value);
+:func:`redact_url` masks a URL's password even when it holds ``@``, ``#``, ``/`` or ``%``;
+:func:`raise_unchained` raises a clean error without the raw exception it replaces.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any, NoReturn
+from urllib.parse import quote, quote_plus, unquote, unquote_plus
+
+MASK = "***"
+
+#: Words that make an option name secret, matched after lower-casing and turning ``_``/``-``
+#: into ``.`` (so ``ssl_key_password``, ``sasl.password``, ``api-key`` and ``apiKey`` all count).
+SECRET_WORDS = (
+    "password", "passwd", "passcode", "secret", "token", "credential", "api.key", "apikey",
+    "private.key", "key.pem", "jaas.config", "oauthbearer.config",
+)
+
+
+def is_secret_name(name: str) -> bool:
+    """Whether an option called ``name`` holds a secret (its whole value is never shown)."""
+    key = re.sub(r"[_\-]", ".", name.lower())
+    return any(word in key for word in SECRET_WORDS)
+
+
+def secret_forms(secret: str) -> set[str]:
+    """Every spelling of ``secret`` a message may quote: as is, percent-encoded (both ways) and
+    decoded, and escaped the way ``repr``, JSON, libpq, SQL and STOMP headers quote it."""
+    if not secret:
+        return set()
+    forms: set[str] = set()
+    for text in {secret, unquote(secret), unquote_plus(secret)}:
+        libpq = text.replace("\\", "\\\\").replace("'", "\\'")
+        stomp = text.replace("\\", "\\\\").replace("\r", "\\r").replace("\n", "\\n").replace(":", "\\c")
+        forms |= {
+            text, repr(text)[1:-1], json.dumps(text)[1:-1], libpq, libpq.replace("'", "''"), text.replace("'", "''"), stomp,
+            # surrogatepass: a secret no encoding can carry must still be masked, not crash
+            quote(text, safe="", errors="surrogatepass"), quote(text, errors="surrogatepass"),
+            quote_plus(text, errors="surrogatepass"),
+        }
+    return {f for f in forms if f}
+
+
+#: ``password=...`` / ``passcode: ...`` settings quoted in a connection string or a protocol frame,
+#: whatever the value is (a driver may quote it in a spelling no one predicted).
+_SETTING = re.compile(
+    r"""(?i)\b((?:password|passwd|passcode|pwd)\s*[=:]\s*)(?:'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|[^\s'",;&]+)"""
+)
+
+
+def redact(text: str, secrets: Iterable[str | None] = ()) -> str:
+    """``text`` with every spelling of every secret (see :func:`secret_forms`) replaced by ``***``,
+    and any ``password=...`` setting masked."""
+    forms: set[str] = set()
+    for secret in secrets:
+        if secret:
+            forms |= secret_forms(secret)
+    # longest first: masking a short spelling first would leave the rest of a longer one visible
+    for form in sorted(forms, key=len, reverse=True):
+        text = text.replace(form, MASK)
+    return _SETTING.sub(lambda m: m.group(1) + MASK, text)
+
+
+# --- URLs ----------------------------------------------------------------------------------------
+
+#: ``password=...`` and the like in a query string (redis-py and libpq take a password there too).
+_SECRET_QUERY = re.compile(r"(?i)[?&;](?:password|passwd|pass|pwd|secret|token|auth|api_key)[^=&;#]*=([^&;#]*)")
+
+
+def _split_userinfo(url: str) -> tuple[str, str | None, str]:
+    """``(scheme://, user[:password] or None, host...)`` with the user part ending at the last '@'."""
+    scheme, sep, rest = url.partition("://")
+    prefix = scheme + sep
+    if not sep:
+        prefix, rest = "", url
+    if rest.startswith("/") or "@" not in rest:  # no authority (sqlite:///path), or no user part
+        return prefix, None, rest
+    userinfo, _, host = rest.rpartition("@")
+    return prefix, userinfo, host
+
+
+def _secret_spans(url: str) -> list[tuple[int, int]]:
+    """Where secrets are in ``url``: the password of the user part and secret query values,
+    overlapping spans merged."""
+    spans = [m.span(1) for m in _SECRET_QUERY.finditer(url) if m.group(1)]
+    prefix, userinfo, _rest = _split_userinfo(url)
+    if userinfo is not None and ":" in userinfo:
+        begin = len(prefix) + userinfo.index(":") + 1
+        spans.append((begin, len(prefix) + len(userinfo)))
+    merged: list[tuple[int, int]] = []
+    for begin, end in sorted(spans):
+        if merged and begin <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+        else:
+            merged.append((begin, end))
+    return merged
+
+
+def redact_url(url: str) -> str:
+    """``url`` with its password, and any password-like query value, replaced by ``***``.
+
+    The user part is taken up to the *last* ``@`` (as :func:`split_credentials` does), so a
+    password holding ``@``, ``#``, ``/``, ``?``, ``%``, quotes or backslashes, raw or
+    percent-encoded, is hidden whole; where a URL reads two ways, both readings are hidden.
+    """
+    out, last = [], 0
+    for begin, end in _secret_spans(url):
+        out += [url[last:begin], MASK]
+        last = end
+    return "".join(out) + url[last:]
+
+
+def url_secrets(url: str) -> tuple[str, ...]:
+    """The secrets in ``url`` (its password and secret query values) as written and decoded;
+    :func:`redact` adds every other spelling."""
+    forms: set[str] = set()
+    for begin, end in _secret_spans(url):
+        written = url[begin:end]
+        forms |= {written, unquote(written)}
+    return tuple(sorted((f for f in forms if f), key=len, reverse=True))
+
+
+def split_credentials(url: str) -> tuple[str, str | None, str | None]:
+    """``(url without user and password, username, password)``, the last two percent-decoded.
+
+    The user part ends at the *last* ``@``: a password with a raw ``#``, ``/``, ``?`` or ``@``
+    is taken whole, where a standard URL parser would cut it there and send the rest as the
+    host or path (a literal ``%`` must be written ``%25``, as in any URL).
+    """
+    prefix, userinfo, rest = _split_userinfo(url)
+    if userinfo is None:
+        return url, None, None
+    user, colon, password = userinfo.partition(":")
+    return prefix + rest, unquote(user) or None, unquote(password) if colon else None
+
+
+# --- options -------------------------------------------------------------------------------------
+
+
+def _is_url(value: str) -> bool:
+    return "://" in value
+
+
+def secrets_of(options: Mapping[str, Any]) -> tuple[str, ...]:
+    """The secrets among ``options``: the value of every secret-named option, and the password
+    (and secret query values) of every URL-valued one, such as ``url`` or ``store``."""
+    found: set[str] = set()
+    for name, value in options.items():
+        if value is None:
+            continue
+        text = value if isinstance(value, str) else str(value)
+        if is_secret_name(name):
+            found.add(text)
+        elif _is_url(text):
+            found.update(url_secrets(text))
+    return tuple(sorted((s for s in found if s), key=len, reverse=True))
+
+
+def shown_value(name: str, value: Any) -> Any:
+    """What an option's value may show as: ``***`` for a secret name, a URL without its password."""
+    if is_secret_name(name):
+        return MASK
+    if isinstance(value, str) and _is_url(value):
+        return redact_url(value)
+    return value
+
+
+def redact_options(options: Mapping[str, Any]) -> dict[str, Any]:
+    """``options`` safe to show: secret values masked, URL values without their password."""
+    return {name: shown_value(name, value) for name, value in options.items()}
+
+
+# --- errors --------------------------------------------------------------------------------------
+
+
+def describe(exc: BaseException, secrets: Iterable[str | None]) -> str:
+    """``Type: message`` of ``exc`` with ``secrets`` masked: the cause's text, fit to quote."""
+    return redact(f"{type(exc).__name__}: {exc}", secrets)
+
+
+def raise_unchained(error: BaseException) -> NoReturn:
+    """Raise ``error`` chained to nothing, for an error that replaces one that may quote a secret:
+    ``raise ... from None`` only hides the raw exception from tracebacks (it stays in
+    ``__context__``, where a debugger, a logger or Spark's worker may still print it)."""
+    try:
+        raise error
+    finally:
+        error.__cause__ = None
+        error.__context__ = None
+        error.__suppress_context__ = True
+
+
+__all__ = [
+    "MASK",
+    "SECRET_WORDS",
+    "describe",
+    "is_secret_name",
+    "raise_unchained",
+    "redact",
+    "redact_options",
+    "redact_url",
+    "secret_forms",
+    "secrets_of",
+    "shown_value",
+    "split_credentials",
+    "url_secrets",
+]

@@ -1,0 +1,184 @@
+"""The one redaction module: no password leaves it raw, percent-encoded or repr-escaped.
+
+Property-based (Hypothesis, bounded) over passwords made of the characters that broke redaction
+somewhere; every plugin's ``repr`` and the retry layer are checked with the same passwords. The
+real servers are in integration/test_canary_secret.py.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import traceback
+from urllib.parse import quote, quote_plus
+
+import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from jetconnect import sinks, sources
+from jetconnect.errors import OptionError
+from jetconnect.options import Options
+from jetconnect.redaction import (
+    is_secret_name,
+    raise_unchained,
+    redact,
+    redact_url,
+    secrets_of,
+    split_credentials,
+    url_secrets,
+)
+from jetconnect.retry import Backoff, RetriesExhausted, retry_call
+
+BOUNDED = settings(max_examples=150, deadline=dt.timedelta(seconds=2))
+CANARY = "c@n#a/r%y'\\x"
+# '*' is left out: it is what the mask is made of
+NASTY = "'\\@#/%: \"?&=;+\t\u00e9"
+PASSWORDS = st.text(alphabet=st.sampled_from(NASTY) | st.characters(exclude_categories=["Cs"], exclude_characters="*"),
+                    min_size=1, max_size=24).map(lambda s: f"S3{s}cR")  # marked: "0" shows anywhere
+
+
+def spellings(password: str) -> list[str]:
+    """How a password leaks: raw, percent-encoded (three ways), repr- and JSON-escaped."""
+    return [password, quote(password, safe=""), quote(password), quote_plus(password), repr(password)[1:-1],
+            json.dumps(password)[1:-1]]
+
+
+def assert_hidden(password: str, *texts: str) -> None:
+    for text in texts:
+        for spelled in spellings(password):
+            assert spelled not in text, f"{password!r} spelled {spelled!r} shows in {text!r}"
+
+
+@BOUNDED
+@given(PASSWORDS, st.sampled_from(range(6)))
+@example(CANARY, 0)
+@example("p'a\\s", 4)
+def test_redact_hides_every_spelling_of_a_secret(password: str, spelled: int) -> None:
+    text = f"connect to db failed: {spellings(password)[spelled]} was refused (user 'app')"
+    assert_hidden(password, redact(text, [password]))
+
+
+@BOUNDED
+@given(PASSWORDS, st.sampled_from(["postgresql+psycopg", "redis", "http", "stomp"]), st.booleans())
+@example(CANARY, "postgresql+psycopg", True)
+@example("a:b@c?d=e#f", "redis", False)
+def test_a_url_password_never_shows_whatever_it_holds(password: str, scheme: str, encoded: bool) -> None:
+    written = quote(password, safe="") if encoded else password
+    url = f"{scheme}://app:{written}@db.example:5432/shop?sslmode=disable"
+    shown = redact_url(url)
+    assert shown.startswith(f"{scheme}://app:***") and password not in shown.replace(f"{scheme}://app:", "")
+    if encoded:  # a written '%' is an escape: only an encoded URL reads back exactly
+        assert shown == f"{scheme}://app:***@db.example:5432/shop?sslmode=disable"
+        assert split_credentials(url) == (f"{scheme}://db.example:5432/shop?sslmode=disable", "app", password)
+    # and a message quoting the password any way it was found is clean
+    assert_hidden(password, redact(f"FATAL: {password} / {written} / {password!r}", url_secrets(url)))
+
+
+@BOUNDED
+@given(PASSWORDS)
+@example(CANARY)
+def test_options_show_no_secret_in_repr_or_errors(password: str) -> None:
+    encoded = quote(password, safe="")
+    raw = {
+        "url": f"postgresql+psycopg://app:{encoded}@db/shop", "store": f"redis://:{encoded}@127.0.0.1:6379/0",
+        "passcode": password, "api_key": password, "sasl.password": password, "ssl.key.password": password,
+        "token": password, "Password": password, "client_secret": password, "table": "t",
+    }
+    options = Options(raw, owner="test")
+    texts = [repr(options), str(options), repr(secrets_of(options)) and ""]
+    for key in ("passcode", "api_key", "token", "url"):
+        for get in (options.get_int, options.get_float, options.get_bool,
+                    lambda k: options.get_choice(k, ("a", "b"))):
+            try:
+                get(key)
+            except OptionError as exc:
+                texts += [str(exc), "".join(traceback.format_exception(exc))]
+    assert_hidden(password, *texts)
+    assert "'table': 't'" in repr(options) and "'passcode': '***'" in repr(options)
+    assert set(secrets_of(options)) >= {password, encoded}
+
+
+def test_which_option_names_are_secret() -> None:
+    for name in ("password", "passcode", "token", "secret", "api_key", "apiKey", "API-KEY", "sasl.password",
+                 "ssl.key.password", "ssl_key_password", "sasl.jaas.config", "delegation_token", "PASSWD"):
+        assert is_secret_name(name), name
+    for name in ("url", "store", "table", "user", "topic", "sasl.mechanism", "ssl.key.location", "key_column"):
+        assert not is_secret_name(name), name
+
+
+def test_a_driver_quoting_its_connection_string_is_masked_whatever_the_spelling() -> None:
+    # libpq and DuckDB quote the DSN; a spelling nobody predicted is masked by the setting's name
+    assert redact("user='app' password='x\\'y' dbname='shop'") == "user='app' password=*** dbname='shop'"
+    assert redact("CONNECT\nlogin:jet\npasscode:a\\cb\n") == "CONNECT\nlogin:jet\npasscode:***\n"
+    assert redact("password authentication failed for user \"app\"") == "password authentication failed for user \"app\""
+
+
+def test_urls_and_texts_without_secrets_are_left_alone() -> None:
+    for url in ("sqlite:///tmp/a@b:c.db", "http://namenode:9870", "redis://user@h:1/0", "postgresql://h/db"):
+        assert redact_url(url) == url and url_secrets(url) == ()
+    assert redact("nothing secret here", ["", None]) == "nothing secret here"
+
+
+# --- errors: scrubbed text in, the raw exception not chained -------------------------------------
+
+
+FAST = Backoff(initial=0.001, maximum=0.002, deadline=0.03)
+
+
+@settings(max_examples=40, deadline=dt.timedelta(seconds=2))
+@given(PASSWORDS)
+@example(CANARY)
+def test_retries_exhausted_quotes_the_scrubbed_cause_and_chains_nothing(password: str) -> None:
+    def refused() -> None:
+        raise ConnectionError(f"login refused for password {password!r} ({quote(password)})")
+
+    with pytest.raises(RetriesExhausted) as info:
+        retry_call(refused, retry_on=(ConnectionError,), what="connecting", backoff=FAST, secrets=[password])
+    error = info.value
+    assert "ConnectionError: login refused" in str(error)
+    assert error.__cause__ is None and error.__context__ is None
+    assert_hidden(password, str(error), repr(error), "".join(traceback.format_exception(error)))
+
+
+def test_without_secrets_the_last_error_is_chained_as_the_cause() -> None:
+    def refused() -> None:
+        raise ConnectionError("refused")
+
+    with pytest.raises(RetriesExhausted) as info:
+        retry_call(refused, retry_on=(ConnectionError,), what="connecting", backoff=FAST)
+    assert isinstance(info.value.__cause__, ConnectionError)
+
+
+def test_raise_unchained_leaves_no_context_even_inside_an_except_block() -> None:
+    with pytest.raises(ValueError) as info:
+        try:
+            raise KeyError(CANARY)
+        except KeyError:
+            raise_unchained(ValueError("clean"))
+    assert info.value.__context__ is None and info.value.__cause__ is None
+    assert CANARY not in "".join(traceback.format_exception(info.value))
+
+
+# --- every plugin's repr -------------------------------------------------------------------------
+
+
+@settings(max_examples=25, deadline=dt.timedelta(seconds=5))
+@given(PASSWORDS)
+@example(CANARY)
+def test_no_connector_repr_shows_its_secret(password: str) -> None:
+    encoded = quote_plus(password)
+    things = [
+        sources.jdbc(f"postgresql+psycopg://app:{encoded}@db/shop", table="t"),
+        sinks.jdbc(f"postgresql+psycopg://app:{encoded}@db/shop", table="t"),
+        sources.kafka("h:9092", topics=["t"], sasl_password=password, ssl_key_password=password),
+        sinks.kafka("h:9092", topic="t", **{"sasl.password": password}),
+        sources.hdfs("http://nn:9870", "/x", token=password),
+        sinks.hdfs("http://nn:9870", "/x", token=password),
+        sources.jms_queue("q", user="jet", password=password),
+        sinks.jms_queue("q", user="jet", password=password),
+        sources.map("m", store=f"redis://:{quote(password, safe='')}@127.0.0.1:6379/0"),
+        sinks.map("m", store=f"redis://:{quote(password, safe='')}@127.0.0.1:6379/0"),
+    ]
+    shown = [repr(thing) for thing in things] + [repr(vars(thing).get("settings")) for thing in things]
+    assert_hidden(password, *shown)
