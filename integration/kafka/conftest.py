@@ -27,8 +27,8 @@ wrong (shared/DESIGN.md section 5), so it is kept only where that is what a test
   eight runs; noida-db never did in twenty. :meth:`Kafka.check_stable` turns a held-back
   partition into a failure that names it.
 
-noida-db consumes more slowly than tansu; the measured cost of each moved test is in
-plugins/kafka/README.md (Tests).
+Moving the tests to noida-db cost little: their time is Spark's, not the broker's (the figures,
+test by test, are in plugins/kafka/README.md, Tests).
 """
 
 from __future__ import annotations
