@@ -783,7 +783,10 @@ def _null_violation(array: pa.Array, data_type: pa.DataType, path: str) -> str |
                 return found
         return None
     if pa.types.is_map(data_type):
-        entries = pc.list_flatten(array)  # the entries of the non-null maps only
+        # the entries of the non-null maps only; list_flatten has no kernel for maps, so the map
+        # is viewed (zero-copy, slices too) as the list of key-value structs it is laid out as
+        entry = pa.struct([("key", array.type.key_type), ("value", array.type.item_type)])  # nullable: a view checks nothing
+        entries = pc.list_flatten(array.view(pa.list_(pa.field("entries", entry, nullable=False))))
         keys, items = entries.field(0), entries.field(1)
         if not data_type.item_field.nullable and items.null_count:
             return f"{path}[value]"
