@@ -183,6 +183,11 @@ class Run:
     def rate(self) -> float:
         return self.delivered / self.seconds
 
+    @property
+    def running_rate(self) -> float:
+        """Rows/s from the first micro-batch on: without the query's start, a cost per query, not per row."""
+        return self.delivered / max(self.seconds - self.before_first, 1e-9)
+
 
 def stop_receivers(wal: Path) -> None:
     """Tell a finished query's receivers to stop, as the driver's ``stop()`` means to.
@@ -284,7 +289,7 @@ def stream_rows(spark, args) -> None:
         shutil.rmtree(scratch, ignore_errors=True)
     base = max(r.rate for r in cases[0].runs)
     print(
-        f"{'case':<30} {'best s':>7} {'median s':>9} {'rows/s':>11} {'vs batch':>9} {'batches':>8} "
+        f"{'case':<30} {'best s':>7} {'median s':>9} {'rows/s':>11} {'vs batch':>9} {'from 1st batch':>15} {'batches':>8} "
         f"{'delivered':>10} {'pulled/delivered':>17} {'load 1m':>8}"
     )
     for case in cases:
@@ -293,14 +298,17 @@ def stream_rows(spark, args) -> None:
         ratios = "-" if best.pulled is None else " ".join(f"{r.pulled / max(r.delivered, 1):.3f}" for r in case.runs)
         print(
             f"{case.name:<30} {best.seconds:>7.2f} {median:>9.2f} {best.rate:>11,.0f} {best.rate / base:>8.2f}x "
-            f"{best.batches:>8} {best.delivered:>10,} {ratios:>17} {statistics.mean(r.load for r in case.runs):>8.1f}"
+            f"{best.running_rate / base:>14.2f}x {best.batches:>8} {best.delivered:>10,} {ratios:>17} {statistics.mean(r.load for r in case.runs):>8.1f}"
         )
         short = [r.delivered for r in case.runs if r.delivered != args.rows]
         if short:
             print(f"  !! {case.name}: AvailableNow ended after {', '.join(f'{n:,}' for n in short)} of {args.rows:,} items")
     for case in cases[1:]:
         print(f"  where the time went, {case.name}: {breakdown(max(case.runs, key=lambda r: r.rate))}")
-    print(f"[{load()}] targets: stream >= {STREAM_TARGET}x the batch source's rows/s, pulled/delivered = 1.000")
+    print(
+        f"[{load()}] targets: stream >= {STREAM_TARGET}x the batch source's rows/s, pulled/delivered = 1.000 "
+        f"('from 1st batch' leaves out the stream's start, before its first micro-batch)"
+    )
 
 
 def main() -> None:
