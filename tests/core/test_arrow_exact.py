@@ -47,7 +47,7 @@ from pyspark.sql.types import (
 )
 
 from jetconnect import SchemaError
-from jetconnect.arrow import parse_schema, rows_to_batch, to_arrow_schema
+from jetconnect.arrow import conform_batch, parse_schema, rows_to_batch, to_arrow_schema
 
 # --- the model -----------------------------------------------------------------------------------
 
@@ -190,9 +190,9 @@ def same(got: Any, want: Any) -> bool:
 
 # --- strategies ----------------------------------------------------------------------------------
 
-PRIMITIVES = st.one_of(
-    st.sampled_from([ByteType(), ShortType(), IntegerType(), LongType(), FloatType(), DoubleType(), StringType(),
-                     BinaryType(), BooleanType(), DateType(), TimestampType(), TimestampNTZType(), NullType()]),
+PRIMITIVES = st.one_of(  # each type as likely as the others, decimals of any precision and scale among them
+    *[st.just(t) for t in (ByteType(), ShortType(), IntegerType(), LongType(), FloatType(), DoubleType(), StringType(),
+                           BinaryType(), BooleanType(), DateType(), TimestampType(), TimestampNTZType(), NullType())],
     st.integers(1, 38).flatmap(lambda p: st.integers(0, p).map(lambda s: DecimalType(p, s))),
 )
 KEYS = PRIMITIVES.filter(lambda t: not isinstance(t, (NullType, FloatType, DoubleType)))  # NaN keys never meet
@@ -209,16 +209,16 @@ def fields(children: st.SearchStrategy[DataType], min_size: int) -> st.SearchStr
     )
 
 
-TYPES = st.recursive(
-    PRIMITIVES,
-    lambda children: st.one_of(
+def containers(children: st.SearchStrategy[DataType]) -> st.SearchStrategy[DataType]:
+    return st.one_of(
         st.builds(lambda t, flag: ArrayType(t, nullable(t, flag)), children, st.booleans()),
         st.builds(lambda k, t, flag: MapType(k, t, nullable(t, flag)), KEYS, children, st.booleans()),
         fields(children, 0).map(StructType),
-    ),
-    max_leaves=4,
-)
-SCHEMAS = fields(TYPES, 1).map(StructType)
+    )
+
+
+NESTED = containers(st.one_of(PRIMITIVES, containers(PRIMITIVES)))  # two levels deep at most
+SCHEMAS = fields(st.one_of(PRIMITIVES, NESTED), 1).map(StructType)  # flat columns as often as nested ones
 
 # fixed offsets, odd ones included, and a zone with DST and a seconds-precise historical offset
 ZONES = st.sampled_from([dt.timezone(dt.timedelta(**offset)) for offset in
@@ -226,29 +226,32 @@ ZONES = st.sampled_from([dt.timezone(dt.timedelta(**offset)) for offset in
                         + [ZoneInfo("Europe/Amsterdam")])
 DATETIMES = st.datetimes(min_value=dt.datetime(2, 1, 1), max_value=dt.datetime(9998, 12, 31))
 AWARE = st.builds(lambda d, z: d.replace(tzinfo=z), DATETIMES, ZONES)
-#: Values of every kind, for any column: mostly wrong ones, the mix the rules must sort out.
+#: Values of every kind, for any place: the faults planted in otherwise right batches.
 ANY_VALUE = st.one_of(
     st.none(), st.booleans(), st.integers(-(2**70), 2**70), st.sampled_from([0, 1, -1, 127, 128, 2**31, 2**53 + 1, 2**63]),
     st.floats(), st.sampled_from([1.0, 1.5, -0.0, 3.5e38, 1e39]), st.decimals(allow_nan=True, places=None),
     st.text(max_size=5), st.binary(max_size=5), st.dates(), DATETIMES, AWARE,
     st.sampled_from([[1], (1,), {"a": 1}, {1: "a"}, {1, 2}, "ab"]),
 )
+WRONG_KEYS = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False), st.text(max_size=3),
+                       st.binary(max_size=3), st.dates(), DATETIMES)
 
 
 @lru_cache(maxsize=None)  # building strategies costs more than drawing from them
-def values(data_type: DataType) -> st.SearchStrategy[Any]:
-    """Mostly values that fit ``data_type``, some that do not, some None."""
-    return st.one_of(right_values(data_type), right_values(data_type), ANY_VALUE)
+def valid(data_type: DataType, nullable: bool) -> st.SearchStrategy[Any]:
+    """Values that fit a place of ``data_type``: None too where the place is nullable."""
+    return st.one_of(st.none(), right(data_type)) if nullable else right(data_type)
 
 
 @lru_cache(maxsize=None)
-def right_values(data_type: DataType) -> st.SearchStrategy[Any]:  # noqa: PLR0911 - one strategy per type
+def right(data_type: DataType) -> st.SearchStrategy[Any]:  # noqa: PLR0911 - one strategy per type
+    """Values, not None, that fit ``data_type`` (structs in any shape)."""
     kind = type(data_type)
     if kind in INT_RANGES:
         bits = INT_RANGES[kind]
         return st.integers(-(2 ** (bits - 1)), 2 ** (bits - 1) - 1)
     if kind is FloatType:
-        return st.one_of(st.floats(width=32), st.integers(-(2**24), 2**24))
+        return st.one_of(st.floats(width=32), st.integers(-(2**24), 2**24), st.floats())
     if kind is DoubleType:
         return st.one_of(st.floats(), st.integers(-(2**53), 2**53))
     if kind is DecimalType:
@@ -267,56 +270,110 @@ def right_values(data_type: DataType) -> st.SearchStrategy[Any]:  # noqa: PLR091
     if kind is TimestampNTZType:
         return DATETIMES
     if kind is NullType:
-        return st.none()
+        return st.nothing()  # only None fits, and None is drawn where the place is nullable
     if kind is ArrayType:
-        return st.lists(values(data_type.elementType), max_size=3).flatmap(lambda v: st.sampled_from([v, tuple(v)]))
+        elements = valid(data_type.elementType, data_type.containsNull)
+        return st.lists(elements, max_size=3).flatmap(lambda v: st.sampled_from([v, tuple(v)]))
     if kind is MapType:
-        keys = st.binary(max_size=8) if isinstance(data_type.keyType, BinaryType) else right_values(data_type.keyType)
-        return st.dictionaries(keys, values(data_type.valueType), max_size=3)  # (a bytearray is no key)
+        return st.dictionaries(keys(data_type.keyType), valid(data_type.valueType, data_type.valueContainsNull), max_size=3)
     if kind is StructType:
-        return items(data_type, top=False)
+        return st.fixed_dictionaries({f.name: valid(f.dataType, f.nullable) for f in data_type.fields}).flatmap(
+            lambda row: shaped(row, top=False))
     raise AssertionError(f"no strategy for {data_type}")
 
 
+def keys(data_type: DataType) -> st.SearchStrategy[Any]:
+    return st.binary(max_size=8) if isinstance(data_type, BinaryType) else right(data_type)  # a bytearray is no key
+
+
 @lru_cache(maxsize=None)
-def items(schema: StructType, top: bool = True) -> st.SearchStrategy[Any]:
-    """One item (or struct value) of some shape, with values drawn per field."""
-    return st.fixed_dictionaries({f.name: values(f.dataType) for f in schema.fields}).flatmap(lambda row: shaped(row, top))
+def faulty(data_type: DataType) -> st.SearchStrategy[Any]:
+    """A value of ``data_type`` with one fault planted somewhere inside (or at the top)."""
+    kind = type(data_type)
+    if kind is ArrayType:
+        good = st.lists(valid(data_type.elementType, data_type.containsNull), max_size=2)
+        inside = st.tuples(good, faulty(data_type.elementType), good).map(lambda p: [*p[0], p[1], *p[2]])
+        return st.one_of(inside, st.text(min_size=1, max_size=3), st.just({1, 2}))  # Arrow takes both as lists
+    if kind is MapType:
+        good = right(data_type)
+        pairs = good.map(lambda d: list(d.items()))  # Arrow takes a list of pairs for a map
+        bad_value = st.tuples(good, keys(data_type.keyType), faulty(data_type.valueType)).map(lambda p: {**p[0], p[1]: p[2]})
+        bad_key = st.tuples(good, WRONG_KEYS, valid(data_type.valueType, True)).map(lambda p: {**p[0], p[1]: p[2]})
+        return st.one_of(pairs, bad_value, bad_key)
+    if kind is StructType and data_type.fields:
+        return st.sampled_from(data_type.fieldNames()).flatmap(lambda name: st.fixed_dictionaries({
+            f.name: faulty(f.dataType) if f.name == name else valid(f.dataType, f.nullable) for f in data_type.fields
+        })).flatmap(lambda row: shaped(row, top=False))
+    near = near_miss(data_type)
+    return st.integers(0, 3).flatmap(lambda k: ANY_VALUE if k == 0 else near)  # mostly the near misses
+
+
+def near_miss(data_type: DataType) -> st.SearchStrategy[Any]:  # noqa: PLR0911 - one strategy per type
+    """Wrong values that Arrow's own conversion would take for ``data_type`` without a word."""
+    kind = type(data_type)
+    if kind in INT_RANGES:
+        top = 2 ** (INT_RANGES[kind] - 1)
+        return st.one_of(st.floats(), st.decimals(allow_nan=False, places=2), st.booleans(),
+                         st.sampled_from([top, -top - 1, str(top - 1)]))
+    if kind in (FloatType, DoubleType):
+        return st.one_of(st.booleans(), st.decimals(allow_nan=False, places=1), st.sampled_from(["1.5", 2**53 + 1, 10**400]))
+    if kind is DecimalType:
+        return st.one_of(st.floats(), st.decimals(allow_nan=True), st.sampled_from([10**38, "1"]))
+    if kind is StringType:
+        return st.one_of(st.binary(max_size=3), st.binary(max_size=3).map(bytearray), st.integers())
+    if kind is BinaryType:
+        return st.one_of(st.text(max_size=3), st.integers(0, 255).map(lambda n: [n]))
+    if kind is BooleanType:
+        return st.sampled_from([0, 1, 1.0, "true", Decimal(1)])
+    if kind is DateType:
+        return st.one_of(DATETIMES, AWARE, st.integers(-(10**5), 10**5))
+    if kind is TimestampType:
+        return st.one_of(DATETIMES, st.dates(), st.integers(0, 2**40))
+    if kind is TimestampNTZType:
+        return st.one_of(AWARE, st.dates(), st.integers(0, 2**40))
+    return ANY_VALUE
 
 
 @st.composite
-def shaped(draw: st.DrawFn, row: dict[str, Any], top: bool) -> Any:
-    """``row`` as a tuple, list, dict, Row, namedtuple, bare value, or mangled."""
+def shaped(draw: st.DrawFn, row: dict[str, Any], top: bool, mangled: bool = False) -> Any:
+    """``row`` as a tuple, list, dict (leaving out None values at times), Row, namedtuple or bare value;
+    with ``mangled``, as a dict with a key too many or a NOT NULL one missing, or a tuple too long or short."""
     names = list(row)
-    shape = draw(st.sampled_from(["tuple", "list", "dict", "row", "named", "bare", "mangled"]))
-    if shape == "tuple":
-        return tuple(row.values())
+    if mangled:
+        mangle = draw(st.sampled_from(["drop", "extra", "short", "long"]))
+        if mangle == "drop" and names:
+            return {k: v for k, v in row.items() if k != draw(st.sampled_from(names))}
+        if mangle == "extra":
+            return {**row, draw(st.sampled_from(["nmae", "A", "zz", ""])): 1}
+        if mangle == "short" and names:
+            return tuple(row.values())[:-1]
+        return (*row.values(), None)
+    shape = draw(st.sampled_from(["tuple", "list", "dict", "row", "named", "bare"]))
     if shape == "list":
         return list(row.values())
     if shape == "dict":
-        return {k: row[k] for k in draw(st.permutations(names))}
+        return {k: row[k] for k in draw(st.permutations(names)) if row[k] is not None or draw(st.booleans())}
     if shape == "row" and names:
-        order = draw(st.permutations(names))
-        return Row(**{k: row[k] for k in order})
+        return Row(**{k: row[k] for k in draw(st.permutations(names))})
     if shape == "named" and names and all(n.isidentifier() for n in names):
         return namedtuple("Item", names)(**row)
     if shape == "bare" and top and len(names) == 1:
         return row[names[0]]
-    # a mangled item: a dict missing a field or with one too many, or a tuple of the wrong width
-    mangle = draw(st.sampled_from(["drop", "extra", "short", "long"]))
-    if mangle == "drop" and names:
-        return {k: v for k, v in row.items() if k != draw(st.sampled_from(names))}
-    if mangle == "extra":
-        return {**row, draw(st.sampled_from(["nmae", "A", "zz"])): 1}
-    if mangle == "short" and names:
-        return tuple(row.values())[:-1]
-    return (*row.values(), None)
+    return tuple(row.values())
 
 
 @st.composite
 def cases(draw: st.DrawFn) -> tuple[StructType, list[Any]]:
+    """A schema and right items for it, with one fault planted in three cases out of four."""
     schema = draw(SCHEMAS)
-    return schema, draw(st.lists(items(schema), min_size=1, max_size=4))
+    places = {f.name: valid(f.dataType, f.nullable) for f in schema.fields}
+    rows = draw(st.lists(st.fixed_dictionaries(places), min_size=1, max_size=4))
+    fault = draw(st.sampled_from(["none", "value", "value", "shape"]))
+    at = draw(st.integers(0, len(rows) - 1))
+    if fault == "value":
+        field = draw(st.sampled_from(schema.fields))
+        rows[at] = {**rows[at], field.name: draw(faulty(field.dataType))}
+    return schema, [draw(shaped(row, top=True, mangled=fault == "shape" and i == at)) for i, row in enumerate(rows)]
 
 
 # --- the property --------------------------------------------------------------------------------
@@ -347,7 +404,12 @@ def test_items_convert_exactly_or_the_error_names_a_wrong_item_and_column(case):
         return
     wrong = [(i, v.column) for i, v in enumerate(verdicts) if isinstance(v, Wrong)]
     assert not wrong, f"converted without a word although the model finds {wrong} wrong"
-    assert batch.schema.equals(to_arrow_schema(schema))
+    arrow_schema = to_arrow_schema(schema)
+    assert batch.schema.equals(arrow_schema)
+    # the batch also passes the check Arrow batches from sources go through, whole and sliced
+    assert conform_batch(batch, arrow_schema, "source 'prop'") is batch
+    tail = batch.slice(1)
+    assert conform_batch(tail, arrow_schema, "source 'prop'") is tail
     got = batch.to_pylist()
     for index, (row, want) in enumerate(zip(got, verdicts)):
         for name in schema.fieldNames():
@@ -364,7 +426,8 @@ def test_a_schema_from_ddl_converts_like_the_same_struct_type(data):
         "a array<int>, m map<string,double>, s struct<x: int NOT NULL, y: string>",
     ]))
     schema = parse_schema(ddl)
-    rows = data.draw(st.lists(items(schema), min_size=1, max_size=3))
+    places = {f.name: data.draw(st.sampled_from([valid(f.dataType, f.nullable), faulty(f.dataType)])) for f in schema.fields}
+    rows = [data.draw(st.fixed_dictionaries(places).flatmap(lambda row: shaped(row, top=True))) for _ in range(3)]
     try:
         expected: Any = [record(item, schema, top=True) for item in rows]
     except Wrong:
