@@ -326,6 +326,8 @@ def _classify(cls: type) -> str:  # noqa: PLR0911 - one answer per kind
         return _STR
     if issubclass(cls, (bytes, bytearray, memoryview)):
         return _BYTES
+    if cls.__name__ == "NaTType":  # pandas' missing datetime is a datetime whose methods raise: no value
+        return _OTHER
     if issubclass(cls, dt.datetime):  # before date: a datetime is a date to Python
         return _DATETIME
     if issubclass(cls, dt.date):
@@ -358,7 +360,7 @@ def _typed(values: list[Any], data_type: pa.DataType) -> pa.Array:
         raise _Mismatch(_arrow_reason(values, exc)) from None
 
 
-def _arrow_reason(values: list[Any], exc: Exception) -> str:
+def _arrow_reason(values: list[Any], exc: Exception | str) -> str:
     return f"{_short(values[0], 80)}: {exc}" if len(values) == 1 else str(exc)
 
 
@@ -550,10 +552,13 @@ def _column(values: list[Any], field: pa.Field, null_parents: pa.Array | None = 
 
 def _array(values: list[Any], data_type: pa.DataType) -> pa.Array:
     """``values`` as an Arrow array of ``data_type``, every value exactly, or :class:`_Mismatch`."""
-    convert = _CONVERTERS.get(data_type.id)
-    if convert is None:  # a type DDL cannot declare (intervals, ...): Arrow's own rules
-        return _typed(values, data_type)
-    return convert(values, data_type)
+    convert = _CONVERTERS.get(data_type.id, _typed)  # _typed: types DDL cannot declare (intervals...)
+    try:
+        return convert(values, data_type)
+    except (_Mismatch, MemoryError):
+        raise
+    except Exception as exc:  # a value's own methods raised (a broken Mapping, a strange tzinfo): name it
+        raise _Mismatch(_arrow_reason(values, f"{type(exc).__name__}: {exc}")) from None
 
 
 _CONVERTERS = {
@@ -597,7 +602,7 @@ def _split(records: list[Any], fields: list[pa.Field], top: bool) -> tuple[list[
         kind = _kind(type(record))
         try:
             if kind in _ROW_KINDS:
-                rows.append(resolve(record, kind))
+                rows.append(_resolved(resolve, record, kind))
             elif top and width == 1:
                 rows.append((record,))
             elif record is None and not top:
@@ -616,6 +621,15 @@ def _split(records: list[Any], fields: list[pa.Field], top: bool) -> tuple[list[
         if mask is not None:
             mask.append(False)
     return _transpose(rows, width), mask
+
+
+def _resolved(resolve: _Resolver, record: Any, kind: str) -> Sequence[Any]:
+    try:
+        return resolve(record, kind)
+    except (_Mismatch, MemoryError):
+        raise
+    except Exception as exc:  # a Mapping or sequence of the user's that fails to be read: name it
+        raise _Mismatch(f"{type(exc).__name__}: {exc}") from None
 
 
 def _transpose(rows: list[Sequence[Any]], width: int) -> list[list[Any]]:

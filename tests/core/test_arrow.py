@@ -3,6 +3,7 @@
 import datetime as dt
 import re
 from collections import namedtuple
+from collections.abc import Mapping
 from decimal import Decimal
 
 import pyarrow as pa
@@ -215,3 +216,36 @@ def test_to_batches_converts_items_with_the_same_rules():
     schema = parse_schema("n bigint")
     with pytest.raises(SchemaError, match=r"source 'g': item #2 of the batch, 1\.5"):
         list(to_batches([1, 2, 1.5], schema, "source 'g'"))
+
+
+def test_numpy_and_pandas_scalars_follow_the_same_rules():
+    np = pytest.importorskip("numpy")
+    pd = pytest.importorskip("pandas")
+    assert rows_to_batch([np.int64(3), np.int32(4)], parse_schema("n bigint"), "s").column(0).to_pylist() == [3, 4]
+    assert rows_to_batch([np.float32(1.5)], parse_schema("d double"), "s").column(0).to_pylist() == [1.5]
+    fails([np.float64(2.0)], "n bigint", index=0, column="n", says="is not an integer")
+    fails([np.bool_(True)], "d double", index=0, column="d", says="is not a number")
+    fails([pd.Timestamp("2024-01-01 00:00:00.000000001", tz="UTC")], "t timestamp", index=0, column="t",
+          says="has nanoseconds")
+    fails([pd.NaT], "t timestamp", index=0, column="t", says="NaT (NaTType) is not a datetime")
+    fails([pd.NA], "n bigint", index=0, column="n", says="(NAType) is not an integer")
+
+
+def test_a_value_whose_own_methods_raise_is_named_not_leaked():
+    class Unreadable(Mapping):
+        def __getitem__(self, key):
+            raise KeyError(key)
+
+        def __iter__(self):
+            raise OSError("cannot list")
+
+        def __len__(self):
+            return 1
+
+    class NoOffset(dt.tzinfo):
+        def utcoffset(self, when):
+            raise RuntimeError("no offset here")
+
+    fails([(1, 2), Unreadable()], "a int, b int", index=1, column=None, says="OSError: cannot list")
+    fails([({"k": 1},), (Unreadable(),)], "m map<string,int>", index=1, column="m", says="OSError: cannot list")
+    fails([dt.datetime(2020, 1, 1, tzinfo=NoOffset())], "t timestamp", index=0, column="t", says="RuntimeError: no offset here")
