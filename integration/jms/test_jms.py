@@ -122,20 +122,20 @@ def test_queue_to_parquet_consumed_in_parallel_exactly_once(spark, tmp_path):
 
 def test_a_queue_query_stopped_and_restarted_from_its_checkpoint_gets_every_message_once(spark, tmp_path):
     queue = unique("resume")
-    first, then = [f"first {i}" for i in range(1500)], [f"then {i}" for i in range(500)]
+    first, then = [f"first {i}" for i in range(3000)], [f"then {i}" for i in range(500)]
     produce(f"/queue/{queue}", first)
     source = sources.jms_queue(queue, parallelism=2, prefetch=100, wal_location=str(tmp_path / "wal"))
     out, cp = tmp_path / "out", tmp_path / "cp"
-    query = stream_to_parquet(spark, source, out, cp, max_records=300)
+    query = stream_to_parquet(spark, source, out, cp, max_records=100)  # small batches: stopped mid-stream
     try:
-        wait_rows(spark, query, out, 300, 150)
+        wait_rows(spark, query, out, 100, 150)
     finally:
         query.stop()  # mid-stream: the consumers close, the broker keeps what they had not spooled
     assert parquet_count(spark, out) < len(first)
     produce(f"/queue/{queue}", then)
-    query = stream_to_parquet(spark, source, out, cp, max_records=300)
+    query = stream_to_parquet(spark, source, out, cp, max_records=1000)
     try:
-        wait_rows(spark, query, out, len(first) + len(then), 180)
+        wait_rows(spark, query, out, len(first) + len(then), 240)
         time.sleep(1)  # a duplicate would arrive in the next micro-batches
     finally:
         query.stop()
