@@ -62,6 +62,10 @@ def spark_builder(app_name: str = "jetconnect", master: str | None = None) -> An
         .config("spark.sql.execution.arrow.pyspark.enabled", "true")
         .config("spark.executor.cores", "1")
         .config("spark.executor.memory", "768m")
+        # Spark gives a fresh Python process (the stream reader's runner) 15 s to connect back; it
+        # imports pyspark from a zip, without bytecode caching, and on 2 busy cores that took longer
+        # and failed streaming queries at their start
+        .config("spark.python.authenticate.socketTimeout", "120s")
     )
     if master.startswith("spark://"):
         # the test cluster's two one-core workers: two executors, and jobs wait for both, so the

@@ -105,8 +105,9 @@ class Lease:
 
         False if a newer generation exists (this holder was given up for dead).
         """
-        if self.generation is None or self._generations()[-1] != self.generation:
-            return False
+        generations = self._generations()
+        if self.generation is None or not generations or generations[-1] != self.generation:
+            return False  # superseded, or the folder was deleted under it
         with self.fs.create(self._path(self.generation), overwrite=True) as handle:
             handle.write(json.dumps({**self.owner, **(status or {})}).encode())
         return True

@@ -139,6 +139,8 @@ class BuilderStreamSource(StreamSource):
             # fewer items allowed than processors ready: the ones that waited longest go first
             ready = sorted(ready, key=lambda i: (positions[i].round, i))[:max_records]
         if not ready:
+            if self._available_now_from is not None:
+                self.stop()  # every processor is done; Spark does not call a Python reader's stop()
             return start
         end = copy.deepcopy(start)
         for n, i in enumerate(ready):
@@ -208,7 +210,9 @@ class BuilderStreamSource(StreamSource):
                     LogRounds.spool_of(rounds, i).trim(facts.log_to)
 
     def stop(self) -> None:
-        # the receivers in the executors stop (and close their connections) when they see this
+        # the receivers in the executors stop (and close their connections) when they see this.
+        # Spark 4.3 does not call stop() on a Python stream reader (measured): AvailableNow calls
+        # it when every processor is done, and otherwise receivers stop after processor_keep_alive_ms
         if self._active is not None and not self.replays_by_snapshot:
             self._active.fs.mkdirs(self._active.directory)
             with self._active.fs.create(stop_marker(self._active), overwrite=True) as handle:

@@ -394,3 +394,38 @@ def test_available_now_does_not_end_while_a_slow_receiver_is_still_connecting(tm
         seen += [v for r in source.ranges(position, end) for v in _values(source.read_range(r))]
         position = end
     assert seen == [str(i) for i in range(30)]
+
+
+def test_available_now_stops_the_receivers_when_every_processor_is_done(tmp_path):
+    import time
+
+    source = (
+        SourceBuilder.stream("finite", lambda ctx: iter(range(5))).fill_buffer_fn(lambda s, b: b.add_all([str(v) for v in itertools.islice(s, 2)]))
+        .build().with_options({"wal_location": str(tmp_path)})
+    )
+    source.prepare_available_now()
+    position, seen = source.initial_offset(), []
+    for _ in range(50):
+        end = source.latest_offset(position, None)
+        if end == position:
+            break
+        seen += [v for r in source.ranges(position, end) for v in _values(source.read_range(r))]
+        position = end
+    assert seen == ["0", "1", "2", "3", "4"]
+    receivers = list(_rounds.RECEIVERS.values())
+    deadline = time.monotonic() + 5
+    while any(not r.stopped.is_set() for r in receivers) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert receivers and all(r.stopped.is_set() for r in receivers)  # the stop marker reached them
+
+
+def test_a_lease_whose_folder_was_deleted_is_given_up_not_an_error(tmp_path):
+    import shutil
+
+    from jetconnect.builders._receiver import Lease
+    from jetconnect.filesystem import LocalFileSystem
+
+    lease = Lease(LocalFileSystem(), str(tmp_path / "p"))
+    assert lease.acquire({"id": "a"})
+    shutil.rmtree(tmp_path / "p")
+    assert lease.renew() is False
