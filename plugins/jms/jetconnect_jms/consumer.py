@@ -205,10 +205,11 @@ class _Reconnect(threading.Thread):
 class Consumer:
     """Processor ``ctx.global_processor_index``'s STOMP connection: what it takes, spools and acknowledges.
 
-    ``fill`` takes what has arrived (up to :attr:`ConsumerConfig.segment` messages, waiting up to
-    ``linger_s`` for them: one spool segment, one fsync), leaves out redeliveries of spooled
-    messages, and adds the rest; the receiver spools them and calls ``acknowledge``, which sends
-    their ACKs in one write (the receipts are collected as they come, never waited for in a fill).
+    ``fill`` takes what has arrived (up to :attr:`ConsumerConfig.segment` messages since the last
+    acknowledgement, waiting up to ``linger_s`` for them: one spool segment, one fsync), leaves out
+    redeliveries of spooled messages, and adds the rest; the receiver spools them and calls
+    ``acknowledge``, which sends their ACKs in one write (the receipts are collected as they come,
+    never waited for in a fill).
     A body that does not decode stops the consumer: the messages before it are spooled and
     acknowledged, it and those after it are not, and the next fill raises naming it.
     """
@@ -227,8 +228,10 @@ class Consumer:
         self.recent.add(own.in_order())
         for other in self.others:
             other.refresh()
-        #: ACK ids of what the last fill took: acknowledged once the receiver has spooled it.
+        #: ACK ids of what the fills took since the last acknowledgement: acknowledged once the
+        #: receiver has spooled it. The receiver may call fill several times before it spools.
         self._taken: list[str] = []
+        self._segment_started = 0.0
         #: Receipts awaited for ACKs sent, oldest first, with when they were sent.
         self._in_flight: collections.deque[tuple[str, float]] = collections.deque()
         self._failure: SourceError | None = None
@@ -246,10 +249,14 @@ class Consumer:
     # --- the builder's functions -------------------------------------------------------------------
 
     def fill(self, buf: SourceBuffer) -> None:
-        """Add the messages that have arrived and were not spooled before (``fill_buffer_fn``)."""
-        if self._taken:
-            return  # the receiver spools and acknowledges what the last fill took first
+        """Add the messages that have arrived and were not spooled before (``fill_buffer_fn``).
+
+        A fill adds nothing only when nothing new arrived for a moment (or the connection is
+        being made again): the core takes that as "the source has nothing now".
+        """
         if self._failure is not None:
+            if self._taken:
+                return  # the messages before the bad one are spooled and acknowledged first
             raise self._failure
         if not self._connected():
             return
@@ -258,14 +265,15 @@ class Consumer:
         self._collect_receipts()
         if not client.wait_for_messages(_IDLE_S):
             return
-        first = time.monotonic()
-        segment = self.config.segment
-        while len(client.messages) < segment and time.monotonic() - first < self.config.linger_s:
+        if not self._taken:  # the first take since the last acknowledgement starts a segment
+            self._segment_started = time.monotonic()
+        wanted = self.config.segment - len(self._taken)
+        while len(client.messages) < wanted and time.monotonic() - self._segment_started < self.config.linger_s:
             time.sleep(_POLL_S)  # while messages flow, polling costs less than a wake-up per message
         client.raise_broker_error()
         if not client.connected:
             return  # what the dead connection delivered is redelivered to the next one
-        frames = [client.messages.popleft() for _ in range(min(len(client.messages), segment))]
+        frames = [client.messages.popleft() for _ in range(min(len(client.messages), self.config.segment))]
         self._take(frames, buf)
 
     def acknowledge(self) -> None:
@@ -312,7 +320,7 @@ class Consumer:
         if fresh:
             buf.add_all(spool_rows(fresh))
             self.recent.add(headers["message-id"] for headers, _ in fresh)
-            self._taken = [headers["ack"] for headers, _ in fresh]
+            self._taken.extend(headers["ack"] for headers, _ in fresh)
             self.stats["taken"] += len(fresh)
 
     def _spooled(self, message_id: str) -> bool:
@@ -384,6 +392,9 @@ class Consumer:
         self.stats["reconnects"] += 1
         log.warning("%s: connection lost, reconnecting", self.client.what)
         self._in_flight.clear()  # their receipts went with the connection
+        # Their ACK ids belong to the dead connection (another one's ERROR would fail the query):
+        # the receiver spools them, the broker redelivers them, and they are recognised by id.
+        self._taken.clear()
         self._reconnect = _Reconnect(self)
         self._reconnect.start()
         return False
