@@ -328,8 +328,7 @@ class LogRounds(RoundReader):
         if receiver is not None:
             del RECEIVERS[self.key]
             if receiver.error is not None:
-                self.lease.clear_error()
-                raise_receiver_error(self.where, receiver.error)
+                self._fail_with(receiver.error)
         if self.lease.holder() is not None:
             return None
         error = self.lease.error()
@@ -344,6 +343,11 @@ class LogRounds(RoundReader):
         RECEIVERS[self.key] = receiver
         return receiver
 
+    def _fail_with(self, error: BaseException) -> None:
+        """Raise a receiver's error once: the lease forgets it, so the next round starts a new receiver."""
+        self.lease.clear_error()
+        raise_receiver_error(self.where, error)
+
     def _wait_for_rows(self, receiver: Receiver | None, begin: int, limit: int | None) -> tuple[int, str]:
         """How far the round goes, and why it ends there.
 
@@ -357,7 +361,8 @@ class LogRounds(RoundReader):
             """The spool's end and the receiver's count of fills that found nothing."""
             if receiver is not None:
                 if receiver.error is not None and receiver.end <= begin:
-                    raise_receiver_error(self.where, receiver.error)
+                    RECEIVERS.pop(self.key, None)
+                    self._fail_with(receiver.error)
                 return receiver.end, receiver.dry_fills
             holder = self.lease.holder()
             status = holder[1] if holder is not None else {}
