@@ -18,16 +18,23 @@ from jetconnect.testing import counter_stream, spark_builder
 
 def dispenser_source(path: str, total: int):
     def fill(state, buf):
-        with open(path, "a+") as handle:
-            fcntl.flock(handle, fcntl.LOCK_EX)
-            handle.seek(0)
-            taken = int(handle.read() or 0)
+        # like a queue: taking is atomic, so a process killed mid-take (an orphaned Python worker
+        # gets SIGHUP at any point) hands nothing out twice; the count is replaced, never truncated
+        with open(path + ".lock", "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            try:
+                with open(path) as handle:
+                    taken = int(handle.read())
+            except FileNotFoundError:
+                taken = 0
             upto = min(total, taken + 7)
-            handle.seek(0)
-            handle.truncate()
-            handle.write(str(upto))
-            handle.flush()
-            os.fsync(handle.fileno())
+            if upto > taken:
+                scratch = f"{path}.{os.getpid()}"
+                with open(scratch, "w") as handle:
+                    handle.write(str(upto))
+                    handle.flush()
+                    os.fsync(handle.fileno())
+                os.replace(scratch, path)
         for n in range(taken, upto):
             buf.add(n)
 

@@ -108,7 +108,12 @@ def test_an_undecodable_line_fails_naming_it_and_keeps_the_lines_before(spark, l
         query.awaitTermination(60)
         raise AssertionError("the query did not fail")
     assert "line 3 from 127.0.0.1" in str(failure.value) and "not valid utf-8" in str(failure.value)
-    assert [row["line"] for row in recorded_rows(tmp_path / "wal")] == ["good 1", "good 2"]
+    # the lines before are kept: delivered in a committed micro-batch (whose spool rows are then
+    # trimmed) or still in the spool, depending on whether a round took them before the error
+    delivered = parquet_lines(spark, out)
+    spooled = [row["line"] for row in recorded_rows(tmp_path / "wal")]
+    assert sorted(set(delivered) | set(spooled)) == ["good 1", "good 2"]
+    assert len(delivered) == len(set(delivered))
 
 
 class Sender:
