@@ -27,8 +27,10 @@ from jetconnect.builders._contexts import ProcessorContext, SinkContext, SourceB
 from jetconnect.builders._sink import BuilderSink, SinkBuilder
 from jetconnect.builders._source_builder import MEMBERS, SourceBuilder
 from jetconnect.builders._stream_source import (
+    AVAILABLE_NOW_MAX_PULL_MS,
     IDLE_POLL_MS,
     KEEP_ALIVE_MS,
+    MAX_BACKLOG,
     MAX_PULL_MS,
     MAX_PULL_RECORDS,
     WAL_LOCATION,
@@ -36,8 +38,10 @@ from jetconnect.builders._stream_source import (
 )
 
 __all__ = [
+    "AVAILABLE_NOW_MAX_PULL_MS",
     "IDLE_POLL_MS",
     "KEEP_ALIVE_MS",
+    "MAX_BACKLOG",
     "MAX_PULL_MS",
     "MAX_PULL_RECORDS",
     "MEMBERS",

@@ -13,24 +13,30 @@ from jetconnect.errors import OffsetError
 class RoundPosition:
     """Processor ``index`` of ``total`` has completed ``round`` rounds of stream run ``run``.
 
-    ``limit`` is the item limit the last round was planned with (None: no limit). Round 0 is
-    the processor's fresh state: nothing pulled yet.
+    ``limit`` is the item limit the last round was planned with (None: no limit). ``drain``: the
+    round was planned by ``Trigger.AvailableNow`` without a limit, so it pulls until a fill adds
+    nothing (up to ``available_now_max_pull_ms``) instead of ``max_pull_ms``: fewer, bigger
+    micro-batches, as Spark's own sources read everything available in one. Round 0 is the
+    processor's fresh state: nothing pulled yet.
     """
 
     run: str
     round: int
     total: int
     limit: int | None = None
+    drain: bool = False
 
     def to_json(self) -> dict[str, Any]:
         value: dict[str, Any] = {"run": self.run, "round": self.round, "of": self.total}
         if self.limit is not None:
             value["limit"] = self.limit
+        if self.drain:
+            value["drain"] = True
         return value
 
-    def next(self, limit: int | None) -> "RoundPosition":
-        """The position after one more round, planned with ``limit`` items at most."""
-        return RoundPosition(self.run, self.round + 1, self.total, limit)
+    def next(self, limit: int | None, drain: bool = False) -> "RoundPosition":
+        """The position after one more round, planned with ``limit`` items at most (and to ``drain``)."""
+        return RoundPosition(self.run, self.round + 1, self.total, limit, drain)
 
 
 def parse_position(key: str, value: Any, source: str) -> RoundPosition:
@@ -43,9 +49,10 @@ def parse_position(key: str, value: Any, source: str) -> RoundPosition:
             f"{where} was written by a jetconnect that pulled on the driver; this one pulls in executor "
             f"tasks and cannot continue that checkpoint: start the query with a new checkpoint location"
         )
-    if not isinstance(value, dict) or set(value) - {"run", "round", "of", "limit"}:
-        raise OffsetError(f"{where}: expected {{'run', 'round', 'of'[, 'limit']}}")
+    if not isinstance(value, dict) or set(value) - {"run", "round", "of", "limit", "drain"}:
+        raise OffsetError(f"{where}: expected {{'run', 'round', 'of'[, 'limit'][, 'drain']}}")
     run, round_, total, limit = value.get("run"), value.get("round"), value.get("of"), value.get("limit")
+    drain = value.get("drain", False)
     if not isinstance(run, str) or not run.isalnum():
         raise OffsetError(f"{where}: 'run' must be the run id jetconnect wrote")
     for name, number, low in (("round", round_, 0), ("of", total, int(key) + 1)):
@@ -53,7 +60,9 @@ def parse_position(key: str, value: Any, source: str) -> RoundPosition:
             raise OffsetError(f"{where}: '{name}' must be an integer >= {low}")
     if limit is not None and (type(limit) is not int or limit < 1):
         raise OffsetError(f"{where}: 'limit' must be a positive integer")
-    return RoundPosition(run, round_, total, limit)
+    if not isinstance(drain, bool) or (drain and limit is not None):
+        raise OffsetError(f"{where}: 'drain' must be true or absent, and only without 'limit'")
+    return RoundPosition(run, round_, total, limit, drain)
 
 
 def parse_offset(offset: Mapping[str, Any], source: str) -> dict[int, RoundPosition]:

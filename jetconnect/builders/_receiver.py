@@ -44,8 +44,10 @@ HEARTBEAT_S = 0.5
 STALE_S = 3.0
 #: How long a receiver gathers rows into one spool segment (one fsync) before appending them.
 LINGER_S = 0.05
-#: Rows a receiver may keep spooled ahead of what the rounds have taken before it pauses.
-DEFAULT_MAX_BACKLOG = 100_000
+#: Rows a receiver may keep spooled ahead of Spark's commits before it pauses (the source holds
+#: the rest). Paused, it looks for the commit's trim every :data:`BACKLOG_LOOK_S`.
+DEFAULT_MAX_BACKLOG = 1_000_000
+BACKLOG_LOOK_S = 0.02
 
 _LEASE = re.compile(r"^lease-(\d{8})$")
 
@@ -180,7 +182,10 @@ class Receiver(threading.Thread):
                 if self._stop_asked:
                     break
                 if self.end - self.start_pos >= self.max_backlog:
-                    time.sleep(0.01)  # the rounds are behind: the source holds the rest
+                    # the rounds are behind: the source holds the rest until Spark commits (and the
+                    # driver trims the spool), which is looked for far more often than the heartbeat
+                    time.sleep(BACKLOG_LOOK_S)
+                    self.start_pos = self.spool.bounds()[0]
                     continue
                 self._gather_and_spool()
         except BaseException as exc:  # kept for the next round to raise: the query must hear of it

@@ -40,6 +40,9 @@ WAL_LOCATION = "wal_location"
 MAX_BACKLOG = "max_backlog"
 #: How long one round may pull, in ms: a round also ends on a fill that adds nothing.
 MAX_PULL_MS = "max_pull_ms"
+#: How long one round planned by ``Trigger.AvailableNow`` without an item limit may pull, in ms:
+#: it wants everything available, so it pulls until dry; the cap only lets Spark commit now and then.
+AVAILABLE_NOW_MAX_PULL_MS = "available_now_max_pull_ms"
 #: Items one round of one processor may pull when the query sets no ``max_records_per_batch``.
 MAX_PULL_RECORDS = "max_pull_records"
 #: The longest pause, in ms, before a processor whose last round brought nothing gets another.
@@ -49,6 +52,7 @@ IDLE_POLL_MS = "idle_poll_ms"
 KEEP_ALIVE_MS = "processor_keep_alive_ms"
 
 DEFAULT_MAX_PULL_MS = 1000
+DEFAULT_AVAILABLE_NOW_MAX_PULL_MS = 60_000
 DEFAULT_IDLE_POLL_MS = 1000
 DEFAULT_KEEP_ALIVE_MS = 60_000
 #: The first pause after an empty round; each further empty round doubles it.
@@ -149,7 +153,8 @@ class BuilderStreamSource(StreamSource):
                 limit = max_records // len(ready) + (1 if n < max_records % len(ready) else 0)
             elif MAX_PULL_RECORDS in self.options:
                 limit = self.options.get_int(MAX_PULL_RECORDS, minimum=1)
-            end[str(i)] = positions[i].next(limit).to_json()
+            drain = limit is None and self._available_now_from is not None
+            end[str(i)] = positions[i].next(limit, drain).to_json()
         return end
 
     def _opens_round(self, rounds: RoundLog, index: int, position: RoundPosition) -> bool:
@@ -220,6 +225,11 @@ class BuilderStreamSource(StreamSource):
 
     # -- executor side: processor i pulls or replays its round --
 
+    def _max_pull_ms(self, position: RoundPosition) -> int:
+        if position.drain:
+            return self.options.get_int(AVAILABLE_NOW_MAX_PULL_MS, DEFAULT_AVAILABLE_NOW_MAX_PULL_MS, minimum=1)
+        return self.options.get_int(MAX_PULL_MS, DEFAULT_MAX_PULL_MS, minimum=1)
+
     def read_range(self, range_: Range) -> ReadOutput:
         position = parse_position(range_.partition, range_.end, self.name)
         strategy: type[RoundReader] = SnapshotRounds if self.replays_by_snapshot else LogRounds
@@ -229,7 +239,7 @@ class BuilderStreamSource(StreamSource):
             self._rounds(position.run),
             int(range_.partition),
             position.total,
-            max_pull_s=self.options.get_int(MAX_PULL_MS, DEFAULT_MAX_PULL_MS, minimum=1) / 1000,
+            max_pull_s=self._max_pull_ms(position) / 1000,
             keep_alive_s=self.options.get_int(KEEP_ALIVE_MS, DEFAULT_KEEP_ALIVE_MS, minimum=0) / 1000,
             **({} if self.replays_by_snapshot else {"max_backlog": self.options.get_int(MAX_BACKLOG, DEFAULT_MAX_BACKLOG, minimum=1)}),
         )
@@ -237,4 +247,4 @@ class BuilderStreamSource(StreamSource):
         return reader.read(position.round, position.limit, before.limit)
 
 
-__all__ = ["IDLE_POLL_MS", "KEEP_ALIVE_MS", "MAX_BACKLOG", "MAX_PULL_MS", "MAX_PULL_RECORDS", "WAL_LOCATION", "BuilderStreamSource"]
+__all__ = ["AVAILABLE_NOW_MAX_PULL_MS", "IDLE_POLL_MS", "KEEP_ALIVE_MS", "MAX_BACKLOG", "MAX_PULL_MS", "MAX_PULL_RECORDS", "WAL_LOCATION", "BuilderStreamSource"]

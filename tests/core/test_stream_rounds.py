@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 
 import pyarrow as pa
 import pytest
@@ -272,6 +273,31 @@ def test_available_now_reads_until_every_processor_is_dry_then_ends(tmp_path):
     assert sorted(seen) == list(range(23)) + list(range(1000, 1023))
 
 
+def test_available_now_without_a_limit_drains_in_one_round_past_max_pull_ms(tmp_path):
+    def slow_fill(state, buf):  # 12 fills of 20 ms: far longer than max_pull_ms
+        time.sleep(0.02)
+        _fill_counter(state, buf, 5, 60)
+
+    source = (
+        SourceBuilder.stream("slow", _Counter).fill_buffer_fn(slow_fill).schema("n bigint")
+        .create_snapshot_fn(lambda s: s.n).restore_snapshot_fn(lambda s, p: setattr(s, "n", p)).build()
+        .with_options({"wal_location": str(tmp_path / "wal"), "max_pull_ms": "50"})
+    )
+    source.prepare_available_now()
+    start = source.initial_offset()
+    end, rows = _batch(source, start)
+    assert end["0"]["drain"] is True and rows == {0: list(range(60))}
+    assert source.latest_offset(end, None) == end  # that round ended dry: the query is done
+
+
+def test_available_now_with_a_limit_or_a_processing_time_trigger_keeps_max_pull_ms(tmp_path):
+    source = _counter_stream(tmp_path, parallelism=1)
+    start = source.initial_offset()
+    assert "drain" not in source.latest_offset(start, None)["0"]
+    source.prepare_available_now()
+    assert "drain" not in source.latest_offset(start, 10)["0"]
+
+
 def test_a_round_planned_but_never_read_is_completed_before_the_next(tmp_path):
     source = _counter_stream(tmp_path, parallelism=1)
     start = source.initial_offset()
@@ -300,6 +326,8 @@ def test_commit_trims_records_before_the_committed_round(tmp_path):
         ({"run": "r1", "round": 1, "of": 1, "limit": 0}, "'limit' must be a positive integer"),
         ({"run": "../x", "round": 1, "of": 1}, "'run' must be the run id"),
         ({"run": "r1", "round": 1, "of": 1, "extra": 1}, "expected"),
+        ({"run": "r1", "round": 1, "of": 1, "drain": "yes"}, "'drain' must be true or absent"),
+        ({"run": "r1", "round": 1, "of": 1, "drain": True, "limit": 5}, "only without 'limit'"),
     ],
 )
 def test_an_edited_offset_is_an_error_naming_the_entry(tmp_path, entry, complaint):
