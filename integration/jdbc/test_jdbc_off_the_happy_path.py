@@ -325,3 +325,28 @@ def test_a_partition_far_larger_than_a_chunk_survives_a_killed_connection_writte
     # the partition has (the sink used to keep them all in memory for a retry).
     assert max(seen["held"]) < 4 * one_batch, (max(seen["held"]), one_batch)
     watcher.dispose()
+
+
+# --- 5. a refusal is not retried: it would only delay the same error ---------------------------
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        pg_url("jetconnect", WRONG),
+        pg_url("no_such_role", WRONG),
+        f"postgresql+psycopg://jetconnect:{PASSWORD}@127.0.0.1:{PORT}/no_such_database",
+    ],
+    ids=["wrong-password", "unknown-role", "unknown-database"],
+)
+def test_a_server_that_refuses_the_credentials_or_database_is_not_worth_retrying(postgresql, url):
+    from jetconnect_jdbc.transient import is_transient
+
+    engine = sa.create_engine(url)
+    with pytest.raises(sa.exc.OperationalError) as refused:
+        engine.connect()
+    assert not is_transient(refused.value), str(refused.value.orig)
+    stopped = sa.create_engine(f"postgresql+psycopg://jetconnect:{PASSWORD}@127.0.0.1:1/jetconnect")
+    with pytest.raises(sa.exc.OperationalError) as unreachable:
+        stopped.connect()
+    assert is_transient(unreachable.value)  # no server answered: it may be restarting

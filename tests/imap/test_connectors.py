@@ -150,3 +150,28 @@ def test_map_sink_names_a_missing_key_column(url: str) -> None:
 
     with pytest.raises(SchemaError, match="no column 'key'"):
         map_sink(_name(), store=url).check_schema(StructType([StructField("id", LongType())]))
+
+
+@pytest.mark.parametrize(
+    "projection, complaint",
+    [
+        (lambda k, v: {"key": k, "nn": v["n"]}, r"item \{'key': 1, 'nn': 1\} has no 'n'"),
+        (lambda k, v: (k,), r"item \(1,\) has 1 values for the schema's 2 columns"),
+        (lambda k, v: (k, v["n"], "extra"), r"item \(1, 1, 'extra'\) has 3 values"),
+    ],
+)
+def test_a_projection_that_does_not_fit_the_schema_fails_naming_the_map_and_item(url: str, projection, complaint) -> None:
+    from jetconnect.errors import SourceError
+
+    m = connect(url).map(_name(), partitions=1)
+    m.put_all({1: {"n": 1}})
+    source = map_source(m.name, store=url, projection=projection, schema="key long, n long")
+    with pytest.raises(SourceError, match=f"source 'map' '{m.name}': {complaint}"):
+        [row for s in source.splits() for row in source.read_split(s)]
+
+
+def test_a_projection_may_leave_fields_out_of_a_dict(url: str) -> None:
+    m = connect(url).map(_name(), partitions=1)
+    m.put_all({1: {"n": 1, "other": 2}})
+    source = map_source(m.name, store=url, projection=lambda k, v: {"key": k, **v}, schema="key long, n long")
+    assert [row for s in source.splits() for row in source.read_split(s)] == [(1, 1)]

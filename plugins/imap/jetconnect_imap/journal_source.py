@@ -136,7 +136,7 @@ class MapJournalSource(StreamSource):
 
     def read_range(self, range_: Range) -> ReadOutput:
         store = open_store(self.store_url)
-        shape = row_shaper(self._schema)
+        shape = row_shaper(self._schema, f"source 'map_journal' {self.map_name!r}")
         plain = self.predicate is None and self.projection is None and self._schema == DEFAULT_SCHEMA
         for p_text, end in range_.end.items():
             partition, start, end = int(p_text), int(range_.start[p_text]), int(end)

@@ -49,7 +49,7 @@ class ListSource(BatchSource):
         return [self.list_name]  # one partition, as in Jet
 
     def read_split(self, split: str) -> ReadOutput:
-        shape = row_shaper(self._schema)
+        shape = row_shaper(self._schema, f"source 'list' {self.list_name!r}")
         return (shape(loads(v)) for v in open_store(self.store_url).list_read(split))
 
 

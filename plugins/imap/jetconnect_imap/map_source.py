@@ -65,7 +65,7 @@ class MapSource(BatchSource):
             for partition in partitions:
                 yield from ((key_of(k), value_of(v)) for k, v in scan(self.map_name, partition))
             return
-        shape = row_shaper(self._schema)
+        shape = row_shaper(self._schema, f"source 'map' {self.map_name!r}")
         for partition in partitions:
             for k, v in scan(self.map_name, partition):
                 key, value = loads(k), loads(v)

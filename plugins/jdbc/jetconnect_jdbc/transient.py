@@ -10,6 +10,12 @@ import sqlalchemy as sa
 #: SQLSTATE classes and codes of errors that go away by themselves (PostgreSQL and the standard).
 _TRANSIENT_CLASSES = ("08", "53", "57P")  # connection exception, insufficient resources, shutdown
 _TRANSIENT_CODES = ("40001", "40P01")  # serialization failure, deadlock
+#: What a server says when it refuses a connection for good: a wrong password, an unknown role or
+#: database, a pg_hba.conf rule. Drivers raise these at connect time without a SQLSTATE.
+_REFUSALS = (
+    "authentication failed", "no pg_hba.conf entry", "does not exist", "permission denied",
+    "access denied", "not authorized", "invalid password",
+)
 
 
 def is_transient(exc: BaseException) -> bool:
@@ -25,5 +31,7 @@ def is_transient(exc: BaseException) -> bool:
     if type(orig).__module__ == "sqlite3":
         message = str(orig).lower()
         return "locked" in message or "busy" in message
-    # A driver error without SQLSTATE is raised before the server answered: the connection failed.
-    return isinstance(exc, sa.exc.OperationalError)
+    # A driver error without SQLSTATE is raised at connect time: the server was not reached (worth
+    # retrying) or it refused the credentials or the database (retrying only delays the error)
+    message = str(orig).lower()
+    return isinstance(exc, sa.exc.OperationalError) and not any(refusal in message for refusal in _REFUSALS)
