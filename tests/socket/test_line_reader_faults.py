@@ -7,6 +7,7 @@ sends a newline: nothing received is lost, nothing is glued, nothing grows witho
 from __future__ import annotations
 
 import logging
+import re
 import socket
 import time
 from collections.abc import Iterator
@@ -15,7 +16,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from jetconnect import sources
+from jetconnect.builders import ProcessorContext
 from jetconnect.errors import OptionError, SourceError
+from jetconnect.options import Options
 from jetconnect.retry import RetriesExhausted
 from jetconnect_socket.connection import DEFAULT_MAX_LINE_BYTES, Endpoint, LineReader
 
@@ -154,9 +158,21 @@ def test_a_server_that_never_sends_a_newline_cannot_fill_the_memory(server):
     reader.close()
 
 
-def test_max_line_bytes_must_be_positive():
-    with pytest.raises(OptionError, match="option 'max_line_bytes' must be at least 1, got 0"):
-        LineReader(Endpoint("127.0.0.1", 9), "utf-8", "p0", max_line_bytes=0)
+@pytest.mark.parametrize("value", [0, -1, "1024", 1.5, True])
+def test_max_line_bytes_must_be_a_positive_integer_and_the_source_checks_it_at_once(value):
+    with pytest.raises(OptionError, match=f"option 'max_line_bytes' must be an integer of at least 1, got {re.escape(repr(value))}"):
+        LineReader(Endpoint("127.0.0.1", 9), "utf-8", "p0", max_line_bytes=value)
+    with pytest.raises(OptionError, match="max_line_bytes"):
+        sources.socket("127.0.0.1", 9, max_line_bytes=value, wal_location="/tmp/unused")
+
+
+def test_the_source_gives_max_line_bytes_to_its_reader(server):
+    source = sources.socket("127.0.0.1", server.port, max_line_bytes=16)
+    reader = source.spec.create_fn(ProcessorContext("socket", 0, 1, 0, 1, Options(), logging.getLogger("t")))
+    try:
+        assert reader.max_line_bytes == 16
+    finally:
+        reader.close()
 
 
 @pytest.fixture(scope="module")

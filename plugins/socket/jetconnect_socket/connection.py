@@ -99,8 +99,8 @@ class LineReader:
     _ended: bool = False
 
     def __post_init__(self) -> None:
-        if self.max_line_bytes < 1:
-            raise OptionError(f"socket: option 'max_line_bytes' must be at least 1, got {self.max_line_bytes}")
+        if type(self.max_line_bytes) is not int or self.max_line_bytes < 1:
+            raise OptionError(f"socket: option 'max_line_bytes' must be an integer of at least 1, got {self.max_line_bytes!r}")
 
     def open(self) -> "LineReader":
         self.sock = self.endpoint.connect(self.what)

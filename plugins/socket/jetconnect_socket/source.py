@@ -13,7 +13,7 @@ from jetconnect import SourceBuffer, SourceBuilder
 from jetconnect.builders import ProcessorContext
 from jetconnect.connector import StreamSource
 from jetconnect.errors import OptionError
-from jetconnect_socket.connection import Endpoint, LineReader, check_charset
+from jetconnect_socket.connection import DEFAULT_MAX_LINE_BYTES, Endpoint, LineReader, check_charset
 
 
 def socket_source(
@@ -23,16 +23,22 @@ def socket_source(
     parallelism: int = 1,
     connect_timeout: float = 30.0,
     wal_location: str | None = None,
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
 ) -> StreamSource:
-    """A stream of the lines a TCP server sends (schema ``line string``)."""
+    """A stream of the lines a TCP server sends (schema ``line string``).
+
+    A line longer than ``max_line_bytes`` (1 MiB) fails the query naming the limit and the line's
+    offset, after the lines before it: a server that never sends a newline cannot fill the memory.
+    """
     endpoint = Endpoint(host, port, connect_timeout)
     charset = check_charset(charset)
     if parallelism < 1:
         raise OptionError(f"socket source: option 'parallelism' must be at least 1, got {parallelism}")
+    LineReader(endpoint, charset, "socket source", max_line_bytes=max_line_bytes)  # checks it at once
 
     def connect(ctx: ProcessorContext) -> LineReader:
         what = f"socket source processor {ctx.global_processor_index}"
-        return LineReader(endpoint, charset, what).open()
+        return LineReader(endpoint, charset, what, max_line_bytes=max_line_bytes).open()
 
     def fill(reader: LineReader, buf: SourceBuffer) -> None:
         buf.add_all(reader.read_lines())
