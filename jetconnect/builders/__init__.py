@@ -33,9 +33,11 @@ from jetconnect.builders._stream_source import (
     MAX_BACKLOG,
     MAX_PULL_MS,
     MAX_PULL_RECORDS,
+    SPOOL_KEEP_COMMITTED_ROWS,
     WAL_LOCATION,
     BuilderStreamSource,
 )
+from jetconnect.builders._rounds import spool_of
 
 __all__ = [
     "AVAILABLE_NOW_MAX_PULL_MS",
@@ -45,6 +47,7 @@ __all__ = [
     "MAX_PULL_MS",
     "MAX_PULL_RECORDS",
     "MEMBERS",
+    "SPOOL_KEEP_COMMITTED_ROWS",
     "WAL_LOCATION",
     "BuilderBatchSource",
     "BuilderSink",
@@ -55,4 +58,5 @@ __all__ = [
     "SourceBuffer",
     "SourceBuilder",
     "fill_from_iterator",
+    "spool_of",
 ]

@@ -291,15 +291,10 @@ class LogRounds(RoundReader):
 
     def __init__(self, *args: object, max_backlog: int = DEFAULT_MAX_BACKLOG, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
-        self.spool = self.spool_of(self.rounds, self.index)
+        self.spool = spool_of(self.rounds, self.index)
         self.lease = Lease(self.rounds.fs, posixpath.join(self.rounds.directory, str(self.index)))
         self.stop_marker = stop_marker(self.rounds)
         self.max_backlog = max_backlog
-
-    @staticmethod
-    def spool_of(rounds: RoundLog, index: int) -> Spool:
-        """Where processor ``index``'s receiver spools what it receives."""
-        return Spool(rounds.fs, posixpath.join(rounds.directory, str(index), "spool"))
 
     def pull(self, round_: int, limit: int | None) -> Iterator[pa.RecordBatch]:
         previous = self.previous(round_)
@@ -392,6 +387,11 @@ class LogRounds(RoundReader):
         return end, "dry" if dry > dry_before else "time"
 
 
+def spool_of(rounds: RoundLog, index: int) -> Spool:
+    """Where processor ``index`` of the run ``rounds`` keeps what its receiver receives."""
+    return Spool(rounds.fs, posixpath.join(rounds.directory, str(index), "spool"))
+
+
 #: The receivers this Python worker runs, by (source, run, processor).
 RECEIVERS: dict[tuple[str, str, int], Receiver] = {}
 
@@ -401,4 +401,4 @@ def stop_marker(rounds: RoundLog) -> str:
     return posixpath.join(rounds.directory, "_stopped")
 
 
-__all__ = ["LogRounds", "REPLAY_PATIENCE_S", "RoundReader", "SnapshotRounds"]
+__all__ = ["LogRounds", "REPLAY_PATIENCE_S", "RoundReader", "SnapshotRounds", "spool_of", "stop_marker"]

@@ -26,7 +26,7 @@ from pyspark.sql.types import StructType
 
 from jetconnect.builders._position import RoundPosition, parse_offset, parse_position
 from jetconnect.builders._receiver import DEFAULT_MAX_BACKLOG
-from jetconnect.builders._rounds import LogRounds, RoundReader, SnapshotRounds, stop_marker
+from jetconnect.builders._rounds import LogRounds, RoundReader, SnapshotRounds, spool_of, stop_marker
 from jetconnect.builders._source_builder import SourceSpec
 from jetconnect.connector import Guarantee, Offset, Range, ReadOutput, StreamSource
 from jetconnect.errors import OffsetError, OptionError
@@ -45,6 +45,9 @@ MAX_PULL_MS = "max_pull_ms"
 AVAILABLE_NOW_MAX_PULL_MS = "available_now_max_pull_ms"
 #: Items one round of one processor may pull when the query sets no ``max_records_per_batch``.
 MAX_PULL_RECORDS = "max_pull_records"
+#: Rows of each spool a commit leaves in place behind what Spark committed (streams that cannot
+#: replay): a source that recognises a redelivered message by its id looks for it there (JMS).
+SPOOL_KEEP_COMMITTED_ROWS = "spool_keep_committed_rows"
 #: The longest pause, in ms, before a processor whose last round brought nothing gets another.
 IDLE_POLL_MS = "idle_poll_ms"
 #: How long a Python worker keeps an idle processor for its next round, in ms (0: destroy it
@@ -207,12 +210,13 @@ class BuilderStreamSource(StreamSource):
         if not positions:
             return
         rounds = self._rounds(next(iter(positions.values())).run)
+        keep = 0 if self.replays_by_snapshot else self.options.get_int(SPOOL_KEEP_COMMITTED_ROWS, 0, minimum=0)
         for i, position in positions.items():
             rounds.trim(i, position.round)  # the end round's record starts the next round
             if not self.replays_by_snapshot and position.round:
                 facts = rounds.facts(i, position.round)
                 if facts is not None:
-                    LogRounds.spool_of(rounds, i).trim(facts.log_to)
+                    spool_of(rounds, i).trim(facts.log_to - keep)
 
     def stop(self) -> None:
         # the receivers in the executors stop (and close their connections) when they see this.
@@ -224,6 +228,14 @@ class BuilderStreamSource(StreamSource):
                 handle.write(b"stopped")
 
     # -- executor side: processor i pulls or replays its round --
+
+    def run_of(self, range_: Range) -> str:
+        """The stream run a range belongs to (it names where the run's records and spools live)."""
+        return parse_position(range_.partition, range_.end, self.name).run
+
+    def rounds_of(self, run: str) -> RoundLog:
+        """The round records (and, through :func:`spool_of`, the spools) of stream run ``run``."""
+        return self._rounds(run)
 
     def _max_pull_ms(self, position: RoundPosition) -> int:
         if position.drain:
@@ -247,4 +259,7 @@ class BuilderStreamSource(StreamSource):
         return reader.read(position.round, position.limit, before.limit)
 
 
-__all__ = ["AVAILABLE_NOW_MAX_PULL_MS", "IDLE_POLL_MS", "KEEP_ALIVE_MS", "MAX_BACKLOG", "MAX_PULL_MS", "MAX_PULL_RECORDS", "WAL_LOCATION", "BuilderStreamSource"]
+__all__ = [
+    "AVAILABLE_NOW_MAX_PULL_MS", "IDLE_POLL_MS", "KEEP_ALIVE_MS", "MAX_BACKLOG", "MAX_PULL_MS", "MAX_PULL_RECORDS",
+    "SPOOL_KEEP_COMMITTED_ROWS", "WAL_LOCATION", "BuilderStreamSource",
+]

@@ -244,6 +244,28 @@ def test_log_rounds_acknowledge_only_what_is_recorded(tmp_path):
     assert any(p.suffix == ".arrow" for p in (tmp_path).rglob("*.arrow"))
 
 
+@pytest.mark.parametrize("keep, first_kept", [(None, 30), ("10", 20), ("1000", 0)])
+def test_commit_trims_the_spool_to_what_spark_committed_less_the_rows_asked_kept(tmp_path, keep, first_kept):
+    from jetconnect.builders import spool_of
+
+    sent = iter(range(30))
+
+    def fill(state, buf):
+        time.sleep(0.08)  # longer than a receiver gathers one segment: 10 rows a segment
+        for n in itertools.islice(sent, 10):
+            buf.add(n)
+
+    options = {"wal_location": str(tmp_path), **({"spool_keep_committed_rows": keep} if keep else {})}
+    source = SourceBuilder.stream("broker", lambda ctx: None).fill_buffer_fn(fill).schema("n bigint").build().with_options(options)
+    position, delivered = source.initial_offset(), []
+    while len(delivered) < 30:
+        position, rows = _batch(source, position)
+        delivered += rows.get(0, [])
+    source.commit(position)
+    assert delivered == list(range(30))
+    assert spool_of(source.rounds_of(position["0"]["run"]), 0).bounds() == (first_kept, 30)
+
+
 def test_an_idle_processor_waits_before_its_next_round(tmp_path):
     source = _counter_stream(tmp_path, parallelism=1, upto=0, idle_poll_ms=300)
     start = source.initial_offset()

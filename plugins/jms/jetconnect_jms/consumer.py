@@ -32,8 +32,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from jetconnect.builders import WAL_LOCATION, ProcessorContext, SourceBuffer
-from jetconnect.builders._rounds import LogRounds  # where a processor's spool lives: the core keeps it in one place
+from jetconnect.builders import WAL_LOCATION, ProcessorContext, SourceBuffer, spool_of
 from jetconnect.errors import OffsetError, SourceError
 from jetconnect.locations import resolve_location
 from jetconnect.rounds import RoundLog
@@ -409,7 +408,7 @@ def run_rounds(location: str, run: str) -> RoundLog:
 def run_spools(location: str, run: str, total: int) -> list[Spool]:
     """The spools of processors ``0..total-1`` of stream run ``run``."""
     rounds = run_rounds(location, run)
-    return [LogRounds.spool_of(rounds, j) for j in range(total)]
+    return [spool_of(rounds, j) for j in range(total)]
 
 
 __all__ = [

@@ -10,7 +10,7 @@ The driver only plans rounds: it never connects to the broker.
 This class wraps that stream for two things the core leaves to a source: the rows a query sees
 are computed from the spooled messages when a round is read (:class:`MessageView`: the spool keeps
 each message whole), and Spark's commits leave the last ``dedupe_window`` rows of each spool in
-place, so that a redelivery of a spooled message is recognised by its id (see
+place (the core's ``spool_keep_committed_rows``), so that a redelivery of a spooled message is recognised by its id (see
 :mod:`jetconnect_jms.consumer`).
 """
 
@@ -21,13 +21,19 @@ import functools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from jetconnect.builders import IDLE_POLL_MS, KEEP_ALIVE_MS, MAX_PULL_MS, WAL_LOCATION, BuilderStreamSource, SourceBuilder
-from jetconnect.builders._position import parse_offset, parse_position
-from jetconnect.builders._rounds import LogRounds
-from jetconnect.builders._stream_source import MAX_BACKLOG
+from jetconnect.builders import (
+    IDLE_POLL_MS,
+    KEEP_ALIVE_MS,
+    MAX_BACKLOG,
+    MAX_PULL_MS,
+    SPOOL_KEEP_COMMITTED_ROWS,
+    WAL_LOCATION,
+    BuilderStreamSource,
+    SourceBuilder,
+)
 from jetconnect.connector import Guarantee, Offset, Range, ReadOutput, StreamSource
 from jetconnect.errors import OptionError
-from jetconnect_jms.consumer import RUN_OPTION, SPOOL_SCHEMA, Consumer, ConsumerConfig, run_rounds, spooled_to_raw
+from jetconnect_jms.consumer import RUN_OPTION, SPOOL_SCHEMA, Consumer, ConsumerConfig, spooled_to_raw
 from jetconnect_jms.messages import MessageView
 from jetconnect_jms.stomp_client import StompSettings, destination_path
 
@@ -124,6 +130,9 @@ class JmsSource(StreamSource):
         self._core_options = {
             # the receiver counts the rows a spool holds, and commits leave dedupe_window of them
             MAX_BACKLOG: str(max_backlog + dedupe_window),
+            # a message whose ACK was lost with its connection may be redelivered after Spark
+            # committed it: it must then still be found in a spool to be recognised
+            SPOOL_KEEP_COMMITTED_ROWS: str(dedupe_window),
             MAX_PULL_MS: str(max(1, max_pull_ms)),
             IDLE_POLL_MS: str(idle_poll_ms),
             KEEP_ALIVE_MS: str(processor_keep_alive_ms),
@@ -160,21 +169,7 @@ class JmsSource(StreamSource):
         return self._stream.ranges(start, end)
 
     def commit(self, end: Offset) -> None:
-        """Trim what Spark committed, but keep the last ``dedupe_window`` rows of each spool.
-
-        The core's commit would delete every spooled row a committed round took; a message
-        whose ACK was lost with its connection may still be redelivered after that, and must
-        then be found in a spool to be recognised.
-        """
-        positions = parse_offset(end, self.name)
-        if not positions:
-            return
-        rounds = run_rounds(self._stream.options.get_str(WAL_LOCATION), next(iter(positions.values())).run)
-        for i, position in positions.items():
-            rounds.trim(i, position.round)  # the end round's record starts the next round
-            facts = rounds.facts(i, position.round) if position.round else None
-            if facts is not None:
-                LogRounds.spool_of(rounds, i).trim(facts.log_to - self.dedupe_window)
+        self._stream.commit(end)  # keeps the last dedupe_window rows of each spool
 
     def stop(self) -> None:
         self._stream.stop()  # the receivers in the executors close their connections when they see it
@@ -182,9 +177,8 @@ class JmsSource(StreamSource):
     # --- executor side: a round of one processor --------------------------------------------------
 
     def read_range(self, range_: Range) -> ReadOutput:
-        run = parse_position(range_.partition, range_.end, self.name).run
         # the consumer this round may start checks redeliveries against the spools of this run
-        stream = self._stream.with_options({RUN_OPTION: run})
+        stream = self._stream.with_options({RUN_OPTION: self._stream.run_of(range_)})
         for batch in stream.read_range(range_):
             yield self.view.to_rows(spooled_to_raw(batch))
 
