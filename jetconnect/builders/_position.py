@@ -42,7 +42,7 @@ class RoundPosition:
 def parse_position(key: str, value: Any, source: str) -> RoundPosition:
     """One processor's entry of an offset, checked: an edited or foreign entry is an OffsetError naming it."""
     where = f"source '{source}': offset entry {key!r}: {value!r}"
-    if not (isinstance(key, str) and key.isdigit()):
+    if not (isinstance(key, str) and key.isascii() and key.isdigit()):
         raise OffsetError(f"{where}: keys must be processor numbers")
     if isinstance(value, int) or (isinstance(value, dict) and "seq" in value):
         raise OffsetError(
@@ -53,7 +53,7 @@ def parse_position(key: str, value: Any, source: str) -> RoundPosition:
         raise OffsetError(f"{where}: expected {{'run', 'round', 'of'[, 'limit'][, 'drain']}}")
     run, round_, total, limit = value.get("run"), value.get("round"), value.get("of"), value.get("limit")
     drain = value.get("drain", False)
-    if not isinstance(run, str) or not run.isalnum():
+    if not isinstance(run, str) or not (run.isascii() and run.isalnum()):
         raise OffsetError(f"{where}: 'run' must be the run id jetconnect wrote")
     for name, number, low in (("round", round_, 0), ("of", total, int(key) + 1)):
         if type(number) is not int or number < low:
@@ -67,7 +67,12 @@ def parse_position(key: str, value: Any, source: str) -> RoundPosition:
 
 def parse_offset(offset: Mapping[str, Any], source: str) -> dict[int, RoundPosition]:
     """The positions in a Spark offset, each checked, and together naming processors 0..n-1 of one run."""
-    positions = {int(key): parse_position(key, value, source) for key, value in offset.items()}
+    if not isinstance(offset, Mapping):
+        raise OffsetError(f"source '{source}': offset {offset!r} is not a JSON object of processor -> position: was it edited?")
+    positions = {}
+    for key, value in offset.items():
+        position = parse_position(key, value, source)  # checks the key first
+        positions[int(key)] = position
     totals = {p.total for p in positions.values()}
     runs = {p.run for p in positions.values()}
     if positions and (len(totals) != 1 or len(runs) != 1 or sorted(positions) != list(range(next(iter(totals))))):

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from jetconnect.connector import Guarantee, Offset, Range, ReadOutput, StreamSource
 from jetconnect.errors import OffsetError, SourceError
+from jetconnect.offsets import integer_positions
 from jetconnect.filesystem import FileInfo, FileSystem, child_path, relative_name
 from jetconnect.line_splits import FileRange, advance_lines, check_charset, check_count, last_line_end, read_lines
 
@@ -147,19 +148,15 @@ class FileWatcherSource(StreamSource):
     def _positions(self, offset: Offset) -> dict[str, int]:
         """The entries of an offset as positions; an entry that is not a file name and a byte
         position is an OffsetError naming it (offsets come back from an editable checkpoint)."""
-        if not isinstance(offset, dict):
-            raise OffsetError(f"file_watcher: the offset must be a JSON object of file name -> position, got {offset!r}")
-        positions = {}
-        for name, position in offset.items():
+
+        def check_name(name: str) -> None:
             if child_path(self.directory, name) is None:
                 raise OffsetError(
                     f"file_watcher: offset entry {name!r} does not name a file inside the watched directory "
                     f"'{self.directory}' (absolute paths and '..' are refused); was the checkpoint edited?"
                 )
-            if isinstance(position, bool) or not isinstance(position, int) or position < 0:
-                raise OffsetError(f"file_watcher: offset entry {name!r} has position {position!r}, not a byte position")
-            positions[name] = position
-        return positions
+
+        return integer_positions(offset, "file_watcher", "file name", check_name)
 
     def _path(self, name: str, listed: bool = False) -> str:
         """The path of the file an offset entry (or, ``listed``, a listing) names, if inside the directory."""

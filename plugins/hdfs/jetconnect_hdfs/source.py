@@ -26,6 +26,7 @@ import pyarrow as pa
 from jetconnect.arrow import parse_schema
 from jetconnect.connector import BatchSource, Guarantee, Offset, Range, StreamSource
 from jetconnect.errors import OffsetError, OptionError
+from jetconnect.offsets import integer_positions
 from jetconnect.filesystem import child_path
 from jetconnect.line_splits import BLOCK_SIZE, FileRange, check_charset, check_count, last_line_end, plan_splits, read_lines
 from jetconnect_hdfs.filesystem import HdfsFileInfo, WebHdfsFileSystem, hdfs_path
@@ -157,13 +158,7 @@ class HdfsSource(BatchSource, StreamSource):
     def _positions(self, offset: Offset) -> dict[str, int]:
         """The entries of an offset; one that is not a path under ``directory`` with a byte position
         is an OffsetError naming it (offsets come back from a checkpoint anyone may edit)."""
-        if not isinstance(offset, dict):
-            raise OffsetError(f"hdfs: the offset must be a JSON object of path -> position, got {offset!r}")
-        for path, position in offset.items():
-            self._check_entry(path)
-            if isinstance(position, bool) or not isinstance(position, int) or position < 0:
-                raise OffsetError(f"hdfs: offset entry {path!r} has position {position!r}, not a byte position")
-        return offset
+        return integer_positions(offset, "hdfs", "path", self._check_entry)
 
     def _check_entry(self, path: object) -> None:
         root = self.directory.rstrip("/")

@@ -20,6 +20,7 @@ from pyspark.sql.types import StructType
 from jetconnect.arrow import parse_schema
 from jetconnect.connector import Guarantee, Offset, Range, ReadOutput, StreamSource
 from jetconnect.errors import OffsetError, OptionError
+from jetconnect.offsets import integer_positions
 from jetconnect_imap.events import EventType, JournalEvent
 from jetconnect_imap.map_source import DEFAULT_PROJECTED_SCHEMA
 from jetconnect.admission import share_budget, spread
@@ -89,8 +90,21 @@ class MapJournalSource(StreamSource):
         which = 0 if self.start == START_FROM_OLDEST else 1
         return {str(p): bounds[which] for p, bounds in enumerate(self._bounds())}
 
+    def _positions(self, offset: Offset, partitions: int | None = None) -> dict[str, int]:
+        """The checked entries of ``offset``: partition numbers (below ``partitions``) and sequences."""
+
+        def check_partition(key: str) -> None:
+            if not (key.isascii() and key.isdigit() and str(int(key)) == key) or (partitions is not None and int(key) >= partitions):
+                raise OffsetError(
+                    f"source 'map_journal': offset entry {key!r} is not a partition of map '{self.map_name}'"
+                    + (f" (0..{partitions - 1})" if partitions else "") + "; was the checkpoint edited?"
+                )
+
+        return integer_positions(offset, f"source 'map_journal' (map '{self.map_name}')", "partition", check_partition)
+
     def latest_offset(self, start: Offset, max_records: int | None) -> Offset:
         bounds = self._bounds()
+        start = self._positions(start, len(bounds))
         if len(start) != len(bounds):
             raise OffsetError(
                 f"source 'map_journal': the offset has {len(start)} partitions but map '{self.map_name}' "
@@ -98,7 +112,7 @@ class MapJournalSource(StreamSource):
             )
         begin = {}
         for p, (oldest, nxt) in enumerate(bounds):
-            saved = int(start[str(p)])
+            saved = start[str(p)]
             if saved > nxt:
                 raise OffsetError(
                     f"source 'map_journal': map '{self.map_name}' partition {p} is at sequence {nxt}, "
@@ -126,7 +140,13 @@ class MapJournalSource(StreamSource):
         return oldest
 
     def ranges(self, start: Offset, end: Offset) -> Sequence[Range]:
-        moved = [p for p in end if int(end[p]) != int(start.get(p, end[p]))]
+        start, end = self._positions(start), self._positions(end)
+        if set(start) != set(end):
+            raise OffsetError(
+                f"source 'map_journal': map '{self.map_name}': the micro-batch starts at partitions {sorted(start)} "
+                f"and ends at {sorted(end)}; was the checkpoint edited?"
+            )
+        moved = [p for p in end if end[p] != start[p]]
         return [
             Range(f"partitions {group[0]}..", {p: start[p] for p in group}, {p: end[p] for p in group})
             for group in spread(moved, self.parallelism)
@@ -138,8 +158,11 @@ class MapJournalSource(StreamSource):
         store = open_store(self.store_url)
         shape = row_shaper(self._schema, f"source 'map_journal' {self.map_name!r}")
         plain = self.predicate is None and self.projection is None and self._schema == DEFAULT_SCHEMA
-        for p_text, end in range_.end.items():
-            partition, start, end = int(p_text), int(range_.start[p_text]), int(end)
+        starts, ends = self._positions(range_.start), self._positions(range_.end)
+        for p_text, end in ends.items():
+            if p_text not in starts:
+                raise OffsetError(f"source 'map_journal': map '{self.map_name}': range {range_.partition!r} has no start for partition {p_text}")
+            partition, start = int(p_text), starts[p_text]
             raw = store.read_journal(self.map_name, partition, start, end)
             first = raw[0][0] if raw else end
             if first != start:  # the ring moved past `start` since the driver looked

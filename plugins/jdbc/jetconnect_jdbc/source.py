@@ -281,6 +281,11 @@ class JdbcSource(BatchSource, StreamSource):
         """``offset``'s value of the offset column. An offset kept for another column (the option
         changed between restarts) is refused: its value means nothing for this column, and reading
         on without it would start over from the first row."""
+        if not isinstance(offset, dict):
+            raise OffsetError(
+                f"{self.owner}: the query's checkpointed offset {offset!r} is not a JSON object of column -> value: "
+                "was the checkpoint edited?"
+            )
         if set(offset) != {column.name}:
             kept = ", ".join(f"'{name}'" for name in offset) or "no column"
             raise OffsetError(
@@ -288,7 +293,13 @@ class JdbcSource(BatchSource, StreamSource):
                 f"but option 'offset_column' is now '{column.name}'; set 'offset_column' back to {kept}, "
                 "or start a new query (new checkpoint location) with 'start_offset' on the new column"
             )
-        return values.parse(offset[column.name], column.type.spark)
+        try:
+            return values.from_offset(offset[column.name], column.type.spark)
+        except ValueError as exc:
+            raise OffsetError(
+                f"{self.owner}: the query's checkpointed offset of column '{column.name}' is unusable: {exc}; "
+                "was the checkpoint edited?"
+            ) from None
 
     def latest_offset(self, start: Offset, max_records: int | None) -> Offset:
         column = self._offset_column()

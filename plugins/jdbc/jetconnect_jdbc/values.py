@@ -26,6 +26,27 @@ def parse(text: Any, spark_type: T.DataType) -> Any:
     return text
 
 
+def from_offset(value: Any, spark_type: T.DataType) -> Any:
+    """A value read back from a checkpointed offset, as :func:`to_json` wrote it for a column of
+    ``spark_type``; anything else (an edited or damaged checkpoint) is a ValueError saying why."""
+    if value is None:
+        return None
+    if isinstance(spark_type, T.IntegralType):
+        if type(value) is not int or not -(2**63) <= value < 2**63:
+            raise ValueError(f"{value!r} is not a 64-bit integer")
+        return value
+    if isinstance(spark_type, (T.FloatType, T.DoubleType)):
+        if type(value) not in (int, float):
+            raise ValueError(f"{value!r} is not a number")
+        return float(value)
+    if not isinstance(value, str):
+        raise ValueError(f"{value!r} is not the text a {spark_type.simpleString()} offset is kept as")
+    try:
+        return parse(value, spark_type)
+    except (ValueError, ArithmeticError) as exc:  # decimal.InvalidOperation is an ArithmeticError
+        raise ValueError(f"{value!r} is not a {spark_type.simpleString()}: {exc}") from None
+
+
 def to_json(value: Any) -> Any:
     """A column value as it is stored in a streaming offset (JSON)."""
     if isinstance(value, (datetime.date, datetime.datetime)):

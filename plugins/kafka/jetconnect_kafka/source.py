@@ -21,6 +21,7 @@ from pyspark.sql.types import StructType
 
 from jetconnect.arrow import to_arrow_schema
 from jetconnect.connector import BatchSource, Guarantee, Offset, Range, StreamSource
+from jetconnect.offsets import integer_positions
 from jetconnect.errors import OptionError
 from jetconnect.retry import Backoff
 
@@ -154,7 +155,20 @@ class KafkaSource(StreamSource, BatchSource):
         found = self._metadata_client().offsets_for_times(asked, timeout=self.broker_timeout_s)
         return {partition_key(tp.topic, tp.partition): (tp.offset if tp.offset >= 0 else LATEST) for tp in found}
 
+    @staticmethod
+    def _checked(offset: Offset) -> dict[str, int]:
+        """A checkpointed offset's entries: ``topic:partition`` keys, non-negative offsets."""
+
+        def check_key(key: str) -> None:
+            try:
+                split_key(key)
+            except OptionError as exc:
+                raise KafkaOffsetError(f"{exc} (in the checkpointed offset: was it edited?)") from None
+
+        return integer_positions(offset, "kafka", "topic:partition", check_key)
+
     def latest_offset(self, start: Offset, max_records: int | None) -> Offset:
+        start = self._checked(start)
         marks = self._watermarks(self.partitions())
         end: dict[str, int] = {}
         begin: dict[str, int] = {}
@@ -208,8 +222,16 @@ class KafkaSource(StreamSource, BatchSource):
 
     # --- executors: one exact range ----------------------------------------------------------
 
+    def ranges(self, start: Offset, end: Offset) -> Sequence[Range]:
+        self._checked(start)  # both come back from the checkpoint after a restart
+        self._checked(end)
+        return super().ranges(start, end)
+
     def read_range(self, range_: Range) -> Iterator[pa.RecordBatch]:
         topic, partition = split_key(range_.partition)
+        for bound in (range_.start, range_.end):
+            if bound is not None and (type(bound) is not int or bound < 0):
+                raise KafkaOffsetError(f"kafka: range {range_.partition!r} has offset {bound!r}, not a non-negative integer")
         reader = _RangeReader(self, topic, partition, range_.start, range_.end)
         try:
             yield from reader.batches()
