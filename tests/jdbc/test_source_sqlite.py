@@ -9,7 +9,7 @@ import sqlalchemy as sa
 from pyspark.sql.datasource import EqualTo, GreaterThan, In, IsNull, Not, StringStartsWith
 
 from jetconnect.connector import Range
-from jetconnect.errors import OffsetError, OptionError, SourceError
+from jetconnect.errors import OffsetError, OptionError, SchemaError, SourceError
 from jetconnect_jdbc import JdbcSource
 
 
@@ -140,3 +140,17 @@ def test_a_query_is_run_as_written_colons_and_percents_included(url):
     query = "select id, name from events where name = 'a :b 50% %s' or name like 'n1%'"
     got = read_all(JdbcSource(url, query=query, schema="id long, name string")).column("id").to_pylist()
     assert sorted(got) == [1, 3, *range(10, 20), 100]  # ':b' was once taken for a bind parameter
+
+
+def test_a_fraction_read_into_an_integer_column_fails_naming_it_instead_of_being_cut_off(tmp_path):
+    url = f"sqlite:///{tmp_path}/fractions.db"
+    engine = sa.create_engine(url)
+    with engine.begin() as conn:
+        conn.execute(sa.text("create table prices (id integer, amount real)"))
+        conn.execute(sa.text("insert into prices values (1, 2.0), (2, 2.5)"))
+    engine.dispose()
+    whole = JdbcSource(url, query="select id, amount from prices where id = 1", schema="id bigint, amount bigint")
+    assert read_all(whole).column("amount").to_pylist() == [2]  # a whole number fits
+    cut = JdbcSource(url, table="prices", schema="id bigint, amount bigint")
+    with pytest.raises(SchemaError, match=r"column 'amount' value 2\.5 \(row 1 of the fetched block\) has a fraction"):
+        read_all(cut)
