@@ -1,6 +1,6 @@
-"""A canary secret against the real PostgreSQL: it works, and it shows nowhere.
+"""A canary secret against the real PostgreSQL and ActiveMQ: it works, and it shows nowhere.
 
-A role's password is a canary made of every character that broke redaction somewhere
+A role's password (PostgreSQL) and a user's passcode (ActiveMQ) is a canary made of every character that broke redaction somewhere
 (``@ # / % ' \\``). Read and write through Spark with it, fail with a wrong one (which contains the
 canary, so it shows if the wrong one shows at all), and look for the canary, raw, percent-encoded
 or repr-escaped, in everything a user or an operator sees:
@@ -16,8 +16,11 @@ or repr-escaped, in everything a user or an operator sees:
   Python worker tracebacks, the driver's Python logging at DEBUG) that reads with the canary and
   fails with the wrong password.
 
-ActiveMQ is left out: the test broker has no authentication, so a wrong passcode cannot fail
-(tests/jms/test_stomp_client_faults.py covers a broker that refuses and quotes the passcode).
+ActiveMQ: scripts/servers/activemq.sh gives the test broker one user, :data:`JMS_USER`, whose
+password is the canary (anonymous connections, those of every other test, stay allowed). A queue
+is written and streamed back with it, then the sink and the source fail with the wrong one; the
+failures, reprs, plans, logs and output are searched as above (the JMS log records at DEBUG).
+tests/jms/test_stomp_client_faults.py covers a broker that refuses and quotes the passcode.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
 import traceback
 import uuid
 from pathlib import Path
@@ -42,6 +46,7 @@ CANARY = "c@n#a/r%y'\\x"
 WRONG = "not-" + CANARY
 ROLE = "jetconnect_canary_secret"
 PORT = int(os.environ.get("JETCONNECT_PG_PORT", "5432"))
+JMS_USER = "jetconnect_canary"  # scripts/servers/activemq.sh: its password is CANARY
 SOCKETS = Path("/tmp/jetconnect-postgresql/sockets")  # scripts/servers/postgresql.sh: trusted for superuser
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -115,7 +120,7 @@ def test_the_canary_works_through_spark_and_shows_nowhere(spark, canary_url, tab
     df = source.read(spark)
     assert df.count() == 40
     df.explain(True)
-    shown["repr of the source"] = repr(source)
+    shown["repr of the source"] = f"{source!r} {source.settings!r} {source.config!r}"
     shown["query execution"] = df._jdf.queryExecution().toString()
     options = {"url": canary_url, "table": table, "use_copy": "false"}
     by_name = spark.read.format("jetconnect.jdbc").options(**options).load()
@@ -127,7 +132,7 @@ def test_the_canary_works_through_spark_and_shows_nowhere(spark, canary_url, tab
     sink = sinks.jdbc(canary_url, table=copy)
     sink.write(by_name)
     assert sources.jdbc(canary_url, table=copy).read(spark).count() == 40
-    shown["repr of the sink"] = repr(sink)
+    shown["repr of the sink"] = f"{sink!r} {sink.settings!r}"
 
     # the wrong password: on the driver (the table's columns), on an executor (the rows), through
     # Spark's options, and in the sink (retried, then given up)
@@ -153,6 +158,113 @@ def test_the_canary_works_through_spark_and_shows_nowhere(spark, canary_url, tab
     assert "== Physical Plan ==" in captured.out  # explain(True) was captured
     shown["stdout and stderr (explain)"] = captured.out + captured.err
     shown["log records"] = "\n".join(f"{r.name}: {r.getMessage()}" for r in caplog.records)
+    for what, text in shown.items():
+        assert_clean(what, text)
+
+
+@pytest.fixture(scope="module")
+def activemq(server) -> None:
+    """The broker of scripts/servers/activemq.sh, which must know JMS_USER (anonymous stays allowed)."""
+    server("activemq")
+    from jetconnect_jms.stomp_client import StompClient, StompSettings
+
+    login = StompSettings(user=JMS_USER, password=CANARY, connect_timeout=10)
+    try:
+        StompClient(login, "canary probe").connect().close()
+    except Exception as exc:  # noqa: BLE001 - said as a setup problem, not as the test's failure
+        pytest.fail(f"the broker refuses {JMS_USER} with the canary: was it started before "
+                    f"scripts/servers/activemq.sh gave it that user? Restart it (stop, then start): {exc}")
+
+
+def test_the_canary_works_through_jms_and_shows_nowhere(spark, activemq, tmp_path, capsys, caplog):
+    from pyspark.errors import AnalysisException
+
+    from jetconnect.testing import wait_until
+    from jetconnect_jms.stomp_client import StompClient, StompSettings
+
+    for logger in ("jetconnect", "jetconnect_jms"):
+        caplog.set_level(logging.DEBUG, logger=logger)
+    shown: dict[str, str] = {}
+    queue = f"canary-{uuid.uuid4().hex[:8]}"
+    destination = f"/queue/{queue}"
+    right = {"user": JMS_USER, "password": CANARY, "connect_timeout": 10}
+    wrong = {"user": JMS_USER, "password": WRONG, "connect_timeout": 3}
+    df = spark.createDataFrame([(f"m{i}",) for i in range(40)], "body string").repartition(2)
+
+    def stream(source, name: str):
+        return (source.read_stream(spark).writeStream.format("memory").queryName(name)
+                .option("checkpointLocation", str(tmp_path / f"cp-{name}"))
+                .trigger(processingTime="200 milliseconds").start())
+
+    def rows(name: str) -> int:
+        time.sleep(1.0)  # each count is a Spark job: polling hard starves the query under test
+        try:
+            return spark.table(name).count()
+        except AnalysisException:
+            return 0
+
+    # the right password: write a queue, stream it back
+    sink = sinks.jms_queue(queue, **right)
+    sink.write(df)
+    shown["repr of the sink"] = repr(sink)
+    source = sources.jms_queue(queue, wal_location=str(tmp_path / "wal"), **right)
+    shown["repr of the source"] = repr(source)
+    name = f"canary_{queue[7:]}"
+    query = stream(source, name)
+    try:
+        def arrived() -> bool:
+            if not query.isActive:
+                raise AssertionError(f"the query stopped before the rows arrived: {query.exception()}")
+            return rows(name) >= 40
+
+        wait_until(arrived, 180, f"40 rows from {destination}")
+        query.explain(True)
+        shown["query execution (stream)"] = query._jsq.streamingQuery().lastExecution().toString()
+    finally:
+        query.stop()
+    assert sorted(r.body for r in spark.table(name).collect()) == sorted(f"m{i}" for i in range(40))
+    streamed = source.read_stream(spark)
+    streamed.explain(True)
+    shown["query execution (streaming DataFrame)"] = streamed._jdf.queryExecution().toString()
+    options = {"destination": queue, "user": JMS_USER, "password": WRONG, "connect_timeout": "3"}
+    by_name = spark.readStream.format("jetconnect.jms_queue").options(**options).load()
+    by_name.explain(True)
+    shown["query execution (options)"] = by_name._jdf.queryExecution().toString()
+    shown["repr of the Options"] = repr(Options(options, owner="jms_queue sink"))
+
+    # the wrong password: the sink (its tasks), Spark's options path, and the source (its consumer)
+    def failing_stream() -> None:
+        failing = stream(sources.jms_queue(queue, wal_location=str(tmp_path / "wal-wrong"), **wrong), f"{name}_wrong")
+        try:
+            failing.awaitTermination(180)
+        finally:
+            failing.stop()
+        raise AssertionError(f"the query with the wrong password did not fail: {failing.exception()}")
+
+    failures = {
+        # in this process, so its retries are logged where caplog sees them
+        "client connect": lambda: StompClient(StompSettings(**wrong), f"canary client {destination}").connect(),
+        "sink write": lambda: sinks.jms_queue(queue, **wrong).write(df),
+        "options write": lambda: df.write.format("jetconnect.jms_queue").options(**options).mode("append").save(),
+        "source stream": failing_stream,
+    }
+    for what, fail in failures.items():
+        with pytest.raises(Exception) as refused:
+            fail()
+        text = everything_shown(refused.value)
+        for expected in (f"User name [{JMS_USER}] or password is invalid", "127.0.0.1:61613", destination):
+            assert expected in text, f"{what}: {expected!r} not in {text[-3000:]}"
+        shown[f"failure: {what}"] = text
+    failing_sink, failing_source = sinks.jms_queue(queue, **wrong), sources.jms_queue(queue, **wrong)
+    shown["repr of the failing sink"] = f"{failing_sink!r} {failing_sink.settings!r}"
+    shown["repr of the failing source"] = f"{failing_source!r} {failing_source.settings!r} {failing_source.config!r}"
+
+    captured = capsys.readouterr()
+    assert "== Physical Plan ==" in captured.out  # explain(True) was captured
+    shown["stdout and stderr"] = captured.out + captured.err
+    assert any("password is invalid" in r.getMessage() for r in caplog.records)  # the client's retries
+    shown["log records"] = "\n".join(f"{r.name}: {r.getMessage()}" for r in caplog.records)
+    shown["log records, formatted with their tracebacks"] = caplog.text
     for what, text in shown.items():
         assert_clean(what, text)
 

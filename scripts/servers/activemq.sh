@@ -19,6 +19,13 @@ LOG=$BASE/activemq.out
 HOST=127.0.0.1
 PORT=61613
 HOME_DIR=/usr/share/activemq
+# One user with a password (integration/test_canary_secret.py): the canary of CANARY there, every
+# character that broke redaction somewhere. Single-quoted here ('\'' is a quote) and interpolated
+# into the configuration's heredoc, whose expansion does not touch a variable's value; it holds no
+# '&', '<' or '"' (XML) and no '${' (Spring's placeholders). Anonymous connections, those of every
+# other test, stay allowed.
+CANARY_USER=jetconnect_canary
+CANARY_PASSWORD='c@n#a/r%y'\''\x'
 
 is_running() {
     [[ -f $PIDFILE ]] && kill -0 "$(cat "$PIDFILE")" 2>/dev/null
@@ -50,11 +57,10 @@ install() {
     [[ -f $HOME_DIR/bin/activemq.jar ]] || { echo "activemq.jar missing after install" >&2; exit 1; }
 }
 
-write_config() {
-    mkdir -p "$CONF" "$DATA"
-    cp /etc/activemq/instances-available/main/log4j2.properties "$CONF/" 2>/dev/null || true
-    # Only STOMP, only loopback; schedulerSupport off keeps start-up fast.
-    cat >"$CONF/activemq.xml" <<EOF
+# The broker's configuration, on stdout. Only STOMP, only loopback; schedulerSupport off keeps
+# start-up fast.
+config_xml() {
+    cat <<EOF
 <beans xmlns="http://www.springframework.org/schema/beans"
        xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"
        xsi:schemaLocation="http://www.springframework.org/schema/beans http://www.springframework.org/schema/beans/spring-beans-2.0.xsd
@@ -72,6 +78,13 @@ write_config() {
     <persistenceAdapter>
       <kahaDB directory="$DATA/kahadb"/>
     </persistenceAdapter>
+    <plugins>
+      <simpleAuthenticationPlugin anonymousAccessAllowed="true">
+        <users>
+          <authenticationUser username="$CANARY_USER" password="$CANARY_PASSWORD" groups="users,admins"/>
+        </users>
+      </simpleAuthenticationPlugin>
+    </plugins>
     <transportConnectors>
       <transportConnector name="stomp" uri="stomp://$HOST:$PORT?transport.closeAsync=false"/>
     </transportConnectors>
@@ -80,9 +93,30 @@ write_config() {
 EOF
 }
 
+write_config() {
+    mkdir -p "$CONF" "$DATA"
+    cp /etc/activemq/instances-available/main/log4j2.properties "$CONF/" 2>/dev/null || true
+    config_xml >"$CONF/activemq.xml"
+    # The password must reach the broker exactly as written: read it back the way an XML parser
+    # does (passed in the environment, not on a command line that `ps` shows).
+    if ! CANARY_PASSWORD="$CANARY_PASSWORD" python3 - "$CONF/activemq.xml" <<'EOF'; then
+import os, sys, xml.etree.ElementTree as ET
+users = ET.parse(sys.argv[1]).getroot().iter("{http://activemq.apache.org/schema/core}authenticationUser")
+sys.exit(0 if [u.get("password") for u in users] == [os.environ["CANARY_PASSWORD"]] else 1)
+EOF
+        echo "$CONF/activemq.xml does not hold the password of $CANARY_USER as written" >&2
+        exit 1
+    fi
+}
+
 start() {
     if is_running && answers; then
         echo "activemq already running on $HOST:$PORT"
+        # a configuration is only read at start: say so if this broker's is not the one above
+        if ! config_xml | cmp -s - "$CONF/activemq.xml"; then
+            echo "warning: it was started from another configuration than this script writes (e.g. without" \
+                 "the user $CANARY_USER); restart it to apply: $0 stop; $0 start" >&2
+        fi
         return 0
     fi
     if answers; then
