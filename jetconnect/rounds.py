@@ -122,6 +122,11 @@ class RoundLog:
     def _folder(self, processor: int) -> str:
         return posixpath.join(self.directory, str(processor))
 
+    def last_written(self, processor: int) -> float | None:
+        """When the newest record of ``processor`` was written (seconds since the epoch), if any."""
+        times = [info.mtime for info in self.fs.list_files(self._folder(processor), "*.arrow")]
+        return max(times, default=None)
+
     def path(self, processor: int, round_: int) -> str:
         """Where the record of ``round_`` of ``processor`` lives."""
         return posixpath.join(self._folder(processor), f"{round_:012d}.arrow")

@@ -13,8 +13,9 @@ receiver per processor runs in the whole cluster: a round that finds a fresh lea
 another worker reads the spool that worker fills; one that finds it stale (the worker died, the
 query was restarted) takes the next generation of the lease, exclusively, and starts a receiver.
 A receiver stops when the query stops (a marker the driver writes), when a newer lease exists,
-when no round has looked at it for ``keep_alive_s``, or on an error, which it leaves for the next
-round to raise.
+when no round of its processor was recorded, in any worker, for ``keep_alive_s`` (the query
+ended without telling it: Spark does not always call a stream reader's ``stop()``), or on an
+error, which it leaves for the next round to raise.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ import socket
 import threading
 import time
 import uuid
+from collections.abc import Callable
 
 import pyarrow as pa
 
@@ -143,7 +145,16 @@ class Lease:
 class Receiver(threading.Thread):
     """Pulls one processor for as long as the query runs, into its spool, acknowledging after."""
 
-    def __init__(self, processor: Processor, spool: Spool, lease: Lease, stop_marker: str, keep_alive_s: float, max_backlog: int) -> None:
+    def __init__(
+        self,
+        processor: Processor,
+        spool: Spool,
+        lease: Lease,
+        stop_marker: str,
+        keep_alive_s: float,
+        max_backlog: int,
+        last_round_at: Callable[[], float | None] = lambda: None,
+    ) -> None:
         super().__init__(name=f"jetconnect receiver {processor.where}", daemon=True)
         self.processor = processor
         self.spool = spool
@@ -157,6 +168,8 @@ class Receiver(threading.Thread):
         self.appended = threading.Condition()
         self.start_pos, self.end = spool.bounds()
         self.last_seen = time.monotonic()
+        #: When a round of this processor was last recorded, in any worker (epoch seconds).
+        self.last_round_at = last_round_at
         #: How many fills found nothing (after what came before was spooled): "nothing more now".
         self.dry_fills = 0
         self._stop_asked = False
@@ -207,8 +220,13 @@ class Receiver(threading.Thread):
         if self._stop_asked or self.spool.fs.exists(self.stop_marker):
             return False
         if time.monotonic() - self.last_seen > self.keep_alive_s:
-            log.info("%s: no round for %.0f s, stopping", self.processor.where, self.keep_alive_s)
-            return False
+            # rounds in other workers read the spool without touching this receiver: their records count
+            recorded = self.last_round_at()
+            age = None if recorded is None else max(0.0, time.time() - recorded)
+            if age is None or age > self.keep_alive_s:
+                log.info("%s: no round for %.0f s, stopping", self.processor.where, self.keep_alive_s)
+                return False
+            self.last_seen = time.monotonic() - age
         if not self.lease.renew({"dry_fills": self.dry_fills, "end": self.end}):
             log.warning("%s: another worker took this processor over; stopping", self.processor.where)
             return False

@@ -333,7 +333,11 @@ class LogRounds(RoundReader):
         if not self.lease.acquire(owner_description()):
             return None  # another worker took it a moment ago
         processor = Processor(self.spec, self.index, self.total, self.options)
-        receiver = Receiver(processor, self.spool, self.lease, self.stop_marker, self.keep_alive_s, self.max_backlog)
+        rounds, index = self.rounds, self.index
+        receiver = Receiver(
+            processor, self.spool, self.lease, self.stop_marker, self.keep_alive_s, self.max_backlog,
+            last_round_at=lambda: rounds.last_written(index),
+        )
         receiver.start()
         RECEIVERS[self.key] = receiver
         return receiver

@@ -479,3 +479,23 @@ def test_a_lease_whose_folder_was_deleted_is_given_up_not_an_error(tmp_path):
     assert lease.acquire({"id": "a"})
     shutil.rmtree(tmp_path / "p")
     assert lease.renew() is False
+
+
+def test_a_receiver_lives_while_rounds_in_other_workers_read_its_spool_and_stops_after(tmp_path):
+    def fill(state, buf):
+        time.sleep(0.01)
+        buf.add(1)
+
+    source = (
+        SourceBuilder.stream("remote", lambda ctx: None).fill_buffer_fn(fill).schema("n bigint").build()
+        .with_options({"wal_location": str(tmp_path), "processor_keep_alive_ms": "1500", "max_pull_ms": "100"})
+    )
+    position, _ = _batch(source, source.initial_offset())
+    (receiver,) = _rounds.RECEIVERS.values()
+    _rounds.RECEIVERS.clear()  # from now on the rounds run in "another worker": they read the spool only
+    deadline = time.monotonic() + 4  # well past the keep-alive
+    while time.monotonic() < deadline:
+        position, rows = _batch(source, position)
+        assert _rounds.RECEIVERS == {}, "a second receiver was started while the first was alive"
+    assert not receiver.stopped.is_set(), "the receiver stopped although rounds kept reading its spool"
+    assert receiver.stopped.wait(6), "the receiver outlived the rounds by more than its keep-alive"
