@@ -120,7 +120,7 @@ def test_the_canary_works_through_spark_and_shows_nowhere(spark, canary_url, tab
     df = source.read(spark)
     assert df.count() == 40
     df.explain(True)
-    shown["repr of the source"] = f"{source!r} {source.settings!r} {source.config!r}"
+    shown["repr of the source"] = repr(source)
     shown["query execution"] = df._jdf.queryExecution().toString()
     options = {"url": canary_url, "table": table, "use_copy": "false"}
     by_name = spark.read.format("jetconnect.jdbc").options(**options).load()
@@ -132,7 +132,7 @@ def test_the_canary_works_through_spark_and_shows_nowhere(spark, canary_url, tab
     sink = sinks.jdbc(canary_url, table=copy)
     sink.write(by_name)
     assert sources.jdbc(canary_url, table=copy).read(spark).count() == 40
-    shown["repr of the sink"] = f"{sink!r} {sink.settings!r}"
+    shown["repr of the sink"] = repr(sink)
 
     # the wrong password: on the driver (the table's columns), on an executor (the rows), through
     # Spark's options, and in the sink (retried, then given up)
@@ -206,9 +206,9 @@ def test_the_canary_works_through_jms_and_shows_nowhere(spark, activemq, tmp_pat
     # the right password: write a queue, stream it back
     sink = sinks.jms_queue(queue, **right)
     sink.write(df)
-    shown["repr of the sink"] = repr(sink)
+    shown["repr of the sink"] = f"{sink!r} {sink.settings!r}"
     source = sources.jms_queue(queue, wal_location=str(tmp_path / "wal"), **right)
-    shown["repr of the source"] = repr(source)
+    shown["repr of the source"] = f"{source!r} {source.settings!r} {source.config!r}"
     name = f"canary_{queue[7:]}"
     query = stream(source, name)
     try:
