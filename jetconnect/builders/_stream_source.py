@@ -195,9 +195,14 @@ class BuilderStreamSource(StreamSource):
         moved = []
         for i, position in sorted(finish.items()):
             before = begin.get(i)
-            if before is not None and before.round == position.round:
+            if before is not None and before.run == position.run and before.round == position.round:
                 continue
-            if before is None or position.round != before.round + 1 or position.run != before.run:
+            if position.round == 1 and (before is None or before.round == 0):
+                # the first round of a run: Spark replays a first micro-batch that was planned but not
+                # committed from a *new* initial offset (a fresh run id, made by the restarted driver);
+                # round 0 of any run is the fresh state, so the checkpoint's run goes on
+                before = RoundPosition(position.run, 0, position.total)
+            elif before is None or position.round != before.round + 1 or position.run != before.run:
                 raise OffsetError(
                     f"source '{self.name}': processor {i} goes from {before} to {position} in one micro-batch; "
                     f"jetconnect plans one round at a time: was the checkpoint edited?"
