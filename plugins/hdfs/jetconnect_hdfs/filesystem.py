@@ -291,6 +291,12 @@ class _RangeReader(io.RawIOBase):
                 log.warning("reading %s at byte %d: %s; resuming", self._path, self._position, self._fs._describe(exc))
                 self._drop()
                 continue
+            if n == 0 and self._end is not None and self._position < self._end:
+                # a body that ends early without an error (a DataNode or NameNode restarting): taken
+                # for the end of the range, the rest of the range would silently be missing
+                log.warning("reading %s: the stream ended at byte %d, before byte %d; resuming", self._path, self._position, self._end)
+                self._drop()
+                continue
             self._position += n
             return n
         raise WebHdfsError(f"reading {self._path} at byte {self._position} on {self._fs.connection}: the stream kept breaking")
