@@ -26,6 +26,9 @@ from jetconnect_jms.stomp_client import StompClient, StompSettings
 CANARY = "c4n'ary\\@#/%pw"
 ROOT = Path(__file__).resolve().parents[2]
 BROKER_SCRIPT = ROOT / "scripts" / "servers" / "activemq.sh"
+#: The test broker allows anonymous logins and knows one user (scripts/servers/activemq.sh):
+#: a named login must be that one.
+BROKER_USER, BROKER_PASSWORD = "jetconnect_canary", "c@n#a/r%y'\\x"
 
 
 class _Misbehaving(socketserver.BaseRequestHandler):
@@ -176,8 +179,12 @@ def activemq() -> Iterator[None]:
         subprocess.run(["bash", str(BROKER_SCRIPT), "stop"], capture_output=True, timeout=120)
 
 
+def broker_settings(connect_timeout: float) -> StompSettings:
+    return StompSettings(port=61613, user=BROKER_USER, password=BROKER_PASSWORD, connect_timeout=connect_timeout)
+
+
 def test_connections_the_real_broker_confirmed_on_may_be_lost_for_longer_than_connect_timeout(activemq):
-    client = StompClient(settings(61613, 1.0), "jms_queue sink '/queue/q'").connect()
+    client = StompClient(broker_settings(1.0), "jms_queue sink '/queue/q'").connect()
     try:
         started = time.monotonic()
         for round_ in range(4):
@@ -192,7 +199,7 @@ def test_connections_the_real_broker_confirmed_on_may_be_lost_for_longer_than_co
 
 
 def test_connections_to_the_real_broker_lost_before_it_confirmed_anything_end_in_an_error(activemq):
-    client = StompClient(settings(61613, 1.0), "jms_queue source '/queue/q' consumer 0").connect()
+    client = StompClient(broker_settings(1.0), "jms_queue source '/queue/q' consumer 0").connect()
     started = time.monotonic()
     with pytest.raises(RetriesExhausted, match=r"at 127\.0\.0\.1:61613 was lost \d+ time\(s\) in 1\.\d s"):
         while time.monotonic() - started < 10:
