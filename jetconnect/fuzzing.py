@@ -39,22 +39,22 @@ def edited(valid: dict) -> st.SearchStrategy:
             for key, inner in value.items():
                 yield from paths(inner, (*prefix, key))
 
+    def parent(offset, path):
+        """The dict holding the last key of ``path`` inside ``offset``."""
+        for key in path[:-1]:
+            offset = offset[key]
+        return offset
+
     def replace(path, new):
-        offset = copy.deepcopy(valid)
         if not path:
             return new
-        target = offset
-        for key in path[:-1]:
-            target = target[key]
-        target[path[-1]] = new
+        offset = copy.deepcopy(valid)
+        parent(offset, path)[path[-1]] = new
         return offset
 
     def remove(path):
         offset = copy.deepcopy(valid)
-        target = offset
-        for key in path[:-1]:
-            target = target[key]
-        del target[path[-1]]
+        del parent(offset, path)[path[-1]]
         return offset
 
     every = list(paths(valid))
@@ -79,7 +79,6 @@ def exercise(source: StreamSource, valid_start: dict, valid_end: dict, offset: A
             call()
         except JetconnectError:
             pass  # a typed error is a right answer (its text is checked by each source's own tests)
-
 
 
 __all__ = ["JSON", "edited", "exercise"]

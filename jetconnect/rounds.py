@@ -119,17 +119,18 @@ class RoundLog:
     def __repr__(self) -> str:
         return f"RoundLog({self.directory!r})"
 
-    def _folder(self, processor: int) -> str:
+    def folder(self, processor: int) -> str:
+        """Where everything of ``processor`` lives: its records, and its lease and spool if it has them."""
         return posixpath.join(self.directory, str(processor))
 
     def last_written(self, processor: int) -> float | None:
         """When the newest record of ``processor`` was written (seconds since the epoch), if any."""
-        times = [info.mtime for info in self.fs.list_files(self._folder(processor), "*.arrow")]
+        times = [info.mtime for info in self.fs.list_files(self.folder(processor), "*.arrow")]
         return max(times, default=None)
 
     def path(self, processor: int, round_: int) -> str:
         """Where the record of ``round_`` of ``processor`` lives."""
-        return posixpath.join(self._folder(processor), f"{round_:012d}.arrow")
+        return posixpath.join(self.folder(processor), f"{round_:012d}.arrow")
 
     def facts(self, processor: int, round_: int) -> RoundFacts | None:
         """The facts of a round (its schema message only), or None if it was never recorded."""
@@ -179,7 +180,7 @@ class RoundLog:
         The record is written under a hidden name, made durable, and renamed without overwriting:
         the first rename wins, and a loser gets the winner's record back.
         """
-        folder = self._folder(processor)
+        folder = self.folder(processor)
         self.fs.mkdirs(folder)
         facts = record.facts
         if facts.stored != record.rows.num_rows:
@@ -202,7 +203,7 @@ class RoundLog:
 
     def keep_orphan(self, processor: int, attempt: str, rows: pa.Table) -> str:
         """Keep rows no round holds (a losing concurrent attempt received them) where a person can find them."""
-        path = posixpath.join(self._folder(processor), f"orphan-{attempt}.arrow")
+        path = posixpath.join(self.folder(processor), f"orphan-{attempt}.arrow")
         sink = io.BytesIO()
         with pa.ipc.new_stream(sink, rows.schema) as writer:
             writer.write_table(rows)
@@ -212,7 +213,7 @@ class RoundLog:
 
     def trim(self, processor: int, before: int) -> None:
         """Delete the records of rounds before ``before`` (Spark committed past them)."""
-        for info in self.fs.list_files(self._folder(processor), "*.arrow"):
+        for info in self.fs.list_files(self.folder(processor), "*.arrow"):
             stem = posixpath.basename(info.path).split(".", 1)[0]
             if stem.isdigit() and int(stem) < before:
                 self.fs.delete(info.path)

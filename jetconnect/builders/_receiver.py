@@ -153,7 +153,7 @@ class Receiver(threading.Thread):
         stop_marker: str,
         keep_alive_s: float,
         max_backlog: int,
-        last_round_at: Callable[[], float | None] = lambda: None,
+        last_round_at: Callable[[], float | None],
     ) -> None:
         super().__init__(name=f"jetconnect receiver {processor.where}", daemon=True)
         self.processor = processor

@@ -292,7 +292,7 @@ class LogRounds(RoundReader):
     def __init__(self, *args: object, max_backlog: int = DEFAULT_MAX_BACKLOG, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
         self.spool = spool_of(self.rounds, self.index)
-        self.lease = Lease(self.rounds.fs, posixpath.join(self.rounds.directory, str(self.index)))
+        self.lease = Lease(self.rounds.fs, self.rounds.folder(self.index))
         self.stop_marker = stop_marker(self.rounds)
         self.max_backlog = max_backlog
 
@@ -393,7 +393,7 @@ class LogRounds(RoundReader):
 
 def spool_of(rounds: RoundLog, index: int) -> Spool:
     """Where processor ``index`` of the run ``rounds`` keeps what its receiver receives."""
-    return Spool(rounds.fs, posixpath.join(rounds.directory, str(index), "spool"))
+    return Spool(rounds.fs, posixpath.join(rounds.folder(index), "spool"))
 
 
 #: The receivers this Python worker runs, by (source, run, processor).

@@ -59,6 +59,12 @@ def check_charset(charset: str) -> str:
 DEFAULT_MAX_LINE_BYTES = 1 << 20
 
 
+def check_max_line_bytes(value: object) -> int:
+    if type(value) is not int or value < 1:
+        raise OptionError(f"socket: option 'max_line_bytes' must be an integer of at least 1, got {value!r}")
+    return value
+
+
 @dataclass
 class LineReader:
     """Complete lines received on one connection; a line still being sent waits for its newline.
@@ -99,8 +105,7 @@ class LineReader:
     _ended: bool = False
 
     def __post_init__(self) -> None:
-        if type(self.max_line_bytes) is not int or self.max_line_bytes < 1:
-            raise OptionError(f"socket: option 'max_line_bytes' must be an integer of at least 1, got {self.max_line_bytes!r}")
+        check_max_line_bytes(self.max_line_bytes)
 
     def open(self) -> "LineReader":
         self.sock = self.endpoint.connect(self.what)

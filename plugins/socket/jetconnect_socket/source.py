@@ -13,7 +13,7 @@ from jetconnect import SourceBuffer, SourceBuilder
 from jetconnect.builders import ProcessorContext
 from jetconnect.connector import StreamSource
 from jetconnect.errors import OptionError
-from jetconnect_socket.connection import DEFAULT_MAX_LINE_BYTES, Endpoint, LineReader, check_charset
+from jetconnect_socket.connection import DEFAULT_MAX_LINE_BYTES, Endpoint, LineReader, check_charset, check_max_line_bytes
 
 
 def socket_source(
@@ -34,7 +34,7 @@ def socket_source(
     charset = check_charset(charset)
     if parallelism < 1:
         raise OptionError(f"socket source: option 'parallelism' must be at least 1, got {parallelism}")
-    LineReader(endpoint, charset, "socket source", max_line_bytes=max_line_bytes)  # checks it at once
+    max_line_bytes = check_max_line_bytes(max_line_bytes)
 
     def connect(ctx: ProcessorContext) -> LineReader:
         what = f"socket source processor {ctx.global_processor_index}"
