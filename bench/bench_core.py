@@ -224,9 +224,9 @@ class Run:
 def stop_receivers(wal: Path) -> None:
     """Tell a finished query's receivers to stop, as the driver's ``stop()`` means to.
 
-    Spark 4 ends the driver-side Python stream reader without calling its ``stop()``, so the stop
-    marker is never written and receivers would pull (up to ``max_backlog``) and renew leases
-    until ``processor_keep_alive_ms`` runs out, stealing CPU from the next case.
+    Spark does not always call the driver-side Python stream reader's ``stop()``; without the stop
+    marker receivers would pull (up to ``max_backlog``) and renew leases until
+    ``processor_keep_alive_ms`` runs out, stealing CPU from the next case.
     """
     fs = LocalFileSystem()
     for run in wal.iterdir() if wal.exists() else []:

@@ -147,7 +147,7 @@ class BuilderStreamSource(StreamSource):
             ready = sorted(ready, key=lambda i: (positions[i].round, i))[:max_records]
         if not ready:
             if self._available_now_from is not None:
-                self.stop()  # every processor is done; Spark does not call a Python reader's stop()
+                self.stop()  # every processor is done: the receivers need not wait for the query's end
             return start
         end = copy.deepcopy(start)
         for n, i in enumerate(ready):
@@ -225,8 +225,9 @@ class BuilderStreamSource(StreamSource):
 
     def stop(self) -> None:
         # the receivers in the executors stop (and close their connections) when they see this.
-        # Spark 4.3 does not call stop() on a Python stream reader (measured): AvailableNow calls
-        # it when every processor is done, and otherwise receivers stop after processor_keep_alive_ms
+        # Spark calls it on most query.stop()s but not all (measured: not when it replaced the
+        # reader's process under load); receivers then stop after processor_keep_alive_ms without
+        # a recorded round. AvailableNow calls it itself when every processor is done.
         if self._active is not None and not self.replays_by_snapshot:
             self._active.fs.mkdirs(self._active.directory)
             with self._active.fs.create(stop_marker(self._active), overwrite=True) as handle:
