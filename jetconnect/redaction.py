@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+import types
 from collections.abc import Iterable, Mapping
 from typing import Any, NoReturn
 from urllib.parse import quote, quote_plus, unquote, unquote_plus
@@ -178,12 +179,92 @@ def redact_options(options: Mapping[str, Any]) -> dict[str, Any]:
     return {name: shown_value(name, value) for name, value in options.items()}
 
 
+def secrets_in(obj: Any, depth: int = 3) -> tuple[str, ...]:
+    """The secrets a configured object holds: :func:`secrets_of` over its attributes (a
+    dataclass's fields, an object's ``__dict__``) and over the mappings and objects they hold,
+    ``depth`` levels down, so a connector's ``password``, a URL with a password, or a
+    ``sasl.password`` in a client config dict are all found without the connector listing them."""
+    found: set[str] = set()
+    seen: set[int] = set()
+
+    def walk(value: Any, level: int) -> None:
+        if level < 0 or id(value) in seen or value is None or isinstance(value, (str, bytes, int, float, types.ModuleType)):
+            return
+        seen.add(id(value))
+        if isinstance(value, Mapping):
+            fields = value
+        elif isinstance(value, (list, tuple, set, frozenset)):
+            for item in value:
+                walk(item, level - 1)
+            return
+        elif hasattr(value, "__dict__") and not callable(value) or hasattr(type(value), "__dataclass_fields__"):
+            fields = {**getattr(value, "__dict__", {}), **{
+                name: getattr(value, name, None) for name in getattr(type(value), "__dataclass_fields__", {})
+            }}
+        else:
+            return
+        strings = {str(k): v for k, v in fields.items() if isinstance(v, (str, int)) and not isinstance(v, bool)}
+        found.update(secrets_of(strings))
+        for item in fields.values():
+            walk(item, level - 1)
+
+    walk(obj, depth)
+    return tuple(sorted(found, key=len, reverse=True))
+
+
 # --- errors --------------------------------------------------------------------------------------
 
 
 def describe(exc: BaseException, secrets: Iterable[str | None]) -> str:
     """``Type: message`` of ``exc`` with ``secrets`` masked: the cause's text, fit to quote."""
     return redact(f"{type(exc).__name__}: {exc}", secrets)
+
+
+def _chain(exc: BaseException) -> list[BaseException]:
+    """``exc`` and the exceptions a traceback would print with it (causes and contexts)."""
+    chain: list[BaseException] = []
+    current: BaseException | None = exc
+    while current is not None and current not in chain:
+        chain.append(current)
+        current = current.__cause__ or (None if current.__suppress_context__ else current.__context__)
+    return chain
+
+
+def _texts(exc: BaseException) -> list[str]:
+    return [str(exc), repr(exc.args), *map(str, getattr(exc, "__notes__", ()))]
+
+
+def quotes_secret(exc: BaseException, secrets: Iterable[str | None]) -> bool:
+    """Whether ``exc``, or any exception a traceback would print with it, quotes one of
+    ``secrets`` in any spelling."""
+    forms: set[str] = set()
+    for secret in secrets:
+        if secret:
+            forms |= secret_forms(secret)
+    if not forms:
+        return False
+    return any(form in text for e in _chain(exc) for text in _texts(e) for form in forms)
+
+
+def scrubbed(exc: BaseException, secrets: Iterable[str | None]) -> BaseException:
+    """A copy of ``exc`` fit to show: its message and those of its causes with ``secrets`` masked,
+    chained to nothing. Of the same type where that type takes a message, else a
+    :class:`~jetconnect.errors.JetconnectError` naming the type."""
+    from jetconnect.errors import JetconnectError
+
+    secrets = tuple(secrets)
+    chain = _chain(exc)
+    message = redact(str(exc), secrets)
+    causes = "; ".join(describe(e, secrets) for e in chain[1:])
+    text = f"{message} (caused by {causes})" if causes else message
+    try:
+        copy = type(exc)(text)
+        if str(copy) != text:
+            raise TypeError("the type formats its message")
+    except Exception:
+        copy = JetconnectError(f"{type(exc).__name__}: {text}")
+    copy.__cause__, copy.__context__, copy.__suppress_context__ = None, None, True
+    return copy
 
 
 def raise_unchained(error: BaseException) -> NoReturn:
@@ -206,8 +287,11 @@ __all__ = [
     "raise_unchained",
     "redact",
     "redact_options",
+    "quotes_secret",
     "redact_url",
+    "scrubbed",
     "secret_forms",
+    "secrets_in",
     "secrets_of",
     "shown_value",
     "split_credentials",

@@ -19,6 +19,7 @@ from pyspark.sql.types import StructType
 from jetconnect.connector import BatchSource, Sink, Source, StreamSource
 from jetconnect.errors import PluginError, SinkError, SourceError
 from jetconnect.options import Options
+from jetconnect.spark._guard import guarded
 from jetconnect.spark._readers import BatchReader, FilteringBatchReader, StreamReader
 from jetconnect.spark._writers import make_writer
 
@@ -76,6 +77,9 @@ class JetconnectDataSource(DataSource):
     def name(cls) -> str:
         return cls.format_name
 
+    def secret_holders(self) -> tuple[Any, ...]:
+        return (dict(self.options), type(self).source_factory, type(self).sink_factory)
+
     def _opts(self, kind: str) -> Options:
         return Options(dict(self.options), owner=f"{kind} '{self.format_name}'")
 
@@ -93,9 +97,11 @@ class JetconnectDataSource(DataSource):
             raise SinkError(f"'{self.format_name}' is a source only: it cannot be written to")
         return type(self).sink_factory(self._opts("sink"))  # type: ignore[misc]
 
+    @guarded
     def schema(self) -> StructType:
         return self._source().schema()
 
+    @guarded
     def reader(self, schema: StructType) -> BatchReader:
         source = self._source()
         if not isinstance(source, BatchSource):
@@ -106,6 +112,7 @@ class JetconnectDataSource(DataSource):
         cls = FilteringBatchReader if (pushes and self.filter_pushdown) else BatchReader
         return cls(source, schema)
 
+    @guarded
     def streamReader(self, schema: StructType) -> StreamReader:
         source = self._source()
         if not isinstance(source, StreamSource):
@@ -113,9 +120,11 @@ class JetconnectDataSource(DataSource):
         max_records = self._opts("source").get_int(MAX_RECORDS_PER_BATCH, None, minimum=1)
         return StreamReader(source, schema, max_records)
 
+    @guarded
     def writer(self, schema: StructType, overwrite: bool) -> Any:
         return make_writer(self._sink(), schema, overwrite, self._opts("sink"), streaming=False)
 
+    @guarded
     def streamWriter(self, schema: StructType, overwrite: bool) -> Any:
         return make_writer(self._sink(), schema, overwrite, self._opts("sink"), streaming=True)
 

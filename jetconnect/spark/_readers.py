@@ -12,6 +12,7 @@ from pyspark.sql.types import StructType
 
 from jetconnect.arrow import to_batches
 from jetconnect.connector import BatchSource, StreamSource
+from jetconnect.spark._guard import guarded, guarded_iter
 from jetconnect.spark._worker import settle
 
 
@@ -26,15 +27,21 @@ class BatchReader(DataSourceReader):
         self.source = source
         self.schema = schema
 
+    def secret_holders(self) -> tuple[Any, ...]:
+        return (self.source,)
+
+    @guarded
     def partitions(self) -> Sequence[InputPartition]:
         splits = list(self.source.splits())
         return [InputPartition(split) for split in splits] or [InputPartition(_NoSplits())]
 
+    @guarded
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         settle()
         if isinstance(partition.value, _NoSplits):
             return iter(())
-        return to_batches(self.source.read_split(partition.value), self.schema, f"source '{self.source.name}'")
+        batches = to_batches(self.source.read_split(partition.value), self.schema, f"source '{self.source.name}'")
+        return guarded_iter(batches, self.source)
 
 
 class FilteringBatchReader(BatchReader):
@@ -44,6 +51,7 @@ class FilteringBatchReader(BatchReader):
     ``spark.sql.python.filterPushdown.enabled`` is false.
     """
 
+    @guarded
     def pushFilters(self, filters: list[Any]) -> Any:
         return iter(self.source.push_filters(list(filters)))
 
@@ -60,9 +68,14 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self.schema = schema
         self.max_records = max_records
 
+    def secret_holders(self) -> tuple[Any, ...]:
+        return (self.source,)
+
+    @guarded
     def initialOffset(self) -> dict:
         return self.source.initial_offset()
 
+    @guarded
     def latestOffset(self, start: dict, limit: ReadLimit) -> dict:
         max_records = limit.max_rows if isinstance(limit, ReadMaxRows) else None
         return self.source.latest_offset(start, max_records)
@@ -70,18 +83,24 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def getDefaultReadLimit(self) -> ReadLimit:
         return ReadMaxRows(self.max_records) if self.max_records else ReadAllAvailable()
 
+    @guarded
     def partitions(self, start: dict, end: dict) -> Sequence[InputPartition]:
         return [InputPartition(r) for r in self.source.ranges(start, end)]
 
+    @guarded
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         settle()
-        return to_batches(self.source.read_range(partition.value), self.schema, f"source '{self.source.name}'")
+        batches = to_batches(self.source.read_range(partition.value), self.schema, f"source '{self.source.name}'")
+        return guarded_iter(batches, self.source)
 
+    @guarded
     def commit(self, end: dict) -> None:
         self.source.commit(end)
 
+    @guarded
     def stop(self) -> None:
         self.source.stop()
 
+    @guarded
     def prepareForTriggerAvailableNow(self) -> None:
         self.source.prepare_available_now()

@@ -18,6 +18,7 @@ from pyspark.sql.types import StructType
 
 from jetconnect.connector import CommitContext, Sink, WriteContext
 from jetconnect.options import Options
+from jetconnect.spark._guard import guarded
 from jetconnect.spark._worker import settle
 
 # Local properties Spark's micro-batch execution sets on every task of a streaming write.
@@ -41,6 +42,10 @@ class _SinkWriter:
         self.options = options
         self.streaming = streaming
 
+    def secret_holders(self) -> tuple[Any, ...]:
+        return (self.sink, self.options)
+
+    @guarded
     def write(self, iterator: Iterator[Any]) -> SinkMessage:
         settle()
         task = TaskContext.get()
@@ -73,17 +78,21 @@ class _SinkWriter:
 
 
 class _BatchWrites(_SinkWriter):
+    @guarded
     def commit(self, messages: list[Any]) -> None:
         self._commit(messages, None)
 
+    @guarded
     def abort(self, messages: list[Any]) -> None:
         self._abort(messages, None)
 
 
 class _StreamWrites(_SinkWriter):
+    @guarded
     def commit(self, messages: list[Any], batchId: int) -> None:
         self._commit(messages, batchId)
 
+    @guarded
     def abort(self, messages: list[Any], batchId: int) -> None:
         self._abort(messages, batchId)
 

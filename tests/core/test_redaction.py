@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import traceback
+from dataclasses import dataclass
 from urllib.parse import quote, quote_plus
 
 import pytest
@@ -21,9 +22,12 @@ from jetconnect.errors import OptionError
 from jetconnect.options import Options
 from jetconnect.redaction import (
     is_secret_name,
+    quotes_secret,
     raise_unchained,
     redact,
     redact_url,
+    scrubbed,
+    secrets_in,
     secrets_of,
     split_credentials,
     url_secrets,
@@ -182,3 +186,41 @@ def test_no_connector_repr_shows_its_secret(password: str) -> None:
     ]
     shown = [repr(thing) for thing in things] + [repr(vars(thing).get("settings")) for thing in things]
     assert_hidden(password, *shown)
+
+
+@dataclass
+class _Client:
+    config: dict
+
+
+@dataclass
+class _Connector:
+    url: str
+    password: str | None = None
+    client: _Client | None = None
+
+
+def test_secrets_in_finds_named_url_and_nested_config_secrets() -> None:
+    connector = _Connector(
+        "postgresql://u:p%40ss@db/x", password="pw1", client=_Client({"sasl.password": "pw2", "acks": "all"})
+    )
+    found = set(secrets_in(connector))
+    assert {"pw1", "pw2", "p@ss"} <= found
+    assert "all" not in found and "u" not in found
+    assert secrets_in(Options({"token": "t0k"})) == ("t0k",)
+
+
+def test_scrubbed_masks_the_whole_chain_and_keeps_the_type_where_it_can() -> None:
+    try:
+        try:
+            raise KeyError(f"inner {quote(CANARY, safe='')}")
+        except KeyError as inner:
+            raise RuntimeError(f"outer {CANARY!r}") from inner
+    except RuntimeError as outer:
+        assert quotes_secret(outer, [CANARY])
+        copy = scrubbed(outer, [CANARY])
+    assert type(copy) is RuntimeError and copy.__cause__ is None and copy.__context__ is None
+    text = "".join(traceback.format_exception(copy))
+    assert CANARY not in text and quote(CANARY, safe="") not in text and "***" in text
+    assert "KeyError" in text  # the cause is described, masked
+    assert not quotes_secret(ValueError("nothing here"), [CANARY])
