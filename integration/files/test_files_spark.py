@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+
 import datetime as dt
 import decimal
 import json
+import shutil
 import uuid
 from pathlib import Path
 
@@ -83,6 +85,23 @@ def test_watcher_to_files_sink_stream(spark, tmp_path) -> None:
     assert {"partial line", "c0"} <= set(lines)
     assert len(list(out.glob("part-*"))) >= 4  # admission control cut the backlog into batches
 
+
+
+def test_a_deleted_watch_directory_fails_the_query_naming_it(spark, tmp_path) -> None:
+    source_dir, out = tmp_path / "in", tmp_path / "out"
+    source_dir.mkdir()
+    (source_dir / "a.txt").write_text("a0\na1\n")
+    stream = sources.file_watcher(directory=str(source_dir), read_existing=True).read_stream(spark)
+    query = sinks.files(directory=str(out)).write_stream(stream, checkpoint_location=str(tmp_path / "cp"))
+    try:
+        query.processAllAvailable()
+        assert sorted(_visible_lines(out)) == ["a0", "a1"]
+        shutil.rmtree(source_dir)
+        with pytest.raises(Exception, match=r"watched directory '.*/in' was deleted or moved"):
+            query.awaitTermination(120)
+    finally:
+        query.stop()
+    assert sorted(_visible_lines(out)) == ["a0", "a1"]  # what was delivered stays, once
 
 AVRO_TYPES = [
     "id",

@@ -1,4 +1,4 @@
-"""The file watcher's offsets: complete lines only, exact replay, admission control, clean end."""
+"""The file watcher's offsets: complete lines only, exact replay, admission control, a deleted directory."""
 
 from __future__ import annotations
 
@@ -78,7 +78,7 @@ def test_missing_directory_at_start_is_an_error(tmp_path) -> None:
         FileWatcherSource(LocalFileSystem(), str(tmp_path / "nope")).initial_offset()
 
 
-def test_deleted_directory_ends_the_stream_cleanly(tmp_path) -> None:
+def test_a_deleted_directory_fails_naming_it_never_idles(tmp_path) -> None:
     watched = tmp_path / "in"
     watched.mkdir()
     (watched / "f").write_text("a\nb\n")
@@ -86,8 +86,10 @@ def test_deleted_directory_ends_the_stream_cleanly(tmp_path) -> None:
     end = source.latest_offset({}, None)
     (watched / "f").unlink()
     watched.rmdir()
-    assert source.latest_offset(end, None) == end
-    assert _read(source, {}, end) == []
+    with pytest.raises(SourceError, match=r"watched directory '.*/in' was deleted or moved, so no new lines"):
+        source.latest_offset(end, None)
+    with pytest.raises(SourceError, match=r"watched directory '.*/in' was deleted or moved, so the lines \[0, 4\) of"):
+        _read(source, {}, end)
 
 
 def test_file_name_column(tmp_path) -> None:

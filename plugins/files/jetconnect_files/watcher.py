@@ -3,7 +3,8 @@
 The offset is ``{file name: byte position}``, each position just past the last *complete* line
 taken (a line without its newline yet waits for it). The files only grow, so reading the same
 ``[start, end)`` again gives the same lines: the watcher replays exactly after a restart, which
-Jet's watcher did not. A deleted directory ends the stream cleanly: no error, no more data.
+Jet's watcher did not. A deleted directory fails the query with an error naming it (Jet's job
+ended; a Spark source cannot end a running stream, and idling without a word would hide it).
 
 An offset is read back from the checkpoint, which anyone may edit: every entry must name a file
 inside the watched directory (no absolute path, no ``..``, no symbolic link out of it) and hold a
@@ -74,6 +75,7 @@ class FileWatcherSource(StreamSource):
 
     def latest_offset(self, start: Offset, max_records: int | None) -> Offset:
         positions = self._positions(start)
+        self._check_directory("no new lines can be found")
         end = dict(start)
         budget = max_records
         for name, info in sorted(self._files().items()):
@@ -132,14 +134,22 @@ class FileWatcherSource(StreamSource):
             for lines in read_lines(self.fs, file_range, self.charset):
                 yield lines_batch(lines, name)
         except FileNotFoundError:
-            if not self.fs.exists(self.directory):
-                return  # the directory was deleted: the stream has ended
+            self._check_directory(f"the lines [{range_.start}, {range_.end}) of '{path}' cannot be read")
             raise SourceError(
                 f"file_watcher: '{path}' was deleted before its lines [{range_.start}, {range_.end}) "
                 f"were read; files must only be appended to"
             ) from None
         except OffsetError as exc:
             raise OffsetError(f"file_watcher: offset entry {range_.partition!r}: {exc}") from None
+
+    def _check_directory(self, consequence: str) -> None:
+        """Fail the query, naming the directory, once the watched directory is gone: Spark gives a
+        source no way to end a running stream, and idling without a word would hide it."""
+        if not self.fs.exists(self.directory):
+            raise SourceError(
+                f"file_watcher: the watched directory '{self.directory}' was deleted or moved, so {consequence}; "
+                f"the stream stops here (restore the directory and restart from the checkpoint to go on)"
+            )
 
     def _files(self) -> dict[str, FileInfo]:
         files = self.fs.list_files(self.directory, self.glob, recursive=self.recursive)
