@@ -28,9 +28,11 @@ from jetconnect.builders._sink import BuilderSink, SinkBuilder
 from jetconnect.builders._source_builder import MEMBERS, SourceBuilder
 from jetconnect.builders._stream_source import (
     AVAILABLE_NOW_MAX_PULL_MS,
+    BACKLOG_PAST_COMMITS,
     IDLE_POLL_MS,
     KEEP_ALIVE_MS,
     MAX_BACKLOG,
+    MAX_BACKLOG_BYTES,
     MAX_PULL_MS,
     MAX_PULL_RECORDS,
     SPOOL_KEEP_COMMITTED_ROWS,
@@ -41,9 +43,11 @@ from jetconnect.builders._rounds import spool_of
 
 __all__ = [
     "AVAILABLE_NOW_MAX_PULL_MS",
+    "BACKLOG_PAST_COMMITS",
     "IDLE_POLL_MS",
     "KEEP_ALIVE_MS",
     "MAX_BACKLOG",
+    "MAX_BACKLOG_BYTES",
     "MAX_PULL_MS",
     "MAX_PULL_RECORDS",
     "MEMBERS",

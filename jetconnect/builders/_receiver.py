@@ -29,7 +29,9 @@ import socket
 import threading
 import time
 import uuid
+from collections import deque
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import pyarrow as pa
 
@@ -46,10 +48,48 @@ HEARTBEAT_S = 0.5
 STALE_S = 3.0
 #: How long a receiver gathers rows into one spool segment (one fsync) before appending them.
 LINGER_S = 0.05
-#: Rows a receiver may keep spooled ahead of Spark's commits before it pauses (the source holds
-#: the rest). Paused, it looks for the commit's trim every :data:`BACKLOG_LOOK_S`.
-DEFAULT_MAX_BACKLOG = 1_000_000
+#: Rows, and bytes (Arrow's in-memory size), a receiver may keep spooled past the rows a round has
+#: taken before it pauses (the source holds the rest); whichever is reached first. Paused, it looks
+#: for a round's claim or a commit's trim every :data:`BACKLOG_LOOK_S`.
+DEFAULT_MAX_BACKLOG = 10_000_000
+DEFAULT_MAX_BACKLOG_BYTES = 256 * 1024 * 1024
 BACKLOG_LOOK_S = 0.02
+
+
+@dataclass(frozen=True)
+class Backlog:
+    """How far a receiver may spool: ``rows`` and ``bytes`` past what rounds have taken, or,
+    with ``past_commits``, past what Spark committed (a source that must bound the whole spool,
+    as JMS does for its window of redelivered ids)."""
+
+    rows: int = DEFAULT_MAX_BACKLOG
+    bytes: int = DEFAULT_MAX_BACKLOG_BYTES
+    past_commits: bool = False
+
+
+class _SpooledBytes:
+    """The bytes spooled per range of positions, to measure the backlog past any position."""
+
+    def __init__(self) -> None:
+        self._ends: deque[tuple[int, int]] = deque()  # (end position, bytes spooled up to it)
+        self._total = 0
+        self._before = 0  # bytes up to the first kept end
+        self._row_size: int | None = None
+
+    def add(self, end: int, rows: int, nbytes: int) -> None:
+        self._total += nbytes
+        self._ends.append((end, self._total))
+        self._row_size = max(1, nbytes // max(1, rows))
+
+    def row_size(self) -> int | None:
+        """Bytes per row of the last append (None before the first)."""
+        return self._row_size
+
+    def since(self, position: int) -> int:
+        """Bytes spooled past ``position`` (counted by whole appends; earlier appends are forgotten)."""
+        while self._ends and self._ends[0][0] <= position:
+            self._before = self._ends.popleft()[1]
+        return self._total - self._before
 
 _LEASE = re.compile(r"^lease-(\d{8})$")
 
@@ -152,7 +192,7 @@ class Receiver(threading.Thread):
         lease: Lease,
         stop_marker: str,
         keep_alive_s: float,
-        max_backlog: int,
+        backlog: Backlog,
         last_round_at: Callable[[], float | None],
     ) -> None:
         super().__init__(name=f"jetconnect receiver {processor.where}", daemon=True)
@@ -161,12 +201,16 @@ class Receiver(threading.Thread):
         self.lease = lease
         self.stop_marker = stop_marker
         self.keep_alive_s = keep_alive_s
-        self.max_backlog = max_backlog
+        self.backlog = backlog
         self.error: BaseException | None = None
         self.stopped = threading.Event()
         #: Set whenever rows were appended: a waiting round wakes up.
         self.appended = threading.Condition()
         self.start_pos, self.end = spool.bounds()
+        #: Where the last round recorded in this worker ended: rows before it are taken, so they
+        #: no longer count against the backlog (Spark's commit trims them a moment later).
+        self.claimed_to = self.start_pos
+        self._bytes = _SpooledBytes()
         self.last_seen = time.monotonic()
         #: When a round of this processor was last recorded, in any worker (epoch seconds).
         self.last_round_at = last_round_at
@@ -178,6 +222,21 @@ class Receiver(threading.Thread):
         """Stop pulling and destroy the processor (the worker is going away, or a test ends)."""
         self._stop_asked = True
         self.stopped.wait(5)
+
+    def claim(self, upto: int) -> None:
+        """A round recorded that it takes the spool up to ``upto``: spool on past it meanwhile."""
+        self.claimed_to = max(self.claimed_to, upto)
+
+    def backlog_room(self) -> int:
+        """How many more rows may be spooled: 0 once the rows, or the bytes, spooled past what
+        rounds took (or Spark committed) reach their bound."""
+        held_from = self.start_pos if self.backlog.past_commits else max(self.start_pos, self.claimed_to)
+        bytes_left = self.backlog.bytes - self._bytes.since(held_from)
+        rows_left = self.backlog.rows - (self.end - held_from)
+        if bytes_left <= 0 or rows_left <= 0:
+            return 0
+        row_size = self._bytes.row_size()  # learned from what was spooled (the first gather is by rows)
+        return min(rows_left, max(1, bytes_left // row_size)) if row_size else rows_left
 
     def touch(self) -> None:
         """A round looked at this receiver: it is still wanted."""
@@ -194,13 +253,14 @@ class Receiver(threading.Thread):
                     next_beat = now + HEARTBEAT_S
                 if self._stop_asked:
                     break
-                if self.end - self.start_pos >= self.max_backlog:
-                    # the rounds are behind: the source holds the rest until Spark commits (and the
-                    # driver trims the spool), which is looked for far more often than the heartbeat
+                room = self.backlog_room()
+                if room == 0:
+                    # the rounds are behind: the source holds the rest until a round takes rows or
+                    # Spark commits (the driver trims the spool), looked for far more often than the heartbeat
                     time.sleep(BACKLOG_LOOK_S)
                     self.start_pos = self.spool.bounds()[0]
                     continue
-                self._gather_and_spool()
+                self._gather_and_spool(room)
         except BaseException as exc:  # kept for the next round to raise: the query must hear of it
             self.error = exc
             log.warning("%s: receiver stopped: %s", self.processor.where, exc)
@@ -233,14 +293,15 @@ class Receiver(threading.Thread):
         self.start_pos = self.spool.bounds()[0]
         return True
 
-    def _gather_and_spool(self) -> None:
-        """Fill until the linger time is up or a fill adds nothing; append what came, then acknowledge."""
+    def _gather_and_spool(self, room: int) -> None:
+        """Fill until the linger time is up, a fill adds nothing or ``room`` rows came (the
+        backlog's bound: a fill may overshoot it by what it adds); append them, then acknowledge."""
         items = Items(self.processor.spec)
         started = time.monotonic()
         received = 0
         dry = False
         try:
-            while time.monotonic() - started < LINGER_S:
+            while time.monotonic() - started < LINGER_S and len(items) < room:
                 buf = self.processor.fill()
                 if not buf.items:
                     dry = True
@@ -251,6 +312,7 @@ class Receiver(threading.Thread):
             if received:
                 batch = items.take_batch()
                 self.end = self.spool.append(self.end, pa.Table.from_batches([batch]))
+                self._bytes.add(self.end, batch.num_rows, batch.nbytes)
         if received:
             self.processor.acknowledge()
         if dry:
@@ -289,4 +351,4 @@ def raise_receiver_error(where: str, error: BaseException | str) -> None:
     raise SourceError(f"{where}: the receiver failed: {error}")
 
 
-__all__ = ["DEFAULT_MAX_BACKLOG", "Lease", "Receiver", "owner_description", "raise_receiver_error"]
+__all__ = ["DEFAULT_MAX_BACKLOG", "DEFAULT_MAX_BACKLOG_BYTES", "Backlog", "Lease", "Receiver", "owner_description", "raise_receiver_error"]

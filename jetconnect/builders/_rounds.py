@@ -26,7 +26,7 @@ import pyarrow as pa
 
 from jetconnect.arrow import DEFAULT_BATCH_ROWS, to_arrow_schema
 from jetconnect.builders._processor import LIVE, Items, LiveProcessor, Processor, destroy_quietly
-from jetconnect.builders._receiver import DEFAULT_MAX_BACKLOG, Lease, Receiver, owner_description, raise_receiver_error
+from jetconnect.builders._receiver import Backlog, Lease, Receiver, owner_description, raise_receiver_error
 from jetconnect.builders._source_builder import SourceSpec
 from jetconnect.errors import OffsetError, SourceError
 from jetconnect.options import Options
@@ -289,12 +289,12 @@ class LogRounds(RoundReader):
     #: How often a round looks whether rows keep arriving.
     LOOK_S = 0.02
 
-    def __init__(self, *args: object, max_backlog: int = DEFAULT_MAX_BACKLOG, **kwargs: object) -> None:
+    def __init__(self, *args: object, backlog: Backlog = Backlog(), **kwargs: object) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
         self.spool = spool_of(self.rounds, self.index)
         self.lease = Lease(self.rounds.fs, self.rounds.folder(self.index))
         self.stop_marker = stop_marker(self.rounds)
-        self.max_backlog = max_backlog
+        self.backlog = backlog
 
     def pull(self, round_: int, limit: int | None) -> Iterator[pa.RecordBatch]:
         previous = self.previous(round_)
@@ -305,6 +305,8 @@ class LogRounds(RoundReader):
             end - begin, end - begin, ended, new_attempt_id(), total=self.total, round=round_, log_from=begin, log_to=end
         )
         winner = self.rounds.write(self.index, round_, Round(facts, self.arrow_schema.empty_table()))
+        if receiver is not None:
+            receiver.claim(winner.facts.log_to)
         yield from self.replay(round_, winner)
 
     def replay(self, round_: int, record: Round) -> Iterator[pa.RecordBatch]:
@@ -335,7 +337,7 @@ class LogRounds(RoundReader):
         processor = Processor(self.spec, self.index, self.total, self.options)
         rounds, index = self.rounds, self.index
         receiver = Receiver(
-            processor, self.spool, self.lease, self.stop_marker, self.keep_alive_s, self.max_backlog,
+            processor, self.spool, self.lease, self.stop_marker, self.keep_alive_s, self.backlog,
             last_round_at=lambda: rounds.last_written(index),
         )
         receiver.start()

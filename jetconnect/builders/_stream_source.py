@@ -25,7 +25,7 @@ from typing import Any
 from pyspark.sql.types import StructType
 
 from jetconnect.builders._position import RoundPosition, parse_offset, parse_position
-from jetconnect.builders._receiver import DEFAULT_MAX_BACKLOG
+from jetconnect.builders._receiver import DEFAULT_MAX_BACKLOG, DEFAULT_MAX_BACKLOG_BYTES, Backlog
 from jetconnect.builders._rounds import LogRounds, RoundReader, SnapshotRounds, spool_of, stop_marker
 from jetconnect.builders._source_builder import SourceSpec
 from jetconnect.connector import Guarantee, Offset, Range, ReadOutput, StreamSource
@@ -38,6 +38,8 @@ from jetconnect.rounds import RoundFacts, RoundLog
 WAL_LOCATION = "wal_location"
 #: Rows a receiver (streams that cannot replay) may spool ahead of the rounds before it pauses.
 MAX_BACKLOG = "max_backlog"
+MAX_BACKLOG_BYTES = "max_backlog_bytes"
+BACKLOG_PAST_COMMITS = "backlog_past_commits"
 #: How long one round may pull, in ms: a round also ends on a fill that adds nothing.
 MAX_PULL_MS = "max_pull_ms"
 #: How long one round planned by ``Trigger.AvailableNow`` without an item limit may pull, in ms:
@@ -248,6 +250,13 @@ class BuilderStreamSource(StreamSource):
             return self.options.get_int(AVAILABLE_NOW_MAX_PULL_MS, DEFAULT_AVAILABLE_NOW_MAX_PULL_MS, minimum=1)
         return self.options.get_int(MAX_PULL_MS, DEFAULT_MAX_PULL_MS, minimum=1)
 
+    def _backlog(self) -> Backlog:
+        return Backlog(
+            rows=self.options.get_int(MAX_BACKLOG, DEFAULT_MAX_BACKLOG, minimum=1),
+            bytes=self.options.get_int(MAX_BACKLOG_BYTES, DEFAULT_MAX_BACKLOG_BYTES, minimum=1),
+            past_commits=self.options.get_bool(BACKLOG_PAST_COMMITS, False),
+        )
+
     def read_range(self, range_: Range) -> ReadOutput:
         position = parse_position(range_.partition, range_.end, self.name)
         strategy: type[RoundReader] = SnapshotRounds if self.replays_by_snapshot else LogRounds
@@ -259,13 +268,13 @@ class BuilderStreamSource(StreamSource):
             position.total,
             max_pull_s=self._max_pull_ms(position) / 1000,
             keep_alive_s=self.options.get_int(KEEP_ALIVE_MS, DEFAULT_KEEP_ALIVE_MS, minimum=0) / 1000,
-            **({} if self.replays_by_snapshot else {"max_backlog": self.options.get_int(MAX_BACKLOG, DEFAULT_MAX_BACKLOG, minimum=1)}),
+            **({} if self.replays_by_snapshot else {"backlog": self._backlog()}),
         )
         before = parse_position(range_.partition, range_.start, self.name)
         return reader.read(position.round, position.limit, before.limit)
 
 
 __all__ = [
-    "AVAILABLE_NOW_MAX_PULL_MS", "IDLE_POLL_MS", "KEEP_ALIVE_MS", "MAX_BACKLOG", "MAX_PULL_MS", "MAX_PULL_RECORDS",
+    "AVAILABLE_NOW_MAX_PULL_MS", "BACKLOG_PAST_COMMITS", "IDLE_POLL_MS", "KEEP_ALIVE_MS", "MAX_BACKLOG", "MAX_BACKLOG_BYTES", "MAX_PULL_MS", "MAX_PULL_RECORDS",
     "SPOOL_KEEP_COMMITTED_ROWS", "WAL_LOCATION", "BuilderStreamSource",
 ]

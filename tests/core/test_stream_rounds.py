@@ -526,3 +526,35 @@ def test_a_first_micro_batch_planned_before_a_crash_is_replayed_by_the_restarted
     with pytest.raises(OffsetError, match="in one micro-batch"):  # a later round from another run is still refused
         later = restarted.latest_offset(position, 5)
         restarted.ranges(fresh, later)
+
+
+@pytest.mark.parametrize("bound", [{"max_backlog": "50"}, {"max_backlog_bytes": "400"}], ids=["rows", "bytes"])
+def test_a_receiver_spools_at_most_the_backlog_past_the_last_round_taken(tmp_path, bound):
+    """Paused at the bound until a round takes rows (not until Spark commits them): the spool then
+    holds at most the rounds not yet committed plus the backlog, and the receiver keeps pulling
+    while Spark delivers a round."""
+    from jetconnect.builders import spool_of
+
+    def fill(state, buf):
+        time.sleep(0.01)  # a few fills per gathered segment
+        for _ in range(10):  # 10 rows of 8 bytes a fill: 50 rows, or 400 bytes, is 5 fills
+            buf.add(state["n"])
+            state["n"] += 1
+
+    source = (
+        SourceBuilder.stream("flood", lambda ctx: {"n": 0}).fill_buffer_fn(fill).schema("n bigint").build()
+        .with_options({"wal_location": str(tmp_path), "max_pull_ms": "300", **bound})
+    )
+    start = source.initial_offset()
+    end, rows = _batch(source, start)
+    taken = len(rows[0])
+    assert 50 <= taken < 50 + 60, taken  # paused at the bound, give or take one gathered segment
+    spool = spool_of(source.rounds_of(end["0"]["run"]), 0)
+    time.sleep(0.5)  # the round took its rows: the receiver spools up to the bound past them
+    first, last = spool.bounds()
+    assert first == 0 and 50 + taken <= last < 50 + taken + 60, (taken, last)
+    time.sleep(0.3)
+    assert spool.bounds()[1] == last, "the receiver went past the bound with nothing more taken"
+    source.commit(end)
+    following, more = _batch(source, end)
+    assert more[0][0] == taken and spool.bounds()[0] == taken  # nothing skipped; the commit trimmed

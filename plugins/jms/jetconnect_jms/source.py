@@ -22,6 +22,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from jetconnect.builders import (
+    BACKLOG_PAST_COMMITS,
     IDLE_POLL_MS,
     KEEP_ALIVE_MS,
     MAX_BACKLOG,
@@ -130,6 +131,8 @@ class JmsSource(StreamSource):
         self._core_options = {
             # the receiver counts the rows a spool holds, and commits leave dedupe_window of them
             MAX_BACKLOG: str(max_backlog + dedupe_window),
+            # ... all of them: the consumer's window of recent ids is sized to the whole spool
+            BACKLOG_PAST_COMMITS: "true",
             # a message whose ACK was lost with its connection may be redelivered after Spark
             # committed it: it must then still be found in a spool to be recognised
             SPOOL_KEEP_COMMITTED_ROWS: str(dedupe_window),
