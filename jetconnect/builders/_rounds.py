@@ -288,9 +288,15 @@ class LogRounds(RoundReader):
 
     #: How often a round looks whether rows keep arriving.
     LOOK_S = 0.02
+    #: How long the spool may stop growing before a round ends: a round of Trigger.AvailableNow
+    #: (``drain``) waits out a receiver's slow append or a pause on its backlog, since every
+    #: round it ends early costs a micro-batch; any other round ends at the first stall.
+    STALL_S = 0.05
+    DRAIN_STALL_S = 0.5
 
-    def __init__(self, *args: object, backlog: Backlog = Backlog(), **kwargs: object) -> None:
+    def __init__(self, *args: object, backlog: Backlog = Backlog(), drain: bool = False, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self.stall_s = self.DRAIN_STALL_S if drain else self.STALL_S
         self.spool = spool_of(self.rounds, self.index)
         self.lease = Lease(self.rounds.fs, self.rounds.folder(self.index))
         self.stop_marker = stop_marker(self.rounds)
@@ -377,12 +383,14 @@ class LogRounds(RoundReader):
             while look() == (end, dry_before) and end <= begin and time.monotonic() - started < self.max_pull_s:
                 time.sleep(self.LOOK_S)
         end, dry = look()
+        moved_at = time.monotonic()
         while end > begin and (limit is None or end - begin < limit) and time.monotonic() - started < self.max_pull_s:
             time.sleep(self.LOOK_S * 2.5)  # rows are flowing: a bigger round costs Spark less per row
             now, dry = look()
-            if now == end:
+            if now != end:
+                end, moved_at = now, time.monotonic()
+            elif dry > dry_before or time.monotonic() - moved_at >= self.stall_s:
                 break
-            end = now
         if end < begin:
             raise OffsetError(
                 f"{self.where}: the spool {self.spool} ends at {end}, before {begin} where the last round ended: "

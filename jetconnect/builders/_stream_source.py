@@ -268,7 +268,7 @@ class BuilderStreamSource(StreamSource):
             position.total,
             max_pull_s=self._max_pull_ms(position) / 1000,
             keep_alive_s=self.options.get_int(KEEP_ALIVE_MS, DEFAULT_KEEP_ALIVE_MS, minimum=0) / 1000,
-            **({} if self.replays_by_snapshot else {"backlog": self._backlog()}),
+            **({} if self.replays_by_snapshot else {"backlog": self._backlog(), "drain": position.drain}),
         )
         before = parse_position(range_.partition, range_.start, self.name)
         return reader.read(position.round, position.limit, before.limit)
