@@ -88,3 +88,17 @@ def test_a_relative_sink_directory_is_refused():
 
     with pytest.raises(OptionError, match=r"files sink: option 'directory': 'out' is a relative path"):
         sinks.files("out")
+
+
+@pytest.mark.parametrize("value", [False, "false"])
+def test_jets_non_shared_file_system_is_refused_not_ignored(tmp_path, value):
+    from jetconnect import sources
+    from jetconnect.options import Options
+    from jetconnect.registry import get_registry
+
+    with pytest.raises(OptionError, match=r"option 'shared_file_system' = false .* cannot be honoured on Spark"):
+        if isinstance(value, str):  # through Spark's string options
+            get_registry().sources["files"].create_from_options(Options({"directory": str(tmp_path), "shared_file_system": value}))
+        else:
+            sources.files(str(tmp_path), shared_file_system=value)
+    assert sources.files(str(tmp_path), shared_file_system=True).directory == str(tmp_path)

@@ -6,6 +6,7 @@ plugs in by building the connector classes with its own :class:`~jetconnect.file
 
 from __future__ import annotations
 
+from jetconnect.errors import OptionError
 from jetconnect.filesystem import LocalFileSystem, shared_path
 
 from jetconnect_files.avro_sink import AvroSink
@@ -20,17 +21,25 @@ def files_source(
     glob: str = "*",
     charset: str = "utf-8",
     include_file_name: bool = False,
-    shared_file_system: bool = False,
+    shared_file_system: bool = True,
     recursive: bool = False,
     max_split_bytes: int = 128 << 20,
     min_splits: int = 0,
 ) -> FilesSource:
     """Lines of the files in a directory (batch), large files split by byte ranges.
 
-    ``shared_file_system`` is Jet's option; here the driver plans and executors read, so the
-    directory must be visible at the same path everywhere (local mode, or a shared mount) in
-    either case, and a file an executor cannot see is an error naming it.
+    The driver lists the directory and executors read the splits, so the directory must be visible
+    at the same path everywhere (local mode, or a shared mount): Jet's ``shared_file_system=True``.
+    Jet's ``False`` (each member reads its own local directory) is refused, not ignored: Spark does
+    not pin a task to an executor, so no plan can give each executor its own directory once.
     """
+    if not shared_file_system:
+        raise OptionError(
+            "files source: option 'shared_file_system' = false (Jet's 'each member reads its own local "
+            "directory') cannot be honoured on Spark, which does not pin tasks to executors; put the files "
+            "on a file system every executor sees at the same path (local mode, a shared mount, HDFS) and "
+            "leave the option out (it is true)"
+        )
     directory = shared_path(directory, "files source: option 'directory'")
     return FilesSource(
         LocalFileSystem(), directory, glob, charset, include_file_name, recursive, max_split_bytes, min_splits or None
