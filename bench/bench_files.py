@@ -1,6 +1,7 @@
-"""Benchmark: the files source vs ``spark.read.text``, the Avro source vs plain fastavro.
+"""Benchmark: the files source vs ``spark.read.text``, the Avro source vs plain fastavro, and
+what Jet's ``to_string_fn`` costs the files sink against its columnar path.
 
-Usage: python bench/bench_files.py [--gb 1.0] [--avro-records 1000000] [--data /tmp/jetconnect-bench-files]
+Usage: python bench/bench_files.py [--gb 1.0] [--avro-records 1000000] [--sink-rows 2000000] [--data /tmp/jetconnect-bench-files]
 
 Generates the data once under ``--data`` (about ``--gb`` GB of lines, an Avro file), then times each
 pair in one run on one SparkSession and prints a table. ``ratio`` is the native time divided by
@@ -20,7 +21,7 @@ from pathlib import Path
 import fastavro
 
 import jetconnect
-from jetconnect import sources
+from jetconnect import sinks, sources
 from jetconnect.testing import spark_builder
 
 LINES_PER_BLOCK = 100_000
@@ -103,6 +104,7 @@ def main() -> None:
     parser.add_argument("--gb", type=float, default=1.0)
     parser.add_argument("--avro-records", type=int, default=1_000_000)
     parser.add_argument("--data", default="/tmp/jetconnect-bench-files")
+    parser.add_argument("--sink-rows", type=int, default=2_000_000)
     parser.add_argument("--repeat", type=int, default=2)
     parser.add_argument("--master", default="local[2]")
     args = parser.parse_args()
@@ -130,6 +132,19 @@ def main() -> None:
     )
     assert raw_n == avro_n, f"avro source summed {avro_n}, fastavro {raw_n}"
     rows.append(("avro: sum(id)", f"{args.avro_records:,} rec, {avro_bytes / 1e6:.0f} MB", "fastavro.reader (1 process)", raw_s, avro_s))
+
+    # The same lines from Spark's columns (the fast default) and from Jet's to_string_fn per row.
+    table = spark.range(args.sink_rows, numPartitions=2).selectExpr("id", "concat('item-', id % 1000) AS name").cache()
+    table.count()
+    out = data / "sink-out"
+    columns_s, _ = best_of(args.repeat, lambda: sinks.files(directory=str(out), append=False).write(
+        table.selectExpr("concat(id, '|', name) AS value")))
+    columns_lines = sum(1 for p in out.glob("part-*") for _ in p.open())
+    function_s, _ = best_of(args.repeat, lambda: sinks.files(
+        directory=str(out), to_string_fn=lambda row: f"{row.id}|{row.name}", append=False).write(table))
+    function_lines = sum(1 for p in out.glob("part-*") for _ in p.open())
+    assert columns_lines == function_lines == args.sink_rows, (columns_lines, function_lines)
+    rows.append(("files sink: to_string_fn", f"{args.sink_rows:,} rows", "the same sink, a string column", columns_s, function_s))
     spark.stop()
 
     print(f"\nmachine: {os.cpu_count()} cores, Spark master {args.master}, best of {args.repeat} after a warm-up")

@@ -62,6 +62,15 @@ def test_files_sink_batch_write(spark, tmp_path) -> None:
     assert len(_visible_lines(out)) == 5000
 
 
+
+def test_to_string_fn_writes_each_rows_line_through_spark(spark, tmp_path) -> None:
+    out = tmp_path / "out"
+    df = spark.range(0, 3000, numPartitions=3).selectExpr("id", "CAST(id * 2 AS STRING) AS twice", "DATE'2026-11-24' AS d")
+    sinks.files(directory=str(out), to_string_fn=lambda row: f"{row.id}|{row.twice}|{row.d.isoformat()}").write(df)
+    assert sorted(_visible_lines(out)) == sorted(f"{i}|{i * 2}|2026-11-24" for i in range(3000))
+    sinks.files(directory=str(out), to_string_fn=lambda row: str(row.id), append=False).write(df.limit(2))
+    assert len(_visible_lines(out)) == 2
+
 def test_watcher_to_files_sink_stream(spark, tmp_path) -> None:
     source_dir, out, checkpoint = tmp_path / "in", tmp_path / "out", tmp_path / "cp"
     source_dir.mkdir()

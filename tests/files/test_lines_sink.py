@@ -77,3 +77,45 @@ def test_a_value_with_a_line_break_fails_the_task_and_commits_nothing(tmp_path) 
     assert [p for p in tmp_path.rglob("*") if p.is_file()] == []
     # A "\r" inside a value is no line break here: it reads back as it was.
     assert encode_lines(pa.array(["a\rb"]), "utf-8") == b"a\rb\n"
+
+
+
+SCHEMA_KV = StructType([StructField("k", StringType()), StructField("v", LongType())])
+
+
+def _batch_write(sink: FilesSink, batch: pa.RecordBatch) -> None:
+    """A batch write of one partition, as Spark's task and commit make it."""
+    ctx = WriteContext(partition_id=0, attempt=0, batch_id=None, query_id=None, schema=SCHEMA_KV)
+    sink.commit([sink.write_partition(iter([batch]), ctx)], CommitContext(batch_id=None, query_id=None))
+
+
+def _visible_lines(directory) -> list[str]:
+    return sorted(line for p in directory.iterdir() if p.is_file() for line in p.read_text().splitlines())
+
+
+def test_to_string_fn_and_append_as_jet_has_them(tmp_path):
+    """Jet's toStringFn makes each row's line; append=False replaces the directory's files."""
+    sink = FilesSink(LocalFileSystem(), str(tmp_path), to_string_fn=lambda row: f"{row.k}={row.v}")
+    sink.check_schema(SCHEMA_KV)  # any schema: the function decides the line
+    _batch_write(sink, pa.record_batch({"k": ["a", "b"], "v": [1, None]}))
+    _batch_write(sink, pa.record_batch({"k": ["c"], "v": [3]}))
+    assert _visible_lines(tmp_path) == ["a=1", "b=None", "c=3"]
+    _batch_write(FilesSink(LocalFileSystem(), str(tmp_path), to_string_fn=lambda row: row.k, append=False),
+                 pa.record_batch({"k": ["d"], "v": [4]}))
+    assert _visible_lines(tmp_path) == ["d"]
+
+
+def test_to_string_fn_returning_no_string_names_the_row(tmp_path):
+    sink = FilesSink(LocalFileSystem(), str(tmp_path), to_string_fn=lambda row: None if row.k == "b" else row.k)
+    with pytest.raises(SinkError, match=r"to_string_fn returned NoneType, not str, for row 1 of this task"):
+        _batch_write(sink, pa.record_batch({"k": ["a", "b"], "v": [1, 2]}))
+    assert _visible_lines(tmp_path) == []  # nothing of the failed task is visible
+
+
+def test_a_function_option_cannot_come_as_a_string_and_append_false_refuses_streams(tmp_path):
+    with pytest.raises(OptionError, match=r"option 'to_string_fn' must be a Python function"):
+        FilesSink(LocalFileSystem(), str(tmp_path), to_string_fn="lambda r: r")
+    sink = FilesSink(LocalFileSystem(), str(tmp_path), append=False)
+    ctx = WriteContext(partition_id=0, attempt=0, batch_id=3, query_id="q", schema=SCHEMA)
+    with pytest.raises(SinkError, match=r"append=false .* each\s+micro-batch of a stream would delete"):
+        sink.write_partition(iter(()), ctx)

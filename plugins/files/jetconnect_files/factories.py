@@ -6,6 +6,9 @@ plugs in by building the connector classes with its own :class:`~jetconnect.file
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from jetconnect.errors import OptionError
 from jetconnect.filesystem import LocalFileSystem, shared_path
 
@@ -69,10 +72,13 @@ def files_sink(
     charset: str = "utf-8",
     roll_bytes: int = 0,
     column: str | None = None,
+    to_string_fn: Callable[[Any], str] | None = None,
+    append: bool = True,
 ) -> FilesSink:
-    """One line per row into files committed atomically per partition and micro-batch."""
+    """One line per row into files committed atomically per partition and micro-batch: a string
+    column, or Jet's ``to_string_fn`` of each row; ``append=False`` replaces the directory's files."""
     directory = shared_path(directory, "files sink: option 'directory'")
-    return FilesSink(LocalFileSystem(), directory, prefix, suffix, charset, roll_bytes, column)
+    return FilesSink(LocalFileSystem(), directory, prefix, suffix, charset, roll_bytes, column, to_string_fn, append)
 
 
 def avro_source(

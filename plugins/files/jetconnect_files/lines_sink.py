@@ -1,5 +1,9 @@
 """``sinks.files``: each row's string as one line; one file per partition and micro-batch.
 
+The line is a string column, or what Jet's ``toStringFn`` makes of the row (``to_string_fn``,
+a Python function called per row: the columnar path stays the fast default). Jet's ``append``
+is Spark's write mode: ``append=False`` replaces the directory's files, as ``mode("overwrite")``.
+
 Exactly-once through :mod:`jetconnect.staged_commit`: tasks write hidden staging files, the commit
 renames them to deterministic names, and a micro-batch Spark re-delivers after a crash lands on
 the names already committed instead of adding a second copy.
@@ -7,10 +11,14 @@ the names already committed instead of adding a second copy.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import dataclasses
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
 
-from jetconnect.connector import WriteContext
-from jetconnect.errors import SchemaError
+import pyarrow as pa
+
+from jetconnect.connector import CommitContext, WriteContext
+from jetconnect.errors import OptionError, SchemaError, SinkError
 from jetconnect.file_sink import Encoder, StagedFileSink, encode_lines
 from jetconnect.filesystem import FileSystem
 from jetconnect.line_splits import check_charset, check_count
@@ -34,14 +42,37 @@ class FilesSink(StagedFileSink):
         charset: str = "utf-8",
         roll_bytes: int = 0,
         column: str | None = None,
+        to_string_fn: Callable[[Any], str] | None = None,
+        append: bool = True,
     ) -> None:
         self._staged = StagedCommit(fs, directory.rstrip("/") or "/", prefix, suffix)
         self.charset = check_charset(charset)
         self.roll_bytes = check_count(roll_bytes, "roll_bytes", "files sink", 0)
         self.column = column
+        if to_string_fn is not None and not callable(to_string_fn):
+            raise OptionError(
+                "files sink: option 'to_string_fn' must be a Python function of the row (pass it to "
+                f"sinks.files(...) in Python; a string option cannot carry one), got {type(to_string_fn).__name__}"
+            )
+        if to_string_fn is not None and column is not None:
+            raise OptionError("files sink: give option 'column' or 'to_string_fn', not both")
+        self.to_string_fn = to_string_fn
+        self.append = append
 
     def check_schema(self, schema: "StructType") -> None:
-        self._column_index(schema)
+        if self.to_string_fn is None:
+            self._column_index(schema)
+
+    def write_partition(self, data: Iterator[pa.RecordBatch], ctx: WriteContext) -> Any:
+        if not self.append and ctx.batch_id is not None:
+            raise SinkError(
+                "files sink: append=false replaces the directory's files on every write, so each "
+                "micro-batch of a stream would delete the ones before; leave append true for streams"
+            )
+        return super().write_partition(data, ctx)
+
+    def commit(self, messages: list[Any], ctx: CommitContext) -> None:
+        super().commit(messages, ctx if self.append else dataclasses.replace(ctx, overwrite=True))
 
     def _column_index(self, schema: "StructType") -> int:
         from pyspark.sql.types import StringType
@@ -70,5 +101,31 @@ class FilesSink(StagedFileSink):
         return self._staged
 
     def encoder(self, ctx: WriteContext) -> Encoder:
+        if self.to_string_fn is not None:
+            return _RowsToLines(self.to_string_fn, ctx.schema.names, self.charset)
         index = self._column_index(ctx.schema)
         return lambda batch: encode_lines(batch.column(index), self.charset)
+
+
+class _RowsToLines:
+    """Jet's ``toStringFn``: each row, as a pyspark ``Row``, made into its line by the user's function."""
+
+    def __init__(self, fn: Callable[[Any], str], names: list[str], charset: str) -> None:
+        from pyspark.sql import Row
+
+        self.fn, self.charset = fn, charset
+        self.make_row = Row(*names)
+        self.rows_before = 0  # rows of earlier batches of this task, to name a row at fault
+
+    def __call__(self, batch: pa.RecordBatch) -> bytes:
+        lines = []
+        for number, values in enumerate(zip(*(column.to_pylist() for column in batch.columns))):
+            line = self.fn(self.make_row(*values))
+            if not isinstance(line, str):
+                raise SinkError(
+                    f"files sink: to_string_fn returned {type(line).__name__}, not str, for row "
+                    f"{self.rows_before + number} of this task"
+                )
+            lines.append(line)
+        self.rows_before += batch.num_rows
+        return encode_lines(pa.array(lines, pa.string()), self.charset)
