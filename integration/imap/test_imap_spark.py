@@ -90,7 +90,7 @@ def test_journal_stream_to_map_and_overflow(spark, store_url, name, tmp_path) ->
     dst = name("dst")
 
     def drain() -> None:
-        stream = sources.map_journal(src.name, store=store_url).read_stream(spark, max_records_per_batch=7)
+        stream = sources.map_journal(src.name, store=store_url, full_events=True).read_stream(spark, max_records_per_batch=7)
         query = sinks.map(dst, store=store_url).write_stream(
             stream.selectExpr("key", "CAST(new_value AS LONG) AS value"),
             checkpoint_location=str(tmp_path / "checkpoint"), trigger={"availableNow": True},

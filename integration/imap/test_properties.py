@@ -166,7 +166,7 @@ def test_the_journal_replays_a_range_the_same_and_holds_exactly_the_changes(stor
                     expected[p].append(("REMOVED" if op[0] == "remove" else "EVICTED", key, old, None))
                     del model[key]
 
-        source = map_journal(m.name, store=store_url, parallelism=parallelism,
+        source = map_journal(m.name, store=store_url, parallelism=parallelism, full_events=True,
                              projection=lambda e: (e.partition, e.sequence, e.type.value, dumps(e.key),
                                                    dumps(e.old_value), dumps(e.new_value)),
                              schema="partition int, sequence long, type string, key string, old string, new string")

@@ -19,7 +19,7 @@ until_done = "--until-done" in sys.argv
 
 spark = spark_builder("imap-crash").getOrCreate()
 spark.sparkContext.setLogLevel("ERROR")
-events = sources.map_journal(source_map, store=store, parallelism=2).read_stream(
+events = sources.map_journal(source_map, store=store, parallelism=2, full_events=True).read_stream(
     spark, max_records_per_batch=int(max_records)
 )
 # The journal keeps every change: the target's own journal then shows whether any was applied twice.

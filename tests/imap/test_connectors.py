@@ -9,6 +9,7 @@ import uuid
 
 import pyarrow as pa
 import pytest
+from jetconnect_imap.events import EventType
 from jetconnect_imap import connect
 from jetconnect_imap.factories import (
     map_journal,
@@ -43,7 +44,7 @@ def _rows(source, ranges) -> list[tuple]:
 
 def test_journal_offsets_cover_every_partition_and_replay_exactly(url: str) -> None:
     m = connect(url).map(_name(), partitions=8)
-    source = map_journal(m.name, store=url, parallelism=3)
+    source = map_journal(m.name, store=url, parallelism=3, full_events=True)
     start = source.initial_offset()
     assert start == {str(p): 0 for p in range(8)}
     m.put_all({i: i for i in range(40)})
@@ -59,6 +60,25 @@ def test_journal_offsets_cover_every_partition_and_replay_exactly(url: str) -> N
     (row,) = _rows(source, source.ranges(end, later))
     assert row[2:6] == ("UPDATED", "1", "1", "100")
 
+
+
+def test_the_default_is_jets_put_events_as_key_and_new_value(url: str) -> None:
+    m = connect(url).map(_name(), partitions=2)
+    m.put("a", 1)
+    m.put("a", {"n": 2})
+    m.put("b", 3)
+    m.remove("b")
+    m.evict("a")
+    source = map_journal(m.name, store=url)
+    assert [f.name for f in source.schema().fields] == ["key", "value"]
+    start = source.initial_offset()
+    rows = _rows(source, source.ranges(start, source.latest_offset(start, None)))
+    assert sorted(rows) == sorted([("a", "1"), ("a", '{"n":2}'), ("b", "3")])  # no REMOVED, no EVICTED
+    full = map_journal(m.name, store=url, full_events=True)
+    assert sorted(r[2] for r in _rows(full, full.ranges(start, full.latest_offset(start, None)))) == [
+        "ADDED", "ADDED", "EVICTED", "REMOVED", "UPDATED"]
+    decoded = map_journal(m.name, store=url, predicate=lambda e: e.key == "a", schema="key string, value string")
+    assert decoded.event_types == {EventType.ADDED, EventType.UPDATED}
 
 def test_start_from_current_skips_history(url: str) -> None:
     m = connect(url).map(_name(), partitions=4)
@@ -80,13 +100,13 @@ def test_admission_control_shares_the_budget(url: str) -> None:
 
 def test_overflow_past_the_saved_offset_fails_naming_the_partition(url: str) -> None:
     m = connect(url).map(_name(), partitions=1, journal_capacity=5)
-    source = map_journal(m.name, store=url)
+    source = map_journal(m.name, store=url, full_events=True)
     start = source.initial_offset()
     for i in range(8):
         m.put(i, i)
     with pytest.raises(OffsetError, match=r"partition 0 lost events 0\.\.2"):
         source.latest_offset(start, None)
-    skipping = map_journal(m.name, store=url, on_overflow="skip")
+    skipping = map_journal(m.name, store=url, on_overflow="skip", full_events=True)
     end = skipping.latest_offset(start, None)
     assert [r[1] for r in _rows(skipping, skipping.ranges(start, end))] == [3, 4, 5, 6, 7]
 

@@ -31,9 +31,11 @@ def map_source(name: str, store: str | None = None, predicate: Callable[[Any, An
 def map_journal(name: str, store: str | None = None, start: str = "oldest",
                 predicate: Callable[..., bool] | None = None, projection: Callable[..., Any] | None = None,
                 event_types: list[str] | None = None, on_overflow: str = "fail", schema: str | None = None,
-                parallelism: int = 4) -> MapJournalSource:
-    """Stream the event journal of map ``name`` from the ``oldest`` kept event or the ``current`` end."""
-    return MapJournalSource(name, store, start, predicate, projection, event_types, on_overflow, schema, parallelism)
+                parallelism: int = 4, full_events: bool = False) -> MapJournalSource:
+    """Stream the event journal of map ``name`` from the ``oldest`` kept event or the ``current`` end:
+    as Jet, ADDED and UPDATED events as ``(key, value)``; ``full_events=True`` for every event, whole."""
+    return MapJournalSource(name, store, start, predicate, projection, event_types, on_overflow, schema, parallelism,
+                            full_events)
 
 
 def list_source(name: str, store: str | None = None, schema: str | None = None) -> ListSource:

@@ -35,12 +35,22 @@ DEFAULT_JOURNAL_SCHEMA = (
     "timestamp timestamp"
 )
 DEFAULT_SCHEMA = parse_schema(DEFAULT_JOURNAL_SCHEMA)
+#: Jet's default: ``mapPutEvents()`` (ADDED and UPDATED) as ``mapEventToEntry()``, key and new value.
+ENTRY_SCHEMA_DDL = "key string, value string"
+ENTRY_SCHEMA = parse_schema(ENTRY_SCHEMA_DDL)
+PUT_EVENTS = (EventType.ADDED, EventType.UPDATED)
 START_FROM_OLDEST = "oldest"
 START_FROM_CURRENT = "current"
 
 
 class MapJournalSource(StreamSource):
-    """The change events of one map, from the oldest kept (or from now) on, forever."""
+    """The change events of one map, from the oldest kept (or from now) on, forever.
+
+    As Jet's ``Sources.mapJournal`` by default: the ADDED and UPDATED events, each as the entry's
+    key and new value. ``full_events=True`` gives every event type as a whole event row
+    (partition, sequence, type, key, old and new value, time); ``event_types``, ``predicate`` and
+    ``projection`` narrow or reshape either.
+    """
 
     name = "map_journal"
     guarantee = Guarantee.EXACTLY_ONCE  # ranges of sequence numbers replay exactly
@@ -56,6 +66,7 @@ class MapJournalSource(StreamSource):
         on_overflow: str = "fail",
         schema: str | StructType | None = None,
         parallelism: int = 4,
+        full_events: bool = False,
     ) -> None:
         self.map_name = check_name("map", map_name)
         self.store_url = store or default_url()
@@ -67,9 +78,13 @@ class MapJournalSource(StreamSource):
             self.event_types = EventType.parse(event_types, "source 'map_journal': option 'event_types'") if event_types else None
         except ValueError as exc:
             raise OptionError(str(exc)) from None
+        if self.event_types is None and not full_events:
+            self.event_types = set(PUT_EVENTS)
+        self.full_events = full_events
         self.start, self.on_overflow = start, on_overflow
         self.predicate, self.projection = predicate, projection
-        self._schema = parse_schema(schema or (DEFAULT_PROJECTED_SCHEMA if projection else DEFAULT_JOURNAL_SCHEMA))
+        default = DEFAULT_PROJECTED_SCHEMA if projection else DEFAULT_JOURNAL_SCHEMA if full_events else ENTRY_SCHEMA_DDL
+        self._schema = parse_schema(schema or default)
         self.parallelism = parallelism
 
     def __repr__(self) -> str:
@@ -157,7 +172,10 @@ class MapJournalSource(StreamSource):
     def read_range(self, range_: Range) -> ReadOutput:
         store = open_store(self.store_url)
         shape = row_shaper(self._schema, f"source 'map_journal' {self.map_name!r}")
-        plain = self.predicate is None and self.projection is None and self._schema == DEFAULT_SCHEMA
+        # the stored JSON text is what the default string columns show: no decoding
+        plain = self.predicate is None and self.projection is None and self._schema == (
+            DEFAULT_SCHEMA if self.full_events else ENTRY_SCHEMA
+        )
         starts, ends = self._positions(range_.start), self._positions(range_.end)
         for p_text, end in ends.items():
             if p_text not in starts:
@@ -170,13 +188,19 @@ class MapJournalSource(StreamSource):
             for seq, kind, key, old, new, ts in raw:
                 if seq < start or (self.event_types is not None and kind not in self.event_types):
                     continue
-                if plain:  # the stored JSON text is what the string columns show: no decoding
-                    yield (partition, seq, kind.value, text_of(key), text_of(old), text_of(new), _utc(ts))
+                if plain:
+                    if self.full_events:
+                        yield (partition, seq, kind.value, text_of(key), text_of(old), text_of(new), _utc(ts))
+                    else:
+                        yield (text_of(key), text_of(new))
                     continue
                 event = JournalEvent(partition, seq, kind, loads(key), loads(old), loads(new), ts)
                 if self.predicate is not None and not self.predicate(event):
                     continue
-                yield shape(self.projection(event) if self.projection is not None else _as_row(event))
+                if self.projection is not None:
+                    yield shape(self.projection(event))
+                else:
+                    yield shape(_as_row(event) if self.full_events else (event.key, event.new_value))
 
 
 def _utc(timestamp_ms: int) -> dt.datetime:
