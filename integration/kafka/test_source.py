@@ -184,3 +184,39 @@ def test_starting_from_a_timestamp_finds_the_first_record_at_or_after_it(kafka) 
     [first] = [r for r in source.ranges(start, source.latest_offset(start, 1)) if r.partition.endswith(":0")] or [None]
     values = [row["value"] for batch in source.read_range(first) for row in batch.to_pylist()]
     assert values == [b"10"]
+
+
+def test_a_users_auto_offset_reset_latest_starts_a_new_query_at_the_end(spark, kafka, tmp_path) -> None:
+    topic = kafka.topic(partitions=2)
+    kafka.produce(topic, (f"old{i}" for i in range(10)), partitions=2)
+    name = f"reset_{uuid.uuid4().hex[:8]}"
+    df = (spark.readStream.format("jetconnect.kafka").option("bootstrap_servers", kafka.bootstrap)
+          .option("topics", topic).option("value_format", "string").option("kafka.auto.offset.reset", "latest").load())
+    query = df.writeStream.format("memory").queryName(name).option("checkpointLocation", str(tmp_path / "ck")).start()
+    try:
+        query.processAllAvailable()
+        kafka.produce(topic, (f"new{i}" for i in range(6)), partitions=2)
+        query.processAllAvailable()
+    finally:
+        query.stop()
+    assert sorted(r.value for r in spark.table(name).collect()) == sorted(f"new{i}" for i in range(6))
+
+
+def test_group_id_commits_what_spark_processed_so_lag_tools_see_the_query(spark, kafka, tmp_path) -> None:
+    from confluent_kafka import ConsumerGroupTopicPartitions, TopicPartition
+
+    topic, group = kafka.topic(partitions=3), f"jc-{uuid.uuid4().hex[:8]}"
+    kafka.produce(topic, (f"v{i}" for i in range(300)), partitions=3)
+    df = sources.kafka(bootstrap_servers=kafka.bootstrap, topics=[topic], group_id=group,
+                       max_records_per_batch=100).read_stream(spark)
+    query = (df.writeStream.format("noop").option("checkpointLocation", str(tmp_path / "ck"))
+             .trigger(availableNow=True).start())
+    assert query.awaitTermination(240)
+    ends = [json.loads(p["sources"][0]["endOffset"]) for p in query.recentProgress if p["numInputRows"]]
+    assert len(ends) == 3 and sum(ends[-1].values()) == 300
+    # what `kafka-consumer-groups --describe --group <group>` reads: the group's committed offsets.
+    # Spark tells a source that a micro-batch is committed when it plans the next one, so the
+    # group shows the end of the last micro-batch but one.
+    wanted = [ConsumerGroupTopicPartitions(group, [TopicPartition(topic, p) for p in range(3)])]
+    committed = kafka.admin.list_consumer_group_offsets(wanted)[group].result()
+    assert {f"{topic}:{tp.partition}": tp.offset for tp in committed.topic_partitions} == ends[-2]

@@ -6,7 +6,7 @@ import pytest
 
 from jetconnect.errors import OptionError
 from jetconnect.admission import admit_offsets
-from jetconnect_kafka.offsets import EARLIEST, parse_starting_offsets, partition_key, split_key
+from jetconnect_kafka.offsets import EARLIEST, parse_starting_offsets, partition_key, resolve_starting_offsets, split_key
 
 
 def test_partition_keys_round_trip_even_with_dots_and_dashes() -> None:
@@ -64,3 +64,29 @@ def test_admit_with_a_budget_smaller_than_the_partitions() -> None:
     end = dict.fromkeys(start, 10)
     admitted = admit_offsets(start, end, 2)
     assert sum(admitted.values()) == 2 and all(v <= 1 for v in admitted.values())
+
+
+@pytest.mark.parametrize("reset, starts", [(None, "earliest"), ("latest", "latest"), ("largest", "latest"),
+                                           ("smallest", "earliest"), ("Beginning", "earliest"), ("end", "latest")])
+def test_a_users_auto_offset_reset_chooses_where_a_new_query_starts(reset, starts):
+    from jetconnect import sources
+
+    settings = {} if reset is None else {"auto_offset_reset": reset}
+    source = sources.kafka("127.0.0.1:1", topics=["t"], **settings)
+    assert source.starting.default == starts
+    assert resolve_starting_offsets(starts, reset) == starts  # the same answer twice is no conflict
+
+
+def test_auto_offset_reset_that_disagrees_or_cannot_start_a_query_is_an_error():
+    with pytest.raises(OptionError, match=r"'starting_offsets' \('earliest'\) and auto.offset.reset \('latest'\) disagree"):
+        resolve_starting_offsets("earliest", "latest")
+    with pytest.raises(OptionError, match=r"auto.offset.reset='error' cannot choose where a new query starts"):
+        resolve_starting_offsets(None, "error")
+    assert resolve_starting_offsets('{"t:0": 5}', None) == '{"t:0": 5}'
+
+
+def test_an_empty_group_id_is_an_error_naming_it():
+    from jetconnect import sources
+
+    with pytest.raises(OptionError, match="option 'group_id' is empty"):
+        sources.kafka("127.0.0.1:1", topics=["t"], group_id=" ")

@@ -10,6 +10,7 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from typing import Any
 
 from jetconnect.errors import OptionError
 
@@ -67,6 +68,33 @@ def parse_starting_offsets(text: str, option: str = "starting_offsets") -> Start
     return StartingOffsets(default="timestamp", timestamp_ms=int(moment.timestamp() * 1000))
 
 
+#: librdkafka's spellings of ``auto.offset.reset`` and where each starts a new query.
+_RESETS = {"smallest": "earliest", "earliest": "earliest", "beginning": "earliest",
+           "largest": "latest", "latest": "latest", "end": "latest"}
+
+
+def resolve_starting_offsets(starting_offsets: str | None, auto_offset_reset: Any) -> str:
+    """``starting_offsets`` of a new query: as given, else what the user's ``auto.offset.reset``
+    says (a Kafka user's usual way to say it), else earliest. The two disagreeing is an error."""
+    reset = None
+    if auto_offset_reset is not None:
+        reset = _RESETS.get(str(auto_offset_reset).strip().lower())
+        if reset is None:
+            raise OptionError(
+                f"kafka: auto.offset.reset={auto_offset_reset!r} cannot choose where a new query starts "
+                f"(earliest/smallest/beginning or latest/largest/end); the checkpoint decides for a restarted "
+                f"one, and a vanished checkpointed offset follows option 'on_offset_out_of_range'"
+            )
+    if starting_offsets is None:
+        return reset or "earliest"
+    if reset is not None and starting_offsets.strip().lower() != reset:
+        raise OptionError(
+            f"kafka: options 'starting_offsets' ({starting_offsets!r}) and auto.offset.reset "
+            f"({auto_offset_reset!r}) disagree about where a new query starts; give one of them"
+        )
+    return starting_offsets
+
+
 def _offset_map(raw: str, option: str) -> dict[str, int]:
     try:
         parsed = json.loads(raw)
@@ -89,4 +117,7 @@ def _offset(value: object, option: str, key: str) -> int:
     return value
 
 
-__all__ = ["EARLIEST", "LATEST", "StartingOffsets", "parse_starting_offsets", "partition_key", "split_key"]
+__all__ = [
+    "EARLIEST", "LATEST", "StartingOffsets", "parse_starting_offsets", "partition_key", "resolve_starting_offsets",
+    "split_key",
+]

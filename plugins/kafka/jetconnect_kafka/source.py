@@ -9,6 +9,7 @@ the same records, so a restarted query replays what it had not committed: exactl
 from __future__ import annotations
 
 import json
+import logging
 import re
 import time
 from collections.abc import Iterator, Mapping, Sequence
@@ -23,14 +24,25 @@ from jetconnect.arrow import to_arrow_schema
 from jetconnect.connector import BatchSource, Guarantee, Offset, Range, StreamSource
 from jetconnect.offsets import integer_positions
 from jetconnect.errors import OptionError
+from jetconnect.redaction import describe, secrets_of
 from jetconnect.retry import Backoff
 
 from jetconnect_kafka import config
 from jetconnect_kafka.errors import KafkaOffsetError, KafkaSourceError, KafkaWatermarkError
 from jetconnect.admission import admit_offsets
-from jetconnect_kafka.offsets import EARLIEST, LATEST, StartingOffsets, parse_starting_offsets, partition_key, split_key
+from jetconnect_kafka.offsets import (
+    EARLIEST,
+    LATEST,
+    StartingOffsets,
+    parse_starting_offsets,
+    partition_key,
+    resolve_starting_offsets,
+    split_key,
+)
 from jetconnect_kafka.schema import record_schema
 from jetconnect_kafka.serde import DecodeError, ValueFormat, value_format
+
+log = logging.getLogger(__name__)
 
 OUT_OF_RANGE = ("fail", "earliest", "latest")
 #: Records asked of librdkafka per ``consume`` call, and so the most rows of one Arrow batch.
@@ -49,7 +61,7 @@ class KafkaSource(StreamSource, BatchSource):
         bootstrap_servers: str,
         topics: Sequence[str] | None = None,
         pattern: str | None = None,
-        starting_offsets: str = "earliest",
+        starting_offsets: str | None = None,
         ending_offsets: str = "latest",
         key_format: str = "bytes",
         value_format_name: str = "bytes",
@@ -59,6 +71,7 @@ class KafkaSource(StreamSource, BatchSource):
         max_records_per_batch: int | None = None,
         broker_timeout_s: float = 30.0,
         client_config: Mapping[str, Any] | None = None,
+        group_id: str | None = None,
     ) -> None:
         if bool(topics) == bool(pattern):
             raise OptionError("kafka: give exactly one of options 'topics' (a list) and 'pattern' (a regex)")
@@ -73,6 +86,8 @@ class KafkaSource(StreamSource, BatchSource):
             self._regex = re.compile(pattern) if pattern else None
         except re.error as exc:
             raise OptionError(f"kafka: option 'pattern' is not a regular expression: {exc}") from None
+        self.config = config.client_config(bootstrap_servers, client_config or {})
+        starting_offsets = resolve_starting_offsets(starting_offsets, self.config.get("auto.offset.reset"))
         self.starting: StartingOffsets = parse_starting_offsets(starting_offsets)
         self.ending = ending_offsets
         if ending_offsets != "latest":
@@ -83,13 +98,16 @@ class KafkaSource(StreamSource, BatchSource):
         self.max_records_per_batch = max_records_per_batch
         self.backoff = Backoff(initial=0.1, maximum=2.0, deadline=broker_timeout_s)
         self.broker_timeout_s = broker_timeout_s
-        self.config = config.client_config(bootstrap_servers, client_config or {})
+        if group_id is not None and not str(group_id).strip():
+            raise OptionError("kafka: option 'group_id' is empty; leave it out to commit no offsets to a group")
+        self.group_id = group_id
         self._schema = record_schema(self.key_format.spark_type(), self.value_format.spark_type())
         self._client: Consumer | None = None  # driver side, for metadata and watermarks
+        self._group_client: Consumer | None = None  # driver side, commits to ``group_id``
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
-        state["_client"] = None  # a librdkafka handle does not pickle; each process makes its own
+        state["_client"] = state["_group_client"] = None  # a librdkafka handle does not pickle
         return state
 
     def __repr__(self) -> str:
@@ -201,10 +219,27 @@ class KafkaSource(StreamSource, BatchSource):
             f"kafka: the checkpoint reads {key} at offset {position}, but it holds offsets {low} to {high} "
             f"({why}); set on_offset_out_of_range=earliest|latest to reset")
 
+    def commit(self, end: Offset) -> None:
+        """With ``group_id``, tell the consumer group how far Spark has processed, so the lag tools
+        of Kafka shops (``kafka-consumer-groups --describe``) see the query. The checkpoint stays
+        the truth: a restarted query reads from it, and a failed group commit is only logged."""
+        if self.group_id is None:
+            return
+        offsets = [TopicPartition(*split_key(key), int(position)) for key, position in sorted(self._checked(end).items())]
+        try:
+            if self._group_client is None:
+                self._group_client = config.consumer(self.config, **{"group.id": self.group_id})
+            self._group_client.commit(offsets=offsets, asynchronous=False)
+        except KafkaException as exc:
+            log.warning("kafka: could not commit offsets to consumer group %r (the checkpoint is unaffected): %s",
+                        self.group_id, describe(exc, secrets_of(self.config)))
+
     def stop(self) -> None:
-        if self._client is not None:
-            self._client.close()
-            self._client = None
+        for name in ("_client", "_group_client"):
+            client = getattr(self, name)
+            if client is not None:
+                client.close()
+                setattr(self, name, None)
 
     # --- batch reads: a fixed range ----------------------------------------------------------
 
@@ -388,7 +423,7 @@ def kafka_source(
     bootstrap_servers: str,
     topics: list[str] | None = None,
     pattern: str | None = None,
-    starting_offsets: str = "earliest",
+    starting_offsets: str | None = None,
     ending_offsets: str = "latest",
     key_format: str = "bytes",
     value_format: str = "bytes",
@@ -397,12 +432,15 @@ def kafka_source(
     on_offset_out_of_range: str = "fail",
     max_records_per_batch: int | None = None,
     broker_timeout_s: float = 30.0,
+    group_id: str | None = None,
     **client_config: Any,
 ) -> KafkaSource:
     """Kafka topics as a stream (exact replay from checkpointed offsets) or a batch of a range.
 
     ``topics`` or ``pattern`` (a regex over topic names); ``starting_offsets``: earliest, latest,
-    epoch milliseconds / ISO time, or a JSON map ``{"topic:partition": offset}``; ``value_format``:
+    epoch milliseconds / ISO time, or a JSON map ``{"topic:partition": offset}`` (default: the
+    ``auto_offset_reset`` setting if given, else earliest); ``group_id``: commit the processed offsets
+    to that consumer group after each micro-batch, for lag monitoring; ``value_format``:
     bytes, string, json (with ``value_schema`` DDL) or avro (with ``avro_schema``). Other keyword
     arguments are librdkafka settings (``security_protocol="SSL"`` or ``"security.protocol"``).
     """
@@ -413,10 +451,12 @@ def kafka_source(
     if isinstance(ending_offsets, dict):
         ending_offsets = json.dumps(ending_offsets)
     return KafkaSource(
-        bootstrap_servers=bootstrap_servers, topics=topics, pattern=pattern, starting_offsets=str(starting_offsets),
+        bootstrap_servers=bootstrap_servers, topics=topics, pattern=pattern,
+        starting_offsets=None if starting_offsets is None else str(starting_offsets),
         ending_offsets=str(ending_offsets), key_format=key_format, value_format_name=value_format,
         value_schema=value_schema, avro_schema=avro_schema, on_offset_out_of_range=on_offset_out_of_range,
         max_records_per_batch=max_records_per_batch, broker_timeout_s=broker_timeout_s, client_config=client_config,
+        group_id=group_id,
     )
 
 
