@@ -69,3 +69,33 @@ def test_a_value_that_does_not_fit_the_avro_schema_names_the_row(kafka) -> None:
         sink.write_partition(iter([rows]), ctx)
     with pytest.raises(Exception, match="needs a 'value' column"):
         sink.check_schema(StructType([StructField("id", LongType())]))
+
+
+@pytest.mark.parametrize("delivery", ["exactly-once", "at-least-once"])
+def test_jets_record_fn_and_projection_through_spark(spark, kafka, delivery) -> None:
+    """The sink makes each record with Jet's toRecordFn; the source reads it back through a
+    projection of each record, both with rows of their own schema."""
+    from jetconnect_kafka import ProducerRecord
+
+    topic = kafka.topic(partitions=2)
+    df = spark.range(0, 500, numPartitions=3).selectExpr("id", "concat('name-', id) AS name")
+    sinks.kafka(kafka.bootstrap, topic=topic, delivery=delivery, record_fn=lambda row: ProducerRecord(
+        value=json.dumps({"id": row.id, "name": row.name}), key=str(row.id), partition=row.id % 2,
+        headers=[("origin", b"jetconnect")])).write(df)
+    read = sources.kafka(
+        kafka.bootstrap, topics=[topic], key_format="string", isolation_level="read_committed",
+        projection=lambda r: (int(r.key), json.loads(r.value)["name"], r.partition, dict(r.headers)["origin"]),
+        schema="id long, name string, partition int, origin binary",
+    ).read(spark)
+    rows = read.collect()
+    assert sorted((r.id, r.name) for r in rows) == [(i, f"name-{i}") for i in range(500)]
+    assert all(r.partition == r.id % 2 and r.origin == b"jetconnect" for r in rows)
+
+
+def test_a_projection_returning_what_the_schema_cannot_hold_names_the_records(spark, kafka) -> None:
+    topic = kafka.topic()
+    kafka.produce(topic, ["1", "2", "x"])
+    source = sources.kafka(kafka.bootstrap, topics=[topic], value_format="string",
+                           projection=lambda r: (int(r.value) if r.value.isdigit() else r.value,), schema="n long")
+    with pytest.raises(Exception, match=r"kafka projection \(records from topic '.*' partition 0 offset 0\): item #2"):
+        source.read(spark).collect()

@@ -48,3 +48,27 @@ def test_a_source_pickles_without_its_driver_client() -> None:
 def test_sink_delivery_mode_is_checked() -> None:
     with pytest.raises(OptionError, match="'delivery' must be one of exactly-once, at-least-once"):
         kafka_sink("h:9092", topic="t", delivery="maybe")
+
+
+def test_jets_functions_are_python_functions_and_records_are_checked():
+    from jetconnect import sinks, sources
+    from jetconnect_kafka.errors import KafkaSinkError
+    from jetconnect_kafka.records import ProducerRecord, as_producer_record, wire_bytes
+
+    with pytest.raises(OptionError, match="option 'projection' must be a Python function"):
+        sources.kafka("127.0.0.1:1", topics=["t"], projection="lambda r: r")
+    with pytest.raises(OptionError, match="option 'schema' describes what 'projection' returns"):
+        sources.kafka("127.0.0.1:1", topics=["t"], schema="n long")
+    projected = sources.kafka("127.0.0.1:1", topics=["t"], projection=lambda r: (r.offset,), schema="n long")
+    assert projected.schema().simpleString() == "struct<n:bigint>"
+    with pytest.raises(OptionError, match="option 'record_fn' must be a Python function"):
+        sinks.kafka("127.0.0.1:1", topic="t", record_fn=3)
+    assert as_producer_record(("k", "v"), "row 0") == ProducerRecord(key="k", value="v")
+    assert as_producer_record({"value": b"v", "topic": "x"}, "row 0").topic == "x"
+    with pytest.raises(KafkaSinkError, match=r"keys \['valu'\] for row 7; it needs 'value'"):
+        as_producer_record({"valu": 1}, "row 7")
+    with pytest.raises(KafkaSinkError, match="returned int for row 2"):
+        as_producer_record(5, "row 2")
+    with pytest.raises(KafkaSinkError, match="a value of type dict for row 3; give bytes or str"):
+        wire_bytes({"a": 1}, "value", "row 3")
+    assert wire_bytes("é", "value", "row 0") == "é".encode()

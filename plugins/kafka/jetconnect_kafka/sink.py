@@ -12,7 +12,7 @@ a crash. See plugins/kafka/README.md for the design and its limits.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,6 +27,7 @@ from jetconnect.retry import Backoff
 from jetconnect_kafka import config
 from jetconnect_kafka.errors import KafkaSinkError
 from jetconnect_kafka.ledger import DEFAULT_TOPIC, Ledger, marker
+from jetconnect_kafka.records import as_producer_record, wire_bytes
 from jetconnect_kafka.serde import ValueFormat, value_format
 
 DELIVERY = ("exactly-once", "at-least-once")
@@ -61,6 +62,7 @@ class KafkaSink(Sink):
         commit_topic: str = DEFAULT_TOPIC,
         broker_timeout_s: float = 30.0,
         client_config: Mapping[str, Any] | None = None,
+        record_fn: Callable[[Any], Any] | None = None,
     ) -> None:
         if delivery not in DELIVERY:
             raise OptionError(f"kafka sink: option 'delivery' must be one of {', '.join(DELIVERY)}, got {delivery!r}")
@@ -71,11 +73,17 @@ class KafkaSink(Sink):
         self.backoff = Backoff(initial=0.1, maximum=2.0, deadline=broker_timeout_s)
         self.config = config.client_config(bootstrap_servers, client_config or {})
         self.commit_topic = commit_topic
+        if record_fn is not None and not callable(record_fn):
+            raise OptionError("kafka sink: option 'record_fn' must be a Python function of the row (pass it to "
+                              "sinks.kafka(...) in Python; a string option cannot carry one)")
+        self.record_fn = record_fn
 
     def __repr__(self) -> str:
         return f"KafkaSink(topic={self.topic!r}, delivery={self.delivery!r}, bootstrap.servers={self.config['bootstrap.servers']!r})"
 
     def check_schema(self, schema: StructType) -> None:
+        if self.record_fn is not None:
+            return  # the function makes each record from rows of any schema
         names = {f.name.lower(): f.dataType for f in schema.fields}
         if "value" not in names:
             raise SchemaError(f"kafka sink: the DataFrame needs a 'value' column; it has {', '.join(schema.fieldNames())}")
@@ -181,6 +189,9 @@ class _RowWriter:
         return self.written
 
     def write(self, batch: pa.RecordBatch) -> None:
+        if self.sink.record_fn is not None:
+            self._write_made(batch)
+            return
         names = {name.lower(): i for i, name in enumerate(batch.schema.names)}
         n = batch.num_rows
         try:
@@ -213,6 +224,34 @@ class _RowWriter:
         poll(0)
         self.written += n
 
+    def _write_made(self, batch: pa.RecordBatch) -> None:
+        """Jet's ``toRecordFn``: each row, as a pyspark ``Row``, made into its record by the user's function."""
+        from pyspark.sql import Row
+
+        make_row = Row(*batch.schema.names)
+        for i, values in enumerate(zip(*(column.to_pylist() for column in batch.columns))):
+            where = f"row {self.written + i} of partition {self.ctx.partition_id}"
+            record = as_producer_record(self.sink.record_fn(make_row(*values)), where)
+            topic = record.topic or self.sink.topic
+            if topic is None:
+                raise KafkaSinkError(f"kafka sink: record_fn gave no topic for {where} and option 'topic' is not set")
+            extra: dict[str, Any] = {}
+            if record.partition is not None:
+                extra["partition"] = record.partition
+            if record.headers:
+                extra["headers"] = list(record.headers)
+            self._produce(topic, wire_bytes(record.value, "value", where), wire_bytes(record.key, "key", where), extra)
+        self.producer.poll(0)
+        self.written += batch.num_rows
+
+    def _produce(self, topic: str, value: bytes | None, key: bytes | None, extra: Mapping[str, Any]) -> None:
+        while True:
+            try:
+                self.producer.produce(topic, value, key, **extra)
+                return
+            except BufferError:  # the local queue is full: let librdkafka send some
+                self.producer.poll(0.05)
+
     def _bad_value(self, column: pa.Array, exc: Exception) -> KafkaSinkError:
         fmt = self.sink.value_format
         for i in range(len(column)):
@@ -237,18 +276,22 @@ def kafka_sink(
     delivery: str = "exactly-once",
     commit_topic: str = DEFAULT_TOPIC,
     broker_timeout_s: float = 30.0,
+    record_fn: Callable[[Any], Any] | None = None,
     **client_config: Any,
 ) -> KafkaSink:
     """Write a ``value`` column (plus optional key, topic, partition, headers columns) to Kafka.
 
     ``delivery="exactly-once"`` (default) writes each micro-batch partition in one transaction and
     skips a re-delivered one (read with ``isolation.level=read_committed``); ``"at-least-once"`` is
-    faster and may duplicate after a crash. Other keyword arguments are librdkafka settings.
+    faster and may duplicate after a crash. ``record_fn``: Jet's function making each record from a
+    row (of any schema): a :class:`~jetconnect_kafka.records.ProducerRecord`, a mapping with
+    ``value`` (and key, topic, partition, headers) or a ``(key, value)`` pair. Other keyword
+    arguments are librdkafka settings.
     """
     return KafkaSink(
         bootstrap_servers=bootstrap_servers, topic=topic, value_format_name=value_format, value_schema=value_schema,
         avro_schema=avro_schema, delivery=delivery, commit_topic=commit_topic, broker_timeout_s=broker_timeout_s,
-        client_config=client_config,
+        client_config=client_config, record_fn=record_fn,
     )
 
 

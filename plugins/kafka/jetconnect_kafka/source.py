@@ -12,7 +12,7 @@ import json
 import logging
 import re
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import pyarrow as pa
@@ -20,7 +20,7 @@ import pyarrow.compute as pc
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message, TopicPartition
 from pyspark.sql.types import StructType
 
-from jetconnect.arrow import to_arrow_schema
+from jetconnect.arrow import parse_schema, rows_to_batch, to_arrow_schema
 from jetconnect.connector import BatchSource, Guarantee, Offset, Range, StreamSource
 from jetconnect.offsets import integer_positions
 from jetconnect.errors import OptionError
@@ -39,12 +39,15 @@ from jetconnect_kafka.offsets import (
     resolve_starting_offsets,
     split_key,
 )
+from jetconnect_kafka.records import ConsumerRecord
 from jetconnect_kafka.schema import record_schema
 from jetconnect_kafka.serde import DecodeError, ValueFormat, value_format
 
 log = logging.getLogger(__name__)
 
 OUT_OF_RANGE = ("fail", "earliest", "latest")
+#: The rows of a source with a ``projection`` and no ``schema``: what the function returns, as text.
+PROJECTED_SCHEMA = "value string"
 #: Records asked of librdkafka per ``consume`` call, and so the most rows of one Arrow batch.
 CHUNK = 20_000
 
@@ -72,6 +75,8 @@ class KafkaSource(StreamSource, BatchSource):
         broker_timeout_s: float = 30.0,
         client_config: Mapping[str, Any] | None = None,
         group_id: str | None = None,
+        projection: Callable[[ConsumerRecord], Any] | None = None,
+        schema: str | StructType | None = None,
     ) -> None:
         if bool(topics) == bool(pattern):
             raise OptionError("kafka: give exactly one of options 'topics' (a list) and 'pattern' (a regex)")
@@ -101,7 +106,14 @@ class KafkaSource(StreamSource, BatchSource):
         if group_id is not None and not str(group_id).strip():
             raise OptionError("kafka: option 'group_id' is empty; leave it out to commit no offsets to a group")
         self.group_id = group_id
-        self._schema = record_schema(self.key_format.spark_type(), self.value_format.spark_type())
+        if projection is not None and not callable(projection):
+            raise OptionError("kafka: option 'projection' must be a Python function of the record "
+                              "(pass it to sources.kafka(...) in Python; a string option cannot carry one)")
+        if schema is not None and projection is None:
+            raise OptionError("kafka: option 'schema' describes what 'projection' returns; give both or neither")
+        self.projection = projection
+        self._schema = (parse_schema(schema or PROJECTED_SCHEMA) if projection is not None
+                        else record_schema(self.key_format.spark_type(), self.value_format.spark_type()))
         self._client: Consumer | None = None  # driver side, for metadata and watermarks
         self._group_client: Consumer | None = None  # driver side, commits to ``group_id``
 
@@ -391,6 +403,8 @@ class _RangeReader:
         raise KafkaSourceError(f"kafka: reading {self.where(position)}: {error.str()}") from KafkaException(error)
 
     def _to_batch(self, records: list[Any]) -> pa.RecordBatch:
+        if self.source.projection is not None:
+            return self._projected(records)
         # One comprehension per column: the per-record cost is what the source's speed is made of.
         n = len(records)
         offsets = [m.offset() for m in records]
@@ -407,6 +421,19 @@ class _RangeReader:
             pa.array([m.headers() for m in records], self.arrow_schema.field("headers").type),
         ]
         return pa.RecordBatch.from_arrays(columns, schema=self.arrow_schema)
+
+    def _projected(self, records: list[Any]) -> pa.RecordBatch:
+        """Jet's projection: each record, decoded, through the user's function, then to the schema."""
+        offsets = [m.offset() for m in records]
+        keys = self._decode(self.source.key_format, [m.key() for m in records], offsets, "key").to_pylist()
+        values = self._decode(self.source.value_format, [m.value() for m in records], offsets, "value").to_pylist()
+        project = self.source.projection
+        rows = [
+            project(ConsumerRecord(self.topic, self.partition, m.offset(), ms if kind else None, key, value,
+                                   tuple(m.headers() or ())))
+            for m, key, value, (kind, ms) in zip(records, keys, values, (m.timestamp() for m in records))
+        ]
+        return rows_to_batch(rows, self.source.schema(), f"kafka projection (records from {self.where(offsets[0])})")
 
     def _decode(self, fmt: ValueFormat, raw: list[bytes | None], offsets: list[int], what: str) -> pa.Array:
         try:
@@ -433,6 +460,8 @@ def kafka_source(
     max_records_per_batch: int | None = None,
     broker_timeout_s: float = 30.0,
     group_id: str | None = None,
+    projection: Callable[[ConsumerRecord], Any] | None = None,
+    schema: str | None = None,
     **client_config: Any,
 ) -> KafkaSource:
     """Kafka topics as a stream (exact replay from checkpointed offsets) or a batch of a range.
@@ -440,7 +469,8 @@ def kafka_source(
     ``topics`` or ``pattern`` (a regex over topic names); ``starting_offsets``: earliest, latest,
     epoch milliseconds / ISO time, or a JSON map ``{"topic:partition": offset}`` (default: the
     ``auto_offset_reset`` setting if given, else earliest); ``group_id``: commit the processed offsets
-    to that consumer group after each micro-batch, for lag monitoring; ``value_format``:
+    to that consumer group after each micro-batch, for lag monitoring; ``projection``: Jet's function
+    of each :class:`~jetconnect_kafka.records.ConsumerRecord`, returning a row of ``schema``; ``value_format``:
     bytes, string, json (with ``value_schema`` DDL) or avro (with ``avro_schema``). Other keyword
     arguments are librdkafka settings (``security_protocol="SSL"`` or ``"security.protocol"``).
     """
@@ -456,7 +486,7 @@ def kafka_source(
         ending_offsets=str(ending_offsets), key_format=key_format, value_format_name=value_format,
         value_schema=value_schema, avro_schema=avro_schema, on_offset_out_of_range=on_offset_out_of_range,
         max_records_per_batch=max_records_per_batch, broker_timeout_s=broker_timeout_s, client_config=client_config,
-        group_id=group_id,
+        group_id=group_id, projection=projection, schema=schema,
     )
 
 
