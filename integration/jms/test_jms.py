@@ -163,6 +163,20 @@ def test_dataframe_to_queue_with_headers_and_json_body(spark):
     )
 
 
+
+def test_jets_message_fn_makes_each_message_and_a_wrong_return_names_the_row(spark):
+    queue = unique("made")
+    df = spark.range(0, 200, numPartitions=2).selectExpr("id", "concat('item ', id) AS name")
+    sinks.jms_queue(queue, message_fn=lambda row: (json.dumps({"n": row.id, "name": row.name}),
+                                                   {"kind": "even" if row.id % 2 == 0 else "odd"})).write(df)
+    got = consume(f"/queue/{queue}", 200)
+    bodies = sorted((json.loads(b) for _, b in got), key=lambda d: d["n"])
+    assert bodies == [{"n": i, "name": f"item {i}"} for i in range(200)]
+    assert all(h["kind"] == ("even" if json.loads(b)["n"] % 2 == 0 else "odd") for h, b in got)
+    with pytest.raises(Exception, match=r"message_fn returned int for row 0 of this partition"):
+        sinks.jms_queue(queue, message_fn=lambda row: row.id).write(df.limit(1))
+    assert consume(f"/queue/{queue}", 1, timeout=2) == []  # the failed partition's transaction was dropped
+
 def test_durable_topic_subscription_keeps_messages_while_the_query_is_stopped(spark, tmp_path):
     topic = unique("prices")
     source = sources.jms_topic(topic, subscription=unique("sub"), wal_location=str(tmp_path / "wal"))

@@ -88,8 +88,10 @@ def jms_queue_sink(
     user: str | None = None,
     password: str | None = None,
     connect_timeout: float = 30.0,
+    message_fn: Callable[[Any], Any] | None = None,
 ) -> JmsSink:
-    """Rows to a queue, one STOMP transaction per partition and batch."""
+    """Rows to a queue, one STOMP transaction per partition and batch: a body column and header
+    columns, or Jet's ``message_fn`` making each message from a row."""
     return _sink("queue", destination, locals())
 
 
@@ -103,8 +105,10 @@ def jms_topic_sink(
     user: str | None = None,
     password: str | None = None,
     connect_timeout: float = 30.0,
+    message_fn: Callable[[Any], Any] | None = None,
 ) -> JmsSink:
-    """Rows to a topic, one STOMP transaction per partition and batch."""
+    """Rows to a topic, one STOMP transaction per partition and batch: a body column and header
+    columns, or Jet's ``message_fn`` making each message from a row."""
     return _sink("topic", destination, locals())
 
 
@@ -157,6 +161,7 @@ def _sink(kind: str, destination: str, args: dict[str, Any]) -> JmsSink:
         body_column=args["body_column"],
         header_columns=tuple(args["header_columns"] or ()),
         persistent=args["persistent"],
+        message_fn=args["message_fn"],
     )
 
 

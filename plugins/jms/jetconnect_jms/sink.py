@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pyarrow as pa
 
 from jetconnect.connector import Guarantee, Sink, WriteContext
-from jetconnect.errors import SchemaError, SinkError
+from jetconnect.errors import OptionError, SchemaError, SinkError
 from jetconnect.retry import Backoff, RetriesExhausted, retry_call
 from jetconnect_jms.stomp_client import CONNECTION_ERRORS, BrokerError, StompClient, StompSettings, destination_path
 
@@ -37,6 +37,7 @@ class JmsSink(Sink):
         body_column: str = "body",
         header_columns: tuple[str, ...] = (),
         persistent: bool = True,
+        message_fn: Callable[[Any], Any] | None = None,
     ) -> None:
         self.kind = kind
         self.name = f"jms_{kind}"
@@ -46,8 +47,14 @@ class JmsSink(Sink):
         self.body_column = body_column
         self.header_columns = tuple(header_columns)
         self.persistent = persistent
+        if message_fn is not None and not callable(message_fn):
+            raise OptionError(f"{self.owner}: option 'message_fn' must be a Python function of the row (pass it "
+                              f"to sinks.{self.name}(...) in Python; a string option cannot carry one)")
+        self.message_fn = message_fn
 
     def check_schema(self, schema: Any) -> None:
+        if self.message_fn is not None:
+            return  # the function makes each message from rows of any schema
         names = set(schema.fieldNames())
         wanted = [self.body_column, *self.header_columns]
         missing = [c for c in wanted if c not in names]
@@ -87,6 +94,11 @@ class JmsSink(Sink):
         sent = 0
         try:
             for batch in batches:
+                if self.message_fn is not None:
+                    for body, headers in self._made(batch, sent):
+                        client.send(self.destination, body, {**common, **headers}, transaction)
+                        sent += 1
+                    continue
                 bodies = _bodies(batch.column(self.body_column))
                 headers = [batch.column(name).to_pylist() for name in self.header_columns]
                 for row, body in enumerate(bodies):
@@ -101,6 +113,22 @@ class JmsSink(Sink):
             client.abort(transaction)
             raise
         return sent
+
+
+    def _made(self, batch: pa.RecordBatch, before: int) -> Iterator[tuple[str | bytes, dict[str, str]]]:
+        """Jet's ``messageFn``: each row, as a pyspark ``Row``, made into a body or a ``(body, headers)`` pair."""
+        from pyspark.sql import Row
+
+        make_row = Row(*batch.schema.names)
+        for i, values in enumerate(zip(*(column.to_pylist() for column in batch.columns))):
+            made = self.message_fn(make_row(*values))  # type: ignore[misc]
+            body, headers = made if isinstance(made, tuple) and len(made) == 2 else (made, {})
+            if not isinstance(body, (str, bytes)) or not isinstance(headers, dict):
+                raise SinkError(
+                    f"{self.owner}: message_fn returned {type(made).__name__} for row {before + i} of this "
+                    f"partition; return a body (str or bytes) or a (body, headers dict) pair"
+                )
+            yield body, {str(k): str(v) for k, v in headers.items() if v is not None}
 
 
 def _bodies(column: pa.Array | pa.ChunkedArray) -> list[Any]:
