@@ -183,3 +183,15 @@ def test_a_read_whose_body_ends_early_without_an_error_resumes_instead_of_losing
     monkeypatch.setattr(type(fs), "_client", property(lambda self: Client()))
     assert fs.read_range("/in/a", 100, 10000) == data[100:10100]
     assert opened == [(100, 10000), (3100, 7000)]
+
+
+def test_jets_mapper_is_a_python_function_with_its_schema():
+    with pytest.raises(OptionError, match="option 'mapper' must be a Python function"):
+        hdfs_source(URL, "/data", mapper="lambda k, v: v")
+    with pytest.raises(OptionError, match="option 'schema' describes what 'mapper' returns"):
+        hdfs_source(URL, "/data", schema="n long")
+    with pytest.raises(OptionError, match="option 'mapper' works with format lines or bytes"):
+        hdfs_source(URL, "/data", format="avro", mapper=lambda k, v: v)
+    mapped = hdfs_source(URL, "/data", mapper=lambda path, line: (len(line),), schema="n int")
+    assert mapped.schema().simpleString() == "struct<n:int>"
+    assert hdfs_source(URL, "/data", mapper=lambda path, line: line).schema().simpleString() == "struct<value:string>"

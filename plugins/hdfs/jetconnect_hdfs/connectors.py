@@ -6,6 +6,7 @@ converts Spark's string options by these annotations.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from jetconnect.errors import OptionError
@@ -33,15 +34,22 @@ def hdfs_source(
     kerberos_principal: str | None = None,
     token: str | None = None,
     timeout: float = 60.0,
+    mapper: Callable[[str, Any], Any] | None = None,
+    schema: str | None = None,
 ) -> HdfsSource:
     """Lines (or whole files) of HDFS files, read in parallel by block-aligned byte ranges.
 
     ``url`` is the NameNode's WebHDFS address (``http://namenode:9870``); ``path`` a file, a
     directory, or a directory with a glob in its last part (``/logs/2024-*.txt``).
     ``format="avro"`` reads Avro container files (batch only; ``avro_schema``: a reader schema).
+    ``mapper``: Jet's function of (key, value), here of the file's path and each line (or, with
+    ``format="bytes"``, its content), returning a row of ``schema`` (default ``value string``).
     """
     fs = WebHdfsFileSystem(HdfsConnection(url, user, proxy_user, kerberos, kerberos_principal, token=token, timeout=timeout))
     if format == "avro":
+        if mapper is not None:
+            raise OptionError("hdfs: option 'mapper' works with format lines or bytes; Avro records come typed "
+                              "by their schema (map them with Spark)")
         directory, glob = split_path(path)
         avro = _files_family("avro_source")
         glob = "*.avro" if glob == "*" else glob
@@ -56,6 +64,8 @@ def hdfs_source(
         max_split_bytes=max_split_bytes,
         min_splits=min_splits,
         max_files_per_batch=max_files_per_batch,
+        mapper=mapper,
+        schema=schema,
     )
 
 

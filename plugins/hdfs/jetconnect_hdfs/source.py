@@ -16,14 +16,14 @@ in two pieces. An offset entry naming a path outside the source's path is an :cl
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import groupby
 from typing import Any
 
 import pyarrow as pa
 
-from jetconnect.arrow import parse_schema
+from jetconnect.arrow import parse_schema, rows_to_batch
 from jetconnect.connector import BatchSource, Guarantee, Offset, Range, StreamSource
 from jetconnect.errors import OffsetError, OptionError
 from jetconnect.offsets import integer_positions
@@ -57,6 +57,10 @@ class HdfsSource(BatchSource, StreamSource):
     max_split_bytes: int = 128 << 20
     min_splits: int = 2
     max_files_per_batch: int = 0
+    #: Jet's mapper of (key, value): here (the file's path, its line or, for ``bytes``, its content).
+    mapper: Callable[[str, Any], Any] | None = None
+    #: DDL of what ``mapper`` returns (default ``value string``).
+    mapped_schema: str | None = None
 
     name = "hdfs"
     # Exact replay holds while files are immutable or only appended to (HDFS allows nothing else
@@ -64,6 +68,8 @@ class HdfsSource(BatchSource, StreamSource):
     guarantee = Guarantee.EXACTLY_ONCE
 
     def schema(self) -> Any:
+        if self.mapper is not None:
+            return parse_schema(self.mapped_schema or "value string")
         if self.format == "bytes":
             return parse_schema("path string, content binary")
         return parse_schema("value string, path string" if self.include_path else "value string")
@@ -175,6 +181,16 @@ class HdfsSource(BatchSource, StreamSource):
     # --- reading ---------------------------------------------------------------------------------
 
     def _read(self, file_range: FileRange) -> Iterator[pa.RecordBatch]:
+        if self.mapper is None:
+            yield from self._read_columns(file_range)
+            return
+        value_column = "content" if self.format == "bytes" else "value"
+        owner = f"hdfs: the mapper of '{file_range.path}' from byte {file_range.start}"
+        for batch in self._read_columns(file_range):
+            rows = [self.mapper(file_range.path, value) for value in batch.column(value_column).to_pylist()]
+            yield rows_to_batch(rows, self.schema(), owner)
+
+    def _read_columns(self, file_range: FileRange) -> Iterator[pa.RecordBatch]:
         if self.format == "bytes":
             content = self.fs.read_range(file_range.path, file_range.start, file_range.length)
             yield pa.RecordBatch.from_pydict(
@@ -237,8 +253,15 @@ def make_source(
     max_split_bytes: int = 128 << 20,
     min_splits: int = 2,
     max_files_per_batch: int = 0,
+    mapper: Callable[[str, Any], Any] | None = None,
+    schema: str | None = None,
 ) -> HdfsSource:
     """Validate the options (errors name them) and build the source."""
+    if mapper is not None and not callable(mapper):
+        raise OptionError("hdfs: option 'mapper' must be a Python function of (path, value) (pass it to "
+                          "sources.hdfs(...) in Python; a string option cannot carry one)")
+    if schema is not None and mapper is None:
+        raise OptionError("hdfs: option 'schema' describes what 'mapper' returns; give both or neither")
     if format not in FORMATS:
         raise OptionError(f"hdfs: option 'format' must be one of {', '.join(FORMATS)}, avro; got {format!r}")
     max_split_bytes = check_count(max_split_bytes, "max_split_bytes", "hdfs")
@@ -251,7 +274,8 @@ def make_source(
     except ValueError as exc:
         raise OptionError(f"hdfs: option 'path': {exc}") from None
     return HdfsSource(
-        fs, directory, glob, recursive, format, charset, include_path, max_split_bytes, min_splits, max_files_per_batch
+        fs, directory, glob, recursive, format, charset, include_path, max_split_bytes, min_splits, max_files_per_batch,
+        mapper, schema,
     )
 
 
