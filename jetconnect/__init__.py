@@ -31,6 +31,7 @@ from jetconnect.errors import (
     SchemaError,
     SinkError,
     SourceError,
+    WorkerSetupError,
 )
 from jetconnect.hookspecs import hookimpl
 from jetconnect.options import Options
@@ -59,6 +60,7 @@ __all__ = [
     "SourceBuilder",
     "SourceError",
     "StreamSource",
+    "WorkerSetupError",
     "WriteContext",
     "__version__",
     "hookimpl",

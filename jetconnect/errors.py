@@ -37,3 +37,11 @@ class PluginLoadWarning(UserWarning):
 
 class ConnectSetupError(JetconnectError):
     """The Spark Connect server lacks something a connector needs; the message says what to install."""
+
+
+class WorkerSetupError(JetconnectError):
+    """Spark's Python workers run an interpreter that lacks what a connector needs.
+
+    The message names that interpreter, what it cannot import, and how to start the workers on the
+    driver's interpreter instead.
+    """

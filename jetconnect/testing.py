@@ -43,6 +43,9 @@ def spark_builder(app_name: str = "jetconnect", master: str | None = None) -> An
     from jetconnect.spark import RECOMMENDED_SPARK_CONF
 
     master = master or os.environ.get(MASTER_ENV) or "local[2]"
+    # Spark's Python workers run PYSPARK_PYTHON, else PATH's python3, which need not be this
+    # interpreter (a venv's python run without activating the venv). PySpark started from Python
+    # reads only this variable, not spark.pyspark.python (that one works through spark-submit).
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     # tests and demos talk to 127.0.0.1 only

@@ -12,10 +12,11 @@ from typing import TYPE_CHECKING, Any
 
 from jetconnect.builders import MEMBERS
 from jetconnect.connector import Sink, Source
-from jetconnect.errors import ConnectSetupError
+from jetconnect.errors import ConnectSetupError, WorkerSetupError
 from jetconnect.options import Options, _to_option_string
 from jetconnect.spark._connect import check_plugins_on_server, check_server_imports, is_connect
 from jetconnect.spark._datasource import MAX_RECORDS_PER_BATCH, Bound, FromRegistry, data_source_class
+from jetconnect.spark._imports import check_worker_imports
 from jetconnect.spark._session import filter_pushdown, members
 from jetconnect.spark._shipping import ship_user_modules
 
@@ -49,7 +50,8 @@ def register(spark: "SparkSession") -> list[str]:
     """Register every installed plugin's sources and sinks with ``spark``; return the formats.
 
     Under Spark Connect the server's Python must have jetconnect (else ConnectSetupError), and each
-    plugin it lacks gets a ConnectPluginWarning: its formats are registered but fail there.
+    plugin it lacks gets a ConnectPluginWarning: its formats are registered but fail there. In a
+    classic session the Python workers must import jetconnect and pyarrow (else WorkerSetupError).
     """
     from jetconnect.registry import get_registry
 
@@ -57,6 +59,8 @@ def register(spark: "SparkSession") -> list[str]:
     if is_connect(spark):
         specs = [*registry.sources.values(), *registry.sinks.values()]
         check_plugins_on_server(spark, {s.plugin: s.factory.__module__ for s in specs})
+    else:
+        check_worker_imports(spark, "jetconnect.register(spark)")
     pushdown = filter_pushdown(spark)
     formats = []
     for name in sorted(set(registry.sources) | set(registry.sinks)):
@@ -136,6 +140,8 @@ def _register_object(spark: "SparkSession", connector: Source | Sink, kind: str)
     ship_user_modules(cls)  # executors (and a Connect server) may not be able to import them
     if is_connect(spark):
         check_server_imports(spark, cls, f"{kind} '{connector.name}'")
+    else:
+        check_worker_imports(spark, f"{kind} '{connector.name}'", cls)
     spark.dataSource.register(cls)
     return fmt
 
@@ -162,6 +168,7 @@ __all__ = [
     "MAX_RECORDS_PER_BATCH",
     "RECOMMENDED_SPARK_CONF",
     "ConnectSetupError",
+    "WorkerSetupError",
     "format_name",
     "members",
     "read",

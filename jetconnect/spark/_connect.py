@@ -15,14 +15,11 @@ import warnings
 from typing import TYPE_CHECKING, Any
 
 from jetconnect.errors import ConnectSetupError
+from jetconnect.spark._imports import Answer, cannot_import, import_probe
 from jetconnect.spark._shipping import distributions, referenced_modules
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import SparkSession
-
-#: What each server session answered: session id -> {module: import error or None}.
-_answers: dict[str, dict[str, str | None]] = {}
-
 
 class ConnectPluginWarning(UserWarning):
     """A plugin installed on the client is missing on the Spark Connect server."""
@@ -65,36 +62,26 @@ def check_plugins_on_server(spark: "SparkSession", plugin_modules: dict[str, str
 
 def _server_cannot_import(spark: "SparkSession", modules: set[str]) -> dict[str, str]:
     """``{module: error}`` for the modules the server's Python workers cannot import."""
-    cache = _answers.setdefault(getattr(spark, "session_id", None) or str(id(spark)), {})
-    unknown = sorted(m for m in modules if m not in cache)
-    if unknown:
-        cache.update(_probe(spark, unknown))
-    return {m: error for m in sorted(modules) if (error := cache.get(m)) is not None}
+    key = getattr(spark, "session_id", None) or str(id(spark))
+    return cannot_import(key, modules, lambda names: _probe(spark, names))[1]
 
 
-def _probe(spark: "SparkSession", modules: list[str]) -> dict[str, str | None]:
-    """Import ``modules`` in one of the server's Python workers; ``None`` for each that imports."""
+def _probe(spark: "SparkSession", modules: list[str]) -> Answer:
+    """The server's worker interpreter and, per module, its import error there (``None``: it imports)."""
+    probe = import_probe(modules)
 
-    # A nested function is pickled by value and refers to nothing but the standard library and
-    # pyarrow, so the probe runs even on a server without jetconnect.
-    def probe(batches: Any) -> Any:
-        import importlib
-
+    # Nested, so pickled by value: with the probe it refers to nothing but the standard library and
+    # pyarrow (which a Connect server has), so it runs even on a server without jetconnect.
+    def in_arrow(batches: Any) -> Any:
         import pyarrow as pa
 
         for _ in batches:
             pass
-        errors = []
-        for name in modules:
-            try:
-                importlib.import_module(name)
-                errors.append(None)
-            except Exception as exc:  # any import failure is what we are asking about
-                errors.append(f"{type(exc).__name__}: {exc}")
-        yield pa.RecordBatch.from_pydict({"module": modules, "error": errors})
+        executable, errors = probe(None)
+        yield pa.RecordBatch.from_pydict({"module": modules, "error": errors, "python": [executable] * len(modules)})
 
-    rows = spark.range(1).mapInArrow(probe, "module string, error string").collect()
-    return {row["module"]: row["error"] for row in rows}
+    rows = spark.range(1).mapInArrow(in_arrow, "module string, error string, python string").collect()
+    return (rows[0]["python"] if rows else ""), {row["module"]: row["error"] for row in rows}
 
 
 def _pip_hint(module: str) -> str:
