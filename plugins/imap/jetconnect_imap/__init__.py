@@ -3,7 +3,8 @@
 
 ``connect(url).map("name")`` is the Python API; ``sources.map / map_journal / list`` and
 ``sinks.map / map_with_merging / map_with_updating / map_with_entry_processor / list`` are the
-connectors (registered by :mod:`jetconnect_imap.plugin`).
+connectors, with JCache's ``sources.cache / cache_journal`` and ``sinks.cache`` (registered by
+:mod:`jetconnect_imap.plugin`).
 """
 
 from __future__ import annotations

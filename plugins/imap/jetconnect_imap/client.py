@@ -30,6 +30,7 @@ class Grid:
     def map(self, name: str, *, partitions: int | None = None, journal_capacity: int | None = None,
             journal_ttl: float | None = None) -> IMap:
         """The map ``name``; the layout arguments only count when the map is created."""
+        check_name("map", name)  # the store also takes caches' names, 'cache/<name>': a map may not
         defaults = MapConfig()
         wanted = None
         if partitions is not None or journal_capacity is not None or journal_ttl is not None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from jetconnect_imap.cache_connectors import CacheJournalSource, CacheSink, CacheSource
 from jetconnect_imap.journal_source import MapJournalSource
 from jetconnect_imap.list_connectors import ListSink, ListSource
 from jetconnect_imap.map_sinks import (
@@ -80,3 +81,30 @@ def map_with_entry_processor(name: str, key_fn: Callable[..., Any], processor_fn
 def list_sink(name: str, store: str | None = None, chunk_rows: int = DEFAULT_CHUNK_ROWS) -> ListSink:
     """Append rows to list ``name``, ``chunk_rows`` at a time."""
     return ListSink(name, store, chunk_rows)
+
+
+def cache_source(name: str, store: str | None = None, predicate: Callable[[Any, Any], bool] | None = None,
+                 projection: Callable[[Any, Any], Any] | None = None, schema: str | None = None,
+                 parallelism: int = 4) -> CacheSource:
+    """Read every live entry of cache ``name`` (batch), skipping and expiring the expired ones."""
+    return CacheSource(name, store, predicate, projection, schema, parallelism)
+
+
+def cache_journal(name: str, store: str | None = None, start: str = "oldest",
+                  predicate: Callable[..., bool] | None = None, projection: Callable[..., Any] | None = None,
+                  event_types: list[str] | None = None, on_overflow: str = "fail", schema: str | None = None,
+                  parallelism: int = 4, full_events: bool = False) -> CacheJournalSource:
+    """Stream the event journal of cache ``name``: as Jet, CREATED and UPDATED events as
+    ``(key, value)``; ``full_events=True`` for every event (CREATED, UPDATED, REMOVED, EXPIRED), whole."""
+    return CacheJournalSource(name, store, start, predicate, projection, event_types, on_overflow, schema,
+                              parallelism, full_events)
+
+
+def cache_sink(name: str, store: str | None = None, key_column: str = "key", value_column: str = "value",
+               partitions: int | None = None, journal_capacity: int | None = None,
+               journal_ttl: float | None = None, chunk_rows: int = DEFAULT_CHUNK_ROWS,
+               expiry_s: float | None = None) -> CacheSink:
+    """Put rows into cache ``name`` (a null value removes the key); with ``expiry_s`` they expire
+    that many seconds after being written."""
+    return CacheSink(name, store, key_column, value_column, partitions, journal_capacity, journal_ttl, chunk_rows,
+                     expiry_s)

@@ -11,6 +11,7 @@ read yet were pushed out (capacity) or expired (TTL), the query fails with an
 from __future__ import annotations
 
 import datetime as dt
+import enum
 import logging
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
@@ -26,7 +27,7 @@ from jetconnect_imap.map_source import DEFAULT_PROJECTED_SCHEMA
 from jetconnect.admission import share_budget, spread
 from jetconnect_imap.rows import row_shaper
 from jetconnect_imap.serde import loads, text_of
-from jetconnect_imap.store import MapConfig, check_name, default_url, open_store, redact_url
+from jetconnect_imap.store import MapConfig, RawEvent, Store, check_name, default_url, open_store, redact_url
 
 log = logging.getLogger(__name__)
 
@@ -54,6 +55,12 @@ class MapJournalSource(StreamSource):
 
     name = "map_journal"
     guarantee = Guarantee.EXACTLY_ONCE  # ranges of sequence numbers replay exactly
+    #: What the structure is called in messages; the cache journal says "cache".
+    kind = "map"
+    #: The event names ``event_types`` takes, and the default ones (Jet's put events).
+    #: (The cache journal's are JCache's names: another enum with the same ``parse``.)
+    event_names: type[enum.Enum] = EventType
+    put_events: tuple[enum.Enum, ...] = PUT_EVENTS
 
     def __init__(
         self,
@@ -68,18 +75,20 @@ class MapJournalSource(StreamSource):
         parallelism: int = 4,
         full_events: bool = False,
     ) -> None:
-        self.map_name = check_name("map", map_name)
+        self.display_name = map_name
+        self.map_name = self._stored_name(map_name)
         self.store_url = store or default_url()
         if start not in (START_FROM_OLDEST, START_FROM_CURRENT):
-            raise OptionError(f"source 'map_journal': option 'start' must be oldest or current, got {start!r}")
+            raise OptionError(f"source '{self.name}': option 'start' must be oldest or current, got {start!r}")
         if on_overflow not in ("fail", "skip"):
-            raise OptionError(f"source 'map_journal': option 'on_overflow' must be fail or skip, got {on_overflow!r}")
+            raise OptionError(f"source '{self.name}': option 'on_overflow' must be fail or skip, got {on_overflow!r}")
         try:
-            self.event_types = EventType.parse(event_types, "source 'map_journal': option 'event_types'") if event_types else None
+            self.event_types = (self.event_names.parse(event_types, f"source '{self.name}': option 'event_types'")
+                                if event_types else None)
         except ValueError as exc:
             raise OptionError(str(exc)) from None
         if self.event_types is None and not full_events:
-            self.event_types = set(PUT_EVENTS)
+            self.event_types = set(self.put_events)
         self.full_events = full_events
         self.start, self.on_overflow = start, on_overflow
         self.predicate, self.projection = predicate, projection
@@ -87,8 +96,18 @@ class MapJournalSource(StreamSource):
         self._schema = parse_schema(schema or default)
         self.parallelism = parallelism
 
+    @staticmethod
+    def _stored_name(name: str) -> str:
+        """The name the store keeps the structure under (a cache's differs from its own)."""
+        return check_name("map", name)
+
+    @property
+    def _subject(self) -> str:
+        """The structure as messages name it: ``map 'orders'``."""
+        return f"{self.kind} '{self.display_name}'"
+
     def __repr__(self) -> str:
-        return f"MapJournalSource({self.map_name!r}, store={redact_url(self.store_url)!r})"
+        return f"{type(self).__name__}({self.display_name!r}, store={redact_url(self.store_url)!r})"
 
     def schema(self) -> StructType:
         return self._schema
@@ -111,18 +130,18 @@ class MapJournalSource(StreamSource):
         def check_partition(key: str) -> None:
             if not (key.isascii() and key.isdigit() and str(int(key)) == key) or (partitions is not None and int(key) >= partitions):
                 raise OffsetError(
-                    f"source 'map_journal': offset entry {key!r} is not a partition of map '{self.map_name}'"
+                    f"source '{self.name}': offset entry {key!r} is not a partition of {self._subject}"
                     + (f" (0..{partitions - 1})" if partitions else "") + "; was the checkpoint edited?"
                 )
 
-        return integer_positions(offset, f"source 'map_journal' (map '{self.map_name}')", "partition", check_partition)
+        return integer_positions(offset, f"source '{self.name}' ({self._subject})", "partition", check_partition)
 
     def latest_offset(self, start: Offset, max_records: int | None) -> Offset:
         bounds = self._bounds()
         start = self._positions(start, len(bounds))
         if len(start) != len(bounds):
             raise OffsetError(
-                f"source 'map_journal': the offset has {len(start)} partitions but map '{self.map_name}' "
+                f"source '{self.name}': the offset has {len(start)} partitions but {self._subject} "
                 f"has {len(bounds)}; was the map recreated with another partition count?"
             )
         begin = {}
@@ -130,7 +149,7 @@ class MapJournalSource(StreamSource):
             saved = start[str(p)]
             if saved > nxt:
                 raise OffsetError(
-                    f"source 'map_journal': map '{self.map_name}' partition {p} is at sequence {nxt}, "
+                    f"source '{self.name}': {self._subject} partition {p} is at sequence {nxt}, "
                     f"behind the saved offset {saved}; was the map's store wiped or replaced?"
                 )
             begin[p] = self._check_overflow(p, saved, oldest)
@@ -143,7 +162,7 @@ class MapJournalSource(StreamSource):
         if saved >= oldest:
             return saved
         message = (
-            f"source 'map_journal': map '{self.map_name}' partition {partition} lost events "
+            f"source '{self.name}': {self._subject} partition {partition} lost events "
             f"{saved}..{oldest - 1} before they were read (the journal keeps "
             f"{self._config().partition_capacity} events per partition"
             + (f" for {self._config().journal_ttl:g} s" if self._config().journal_ttl else "")
@@ -158,7 +177,7 @@ class MapJournalSource(StreamSource):
         start, end = self._positions(start), self._positions(end)
         if set(start) != set(end):
             raise OffsetError(
-                f"source 'map_journal': map '{self.map_name}': the micro-batch starts at partitions {sorted(start)} "
+                f"source '{self.name}': {self._subject}: the micro-batch starts at partitions {sorted(start)} "
                 f"and ends at {sorted(end)}; was the checkpoint edited?"
             )
         moved = [p for p in end if end[p] != start[p]]
@@ -171,7 +190,7 @@ class MapJournalSource(StreamSource):
 
     def read_range(self, range_: Range) -> ReadOutput:
         store = open_store(self.store_url)
-        shape = row_shaper(self._schema, f"source 'map_journal' {self.map_name!r}")
+        shape = row_shaper(self._schema, f"source '{self.name}' {self.display_name!r}")
         # the stored JSON text is what the default string columns show: no decoding
         plain = self.predicate is None and self.projection is None and self._schema == (
             DEFAULT_SCHEMA if self.full_events else ENTRY_SCHEMA
@@ -179,9 +198,9 @@ class MapJournalSource(StreamSource):
         starts, ends = self._positions(range_.start), self._positions(range_.end)
         for p_text, end in ends.items():
             if p_text not in starts:
-                raise OffsetError(f"source 'map_journal': map '{self.map_name}': range {range_.partition!r} has no start for partition {p_text}")
+                raise OffsetError(f"source '{self.name}': {self._subject}: range {range_.partition!r} has no start for partition {p_text}")
             partition, start = int(p_text), starts[p_text]
-            raw = store.read_journal(self.map_name, partition, start, end)
+            raw = self._read_events(store, partition, start, end)
             first = raw[0][0] if raw else end
             if first != start:  # the ring moved past `start` since the driver looked
                 start = self._check_overflow(partition, start, first)
@@ -201,6 +220,11 @@ class MapJournalSource(StreamSource):
                     yield shape(self.projection(event))
                 else:
                     yield shape(_as_row(event) if self.full_events else (event.key, event.new_value))
+
+    def _read_events(self, store: Store, partition: int, start: int, end: int) -> list[RawEvent]:
+        """The stored events of ``[start, end)``; a subclass may rename types or unwrap values
+        here, one event for each stored one (the overflow check counts on the sequences)."""
+        return store.read_journal(self.map_name, partition, start, end)
 
 
 def _utc(timestamp_ms: int) -> dt.datetime:

@@ -88,10 +88,13 @@ class WriteReport:
 class _MapSinkBase(Sink):
     guarantee = Guarantee.EXACTLY_ONCE
     input_format = "arrow"
+    #: What the structure is called in messages; the cache sink says "cache".
+    kind = "map"
 
     def __init__(self, map_name: str, store: str | None, partitions: int | None,
                  journal_capacity: int | None, journal_ttl: float | None, chunk_rows: int) -> None:
-        self.map_name = check_name("map", map_name)
+        self.display_name = map_name
+        self.map_name = self._stored_name(map_name)
         self.store_url = store or default_url()
         defaults = MapConfig()
         # As with connect().map(): without layout options the sink writes to the map as it is
@@ -105,8 +108,13 @@ class _MapSinkBase(Sink):
             )
         self.chunk_rows = check_chunk_rows(self.name, chunk_rows)
 
+    @staticmethod
+    def _stored_name(name: str) -> str:
+        """The name the store keeps the structure under (a cache's differs from its own)."""
+        return check_name("map", name)
+
     def __repr__(self) -> str:
-        return f"{type(self).__name__}({self.map_name!r}, store={redact_url(self.store_url)!r})"
+        return f"{type(self).__name__}({self.display_name!r}, store={redact_url(self.store_url)!r})"
 
     def _open(self) -> tuple[Store, MapConfig]:
         try:
@@ -116,7 +124,7 @@ class _MapSinkBase(Sink):
             raise self._fail(exc) from exc
 
     def _fail(self, exc: Exception) -> SinkError:
-        return SinkError(f"sink '{self.name}' writing map '{self.map_name}': {exc}")
+        return SinkError(f"sink '{self.name}' writing {self.kind} '{self.display_name}': {exc}")
 
 
 class MapSink(_MapSinkBase):
@@ -137,7 +145,7 @@ class MapSink(_MapSinkBase):
     def check_schema(self, schema: StructType) -> None:
         if self.key_column not in schema.fieldNames():
             raise SchemaError(
-                f"sink 'map': the DataFrame has no column '{self.key_column}' to use as the key "
+                f"sink '{self.name}': the DataFrame has no column '{self.key_column}' to use as the key "
                 f"(columns: {', '.join(schema.fieldNames())}); rename one or set key_column"
             )
 
@@ -148,14 +156,19 @@ class MapSink(_MapSinkBase):
         replayed = False
         for index, chunk in enumerate(row_chunks(data, self.chunk_rows)):
             changes: dict[int, list[Change]] = defaultdict(list)
+            encode = self._value_encoder()
             for batch in chunk:
                 for key, value in self._pairs(batch):
                     k = dumps(key)
                     changes[partition_of(k, config.partitions)].append(
-                        Change(k, None if value is None else dumps(value)))
+                        Change(k, None if value is None else encode(value)))
                 rows += batch.num_rows
             replayed |= not self._apply(store, config, changes, chunk_progress(progress, index))
         return WriteReport(rows, replayed)
+
+    def _value_encoder(self) -> Callable[[Any], str]:
+        """How this chunk's values are stored: their JSON text (a cache adds an expiry time)."""
+        return dumps
 
     def _pairs(self, batch: pa.RecordBatch) -> Iterator[tuple[Any, Any]]:
         keys = batch.column(self.key_column).to_pylist()

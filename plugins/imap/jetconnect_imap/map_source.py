@@ -35,18 +35,24 @@ class MapSource(BatchSource):
         schema: str | StructType | None = None,
         parallelism: int = 4,
     ) -> None:
-        self.map_name = check_name("map", map_name)
+        self.display_name = map_name
+        self.map_name = self._stored_name(map_name)
         self.store_url = store or default_url()
         self.predicate = predicate
         self.projection = projection
         self._schema = parse_schema(schema or (DEFAULT_PROJECTED_SCHEMA if projection else DEFAULT_MAP_SCHEMA))
         if projection is None and len(self._schema.fields) != 2:
-            raise SchemaError(f"source 'map': schema <{self._schema.simpleString()}> must have two columns, "
+            raise SchemaError(f"source '{self.name}': schema <{self._schema.simpleString()}> must have two columns, "
                               "key and value, unless a projection makes the rows")
         self.parallelism = parallelism
 
+    @staticmethod
+    def _stored_name(name: str) -> str:
+        """The name the store keeps the structure under (a cache's differs from its own)."""
+        return check_name("map", name)
+
     def __repr__(self) -> str:
-        return f"MapSource({self.map_name!r}, store={redact_url(self.store_url)!r})"
+        return f"{type(self).__name__}({self.display_name!r}, store={redact_url(self.store_url)!r})"
 
     def schema(self) -> StructType:
         return self._schema
@@ -65,7 +71,7 @@ class MapSource(BatchSource):
             for partition in partitions:
                 yield from ((key_of(k), value_of(v)) for k, v in scan(self.map_name, partition))
             return
-        shape = row_shaper(self._schema, f"source 'map' {self.map_name!r}")
+        shape = row_shaper(self._schema, f"source '{self.name}' {self.display_name!r}")
         for partition in partitions:
             for k, v in scan(self.map_name, partition):
                 key, value = loads(k), loads(v)

@@ -1,4 +1,4 @@
-"""Registers the IMap family's sources and sinks with jetconnect."""
+"""Registers the IMap family's sources and sinks (and the ICache family's) with jetconnect."""
 
 from __future__ import annotations
 
@@ -11,6 +11,8 @@ def register_sources(register):
     register(f.map_source, name="map", guarantee=Guarantee.EXACTLY_ONCE)
     register(f.map_journal, name="map_journal", guarantee=Guarantee.EXACTLY_ONCE)
     register(f.list_source, name="list", guarantee=Guarantee.EXACTLY_ONCE)
+    register(f.cache_source, name="cache", guarantee=Guarantee.EXACTLY_ONCE)
+    register(f.cache_journal, name="cache_journal", guarantee=Guarantee.EXACTLY_ONCE)
 
 
 @hookimpl
@@ -22,3 +24,5 @@ def register_sinks(register):
     register(f.map_with_updating, name="map_with_updating", guarantee=Guarantee.EXACTLY_ONCE)
     register(f.map_with_entry_processor, name="map_with_entry_processor", guarantee=Guarantee.EXACTLY_ONCE)
     register(f.list_sink, name="list", guarantee=Guarantee.EXACTLY_ONCE)
+    # JCache's family: Jet has no merging, updating or entry-processor sink for ICache.
+    register(f.cache_sink, name="cache", guarantee=Guarantee.EXACTLY_ONCE)

@@ -89,10 +89,28 @@ _NAME = re.compile(r"^[A-Za-z0-9_.:\-]+$")
 
 
 def check_name(kind: str, name: str) -> str:
-    """Map and list names are plain words (Redis hash tags and SQL stay simple and safe)."""
+    """Map, cache and list names are plain words (Redis hash tags and SQL stay simple and safe)."""
     if not isinstance(name, str) or not _NAME.match(name):
         raise StoreError(f"{kind} name {name!r} must be letters, digits, '_', '.', ':' or '-'")
     return name
+
+
+#: A cache is kept as the map ``cache/<name>``: no map name may hold a '/', so ``map("x")`` and
+#: ``cache("x")`` never share entries, journal or progress records, in SQLite or in Redis.
+CACHE_PREFIX = "cache/"
+
+
+def cache_store_name(name: str) -> str:
+    """The name under which the store keeps cache ``name`` (checked as a plain word first)."""
+    return CACHE_PREFIX + check_name("cache", name)
+
+
+def check_stored_name(name: str) -> str:
+    """A map's name or a cache's stored name (``cache/<name>``): what the store accepts."""
+    if isinstance(name, str) and name.startswith(CACHE_PREFIX):
+        check_name("cache", name[len(CACHE_PREFIX):])
+        return name
+    return check_name("map", name)
 
 
 class Store(ABC):
@@ -117,7 +135,7 @@ class Store(ABC):
         Asking for a different partition count than the map has is an error: every key would
         move. A different journal capacity or TTL is ignored, as in Hazelcast after creation.
         """
-        check_name("map", name)
+        check_stored_name(name)
         config = self._load_config(name) or self._create_config(name, wanted or MapConfig())
         if wanted is not None and wanted.partitions != config.partitions:
             raise StoreError(
@@ -231,6 +249,7 @@ def _create(url: str) -> Store:
 
 
 __all__ = [
+    "CACHE_PREFIX",
     "DEFAULT_JOURNAL_CAPACITY",
     "STORE_ENV",
     "Compute",
@@ -239,7 +258,9 @@ __all__ = [
     "RawEvent",
     "Store",
     "StoreError",
+    "cache_store_name",
     "check_name",
+    "check_stored_name",
     "default_url",
     "open_store",
     "redact_url",
