@@ -173,3 +173,23 @@ def test_postgresql_copy_reads_exactly_what_the_cursor_reads(spark, server):
     assert copied.count() == 3002
     assert copied.exceptAll(fetched).count() == 0 and fetched.exceptAll(copied).count() == 0
     assert copied.filter("id = 0").first().txt == "" and copied.filter("id = -1").first().txt is None
+
+
+def test_jets_row_fn_and_bind_fn_through_spark(spark, url):
+    """Jet's createOutputFn on the read and bindFn on the write, against the real database."""
+    table, target = unique("orders"), unique("totals")
+    fill(url, table, 300)
+    engine = sa.create_engine(url)
+    with engine.begin() as conn:
+        conn.execute(sa.text(f"CREATE TABLE {target} (id BIGINT PRIMARY KEY, label TEXT, cents BIGINT)"))
+    read = sources.jdbc(url, table=table, partition_column="id", num_partitions=3, row_schema="id long, label string",
+                        row_fn=lambda row: (row.id, f"{row.grp}:{row.name or '-'}"))
+    df = read.read(spark).where("id <= 200")  # a filter on the function's columns is Spark's, not the database's
+    sinks.jdbc(url, statement=f"INSERT INTO {target} (id, label, cents) VALUES (:i, :l, :c)",
+               bind_fn=lambda row: {"i": row.id, "l": row.label.upper(), "c": row.id * 100}).write(df)
+    with engine.connect() as conn:
+        got = conn.execute(sa.text(f"SELECT id, label, cents FROM {target} ORDER BY id")).all()
+    engine.dispose()
+    assert [tuple(r) for r in got] == [(i, f"{i % 7}:{'-' if i % 10 == 0 else f'NAME-{i}'}", i * 100) for i in range(1, 201)]
+    with pytest.raises(Exception, match=r"bind_fn returned tuple for row 0 of this partition"):
+        sinks.jdbc(url, statement=f"INSERT INTO {target} (id) VALUES (:i)", bind_fn=lambda row: (row.id,)).write(df.limit(1))

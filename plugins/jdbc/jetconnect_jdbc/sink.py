@@ -10,7 +10,7 @@ URL never appears in a message.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,7 +29,7 @@ from jetconnect_jdbc.spool import Spool
 from jetconnect_jdbc.sqlite_values import UnstorableValue
 from jetconnect_jdbc.sql_types import sql_type_for
 from jetconnect_jdbc.transient import is_transient
-from jetconnect_jdbc.writers import MODES, Writer, make_writer
+from jetconnect_jdbc.writers import MODES, Writer, bind_rows, make_writer
 
 
 #: (url, table, progress table) already checked or created by this process.
@@ -68,8 +68,12 @@ class JdbcSink(Sink):
         create_table: bool = True,
         progress_table: str = "jetconnect_progress",
         retry_deadline: float = 60.0,
+        bind_fn: Callable[[Any], Any] | None = None,
     ) -> None:
         owner = f"jdbc sink ({safe_url(url)})"
+        if bind_fn is not None and (statement is None or not callable(bind_fn)):
+            raise OptionError(f"{owner}: option 'bind_fn' is a Python function of the row giving the parameters of "
+                              f"option 'statement' (pass both to sinks.jdbc(...) in Python)")
         if (table is None) == (statement is None):
             raise OptionError(f"{owner}: give option 'table' or option 'statement', not both or neither")
         mode = mode.lower()
@@ -90,6 +94,7 @@ class JdbcSink(Sink):
         self.create_table = create_table
         self.progress_table = progress_table
         self.retry_deadline = retry_deadline
+        self.bind_fn = bind_fn
         self.owner = owner
 
     # --- tables ---------------------------------------------------------------------------------
@@ -152,7 +157,8 @@ class JdbcSink(Sink):
             key = progress.PartitionKey(ctx.query_id, ctx.batch_id, ctx.partition_id)
         self._ensure_tables(ctx.schema)
         table = self._table(ctx.schema)
-        writer = make_writer(dialect_name(self.url), self.mode, table, self.statement, self.key_columns, self.batch_size)
+        writer = make_writer(dialect_name(self.url), self.mode, table, self.statement, self.key_columns, self.batch_size,
+                             bind_rows(self.bind_fn, self.owner) if self.bind_fn is not None else None)
         where = f"partition {ctx.partition_id}" + (f" of micro-batch {ctx.batch_id}" if ctx.batch_id is not None else "")
         with Spool(data) as batches:
             written = retry_call(

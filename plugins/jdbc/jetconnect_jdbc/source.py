@@ -18,6 +18,7 @@ import pyarrow as pa
 import sqlalchemy as sa
 from pyspark.sql import types as T
 
+from jetconnect.arrow import parse_schema, rows_to_batch
 from jetconnect.connector import BatchSource, Guarantee, Offset, Range, StreamSource
 from jetconnect.errors import OffsetError, OptionError, SourceError
 from jetconnect.redaction import raise_unchained, redact, url_secrets
@@ -56,7 +57,14 @@ class JdbcSource(BatchSource, StreamSource):
         offset_column: str | None = None,
         start_offset: Any = None,
         use_copy: bool = True,
+        row_fn: Callable[[Any], Any] | None = None,
+        row_schema: str | T.StructType | None = None,
     ) -> None:
+        if row_fn is not None and not callable(row_fn):
+            raise OptionError(f"{self._owner_for(url)}: option 'row_fn' must be a Python function of the row (pass it "
+                              f"to sources.jdbc(...) in Python; a string option cannot carry one)")
+        if row_schema is not None and row_fn is None:
+            raise OptionError(f"{self._owner_for(url)}: option 'row_schema' describes what 'row_fn' returns; give both")
         if query is not None and table is not None:
             raise OptionError(f"{self._owner_for(url)}: give option 'query' or option 'table', not both")
         if query is None and table is None and (partitions_fn is None or schema is None):
@@ -80,6 +88,8 @@ class JdbcSource(BatchSource, StreamSource):
         self.offset_column = offset_column
         self.start_offset = start_offset
         self.use_copy = use_copy
+        self.row_fn = row_fn
+        self.row_schema = row_schema
         self._declared_schema = schema
         self._columns: list[Column] | None = None
         self._filters: list[filters.PlainFilter] = []
@@ -121,6 +131,8 @@ class JdbcSource(BatchSource, StreamSource):
             return describe_query(conn, sa.select(sa.text("*")).select_from(self._untyped_query()))
 
     def schema(self) -> T.StructType:
+        if self.row_fn is not None:
+            return parse_schema(self.row_schema or "value string")
         return spark_schema(self.columns)
 
     def arrow_schema(self) -> pa.Schema:
@@ -171,8 +183,8 @@ class JdbcSource(BatchSource, StreamSource):
     # --- batch ----------------------------------------------------------------------------------
 
     def push_filters(self, spark_filters: list[Any]) -> list[Any]:
-        if self.partitions_fn is not None:
-            return spark_filters  # the user's function builds its own queries
+        if self.partitions_fn is not None or self.row_fn is not None:
+            return spark_filters  # the user's function builds its own queries, or its own columns
         types = {c.name: c.type.spark for c in self.columns}
         rejected = []
         for spark_filter in spark_filters:
@@ -214,6 +226,24 @@ class JdbcSource(BatchSource, StreamSource):
         return lower, upper
 
     def read_split(self, split: Split) -> Iterator[pa.RecordBatch]:
+        return self._mapped(self._read_split(split))
+
+    def _mapped(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        """Jet's ``createOutputFn``: with ``row_fn``, each row read, as a pyspark ``Row``, made into a row
+        of ``row_schema``; without it, the columns as read (the fast default)."""
+        if self.row_fn is None:
+            yield from batches
+            return
+        from pyspark.sql import Row
+
+        schema, done = self.schema(), 0
+        for batch in batches:
+            make_row = Row(*batch.schema.names)
+            rows = [self.row_fn(make_row(*values)) for values in zip(*(c.to_pylist() for c in batch.columns))]
+            yield rows_to_batch(rows, schema, f"{self.owner}: row_fn (rows from #{done} of this task)")
+            done += batch.num_rows
+
+    def _read_split(self, split: Split) -> Iterator[pa.RecordBatch]:
         if isinstance(split, FunctionSplit):
             with self._connect() as conn:
                 yield from self._batches(self._call_partitions_fn(conn, split))
@@ -326,7 +356,7 @@ class JdbcSource(BatchSource, StreamSource):
         end = self._position({range_.partition: range_.end}, column)
         col = self._from().c[column.name]
         conditions = [col <= end] + ([col > start] if start is not None else [])
-        yield from self._read(*conditions, order_by=col)
+        yield from self._mapped(self._read(*conditions, order_by=col))
 
     def __repr__(self) -> str:
         what = f"table={self.table!r}" if self.table is not None else f"query={self.query!r}"

@@ -8,7 +8,7 @@ by SQLAlchemy's dialect, never pasted into SQL text.
 from __future__ import annotations
 
 import io
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
 import pyarrow as pa
@@ -16,7 +16,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 import sqlalchemy as sa
 
-from jetconnect.errors import OptionError
+from jetconnect.errors import OptionError, SinkError
 from jetconnect_jdbc.pg_copy import INLINE_DIALECT
 from jetconnect_jdbc.sqlite_values import sqlite_rows
 
@@ -40,10 +40,16 @@ class StatementWriter:
     """An INSERT, an upsert or the user's statement, executed for blocks of rows (executemany)."""
 
     def __init__(
-        self, statement: sa.Executable, block_rows: int, to_rows: Callable[[pa.RecordBatch, int], list[dict]] | None = None
+        self,
+        statement: sa.Executable,
+        block_rows: int,
+        to_rows: Callable[[pa.RecordBatch, int], list[dict]] | None = None,
+        binds: bool = False,
     ) -> None:
         self._statement = statement
         self._block_rows = block_rows
+        #: ``to_rows`` is the user's bind function: a single row is bound the same way
+        self._binds = binds
         # (block, index of its first row in the partition) -> parameter rows
         self._to_rows = to_rows or (lambda block, _first: block.to_pylist())
 
@@ -58,7 +64,7 @@ class StatementWriter:
         return count
 
     def write_row(self, conn: sa.Connection, row: dict[str, Any]) -> None:
-        conn.execute(self._statement, [row])
+        conn.execute(self._statement, self._to_rows(pa.RecordBatch.from_pylist([row]), 0) if self._binds else [row])
 
     def statement(self, conn: sa.Connection) -> str:
         return str(self._statement.compile(dialect=conn.dialect))
@@ -140,11 +146,17 @@ def _needs_rewrite(arrow_type: pa.DataType) -> bool:
 
 
 def make_writer(
-    dialect: str, mode: str, table: sa.Table | None, statement: str | None, key_columns: Sequence[str], block_rows: int
+    dialect: str,
+    mode: str,
+    table: sa.Table | None,
+    statement: str | None,
+    key_columns: Sequence[str],
+    block_rows: int,
+    bind: Callable[[pa.RecordBatch, int], list[dict]] | None = None,
 ) -> Writer:
-    """The fastest correct writer for this dialect and mode."""
+    """The fastest correct writer for this dialect and mode; ``bind`` makes a statement's parameters."""
     if statement is not None:
-        return StatementWriter(sa.text(statement), block_rows)
+        return StatementWriter(sa.text(statement), block_rows, bind, binds=bind is not None)
     assert table is not None
     if mode == "insert" and dialect == "postgresql":
         return CopyWriter(table, block_rows)
@@ -152,6 +164,25 @@ def make_writer(
     to_rows = sqlite_rows if dialect == "sqlite" else None
     statement_ = table.insert() if mode == "insert" else _on_conflict(dialect, mode, table, key_columns)
     return StatementWriter(statement_, block_rows, to_rows)
+
+
+def bind_rows(bind_fn: Callable[[Any], Any], owner: str) -> Callable[[pa.RecordBatch, int], list[dict]]:
+    """Jet's ``bindFn``: each row, as a pyspark ``Row``, made into the parameters of the statement
+    (a mapping of its ``:name`` parameters); anything else is a :class:`SinkError` naming the row."""
+    from pyspark.sql import Row
+
+    def bind(block: pa.RecordBatch, first: int) -> list[dict]:
+        make_row = Row(*block.schema.names)
+        params = []
+        for i, values in enumerate(zip(*(column.to_pylist() for column in block.columns))):
+            bound = bind_fn(make_row(*values))
+            if not isinstance(bound, Mapping):
+                raise SinkError(f"{owner}: bind_fn returned {type(bound).__name__} for row {first + i} of this "
+                                f"partition; return a mapping of the statement's :name parameters")
+            params.append(dict(bound))
+        return params
+
+    return bind
 
 
 def _on_conflict(dialect: str, mode: str, table: sa.Table, keys: Sequence[str]) -> sa.Executable:
