@@ -193,3 +193,21 @@ def test_jets_row_fn_and_bind_fn_through_spark(spark, url):
     assert [tuple(r) for r in got] == [(i, f"{i % 7}:{'-' if i % 10 == 0 else f'NAME-{i}'}", i * 100) for i in range(1, 201)]
     with pytest.raises(Exception, match=r"bind_fn returned tuple for row 0 of this partition"):
         sinks.jdbc(url, statement=f"INSERT INTO {target} (id) VALUES (:i)", bind_fn=lambda row: (row.id,)).write(df.limit(1))
+
+
+def test_jets_connection_supplier_reads_and_writes_with_a_url_naming_only_the_dialect(spark, server):
+    server("postgresql")
+    import psycopg
+
+    def connect():
+        return psycopg.connect(host="127.0.0.1", port=5432, dbname="jetconnect", user="jetconnect", password=PASSWORD)
+
+    table, copy = unique("orders"), unique("orders_copy")
+    fill(POSTGRES, table, 500)
+    bare = "postgresql+psycopg://"  # no host, no user, no password: the supplier has them
+    df = sources.jdbc(bare, table=table, partition_column="id", num_partitions=2, connection_fn=connect).read(spark)
+    sinks.jdbc(bare, table=copy, connection_fn=connect).write(df)
+    back = sources.jdbc(POSTGRES, table=copy).read(spark)
+    assert back.count() == 500 and back.agg({"id": "sum"}).collect()[0][0] == sum(range(1, 501))
+    with pytest.raises(Exception, match="option 'connection_fn' must be a Python function"):
+        sources.jdbc(bare, table=table, connection_fn="psycopg.connect")

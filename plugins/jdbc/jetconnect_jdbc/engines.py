@@ -6,8 +6,11 @@ engine (connection pool) the first time it needs one and reuses it for every lat
 
 from __future__ import annotations
 
+import hashlib
 import re
 import threading
+from collections.abc import Callable
+from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import URL, Engine, make_url
@@ -15,24 +18,43 @@ from sqlalchemy.engine import URL, Engine, make_url
 from jetconnect.errors import OptionError
 from jetconnect.redaction import redact_url
 
-_engines: dict[str, Engine] = {}
+_engines: dict[tuple[str, str], Engine] = {}
 _lock = threading.Lock()
 
+#: Jet's connection supplier: a function of nothing returning a new DB-API connection.
+ConnectionFn = Callable[[], Any]
 
-def engine_for(url: str) -> Engine:
-    """The process-wide engine for ``url``; SQLite gets a lock time-out instead of failing fast."""
+
+def _function_key(connection_fn: ConnectionFn | None) -> str:
+    """One key per function *definition*: a task unpickles its own copy, which must share the pool."""
+    if connection_fn is None:
+        return ""
+    from pyspark import cloudpickle
+
+    return hashlib.sha1(cloudpickle.dumps(connection_fn)).hexdigest()
+
+
+def engine_for(url: str, connection_fn: ConnectionFn | None = None) -> Engine:
+    """The process-wide engine for ``url``; SQLite gets a lock time-out instead of failing fast.
+
+    With ``connection_fn`` (Jet's connection supplier) the engine's connections come from it, as
+    SQLAlchemy's ``creator``; the URL then only names the dialect and driver.
+    """
+    key = (url, _function_key(connection_fn))
     with _lock:
-        engine = _engines.get(url)
+        engine = _engines.get(key)
         if engine is None:
             parsed = make_url(url)
             kwargs: dict = {"pool_pre_ping": True}
+            if connection_fn is not None:
+                kwargs["creator"] = connection_fn
             if parsed.get_backend_name() == "sqlite":
                 # Several Spark tasks write one SQLite file: wait for the lock rather than fail.
                 kwargs["connect_args"] = {"timeout": 60}
             engine = sa.create_engine(parsed, **kwargs)
             if parsed.get_backend_name() == "sqlite":
                 _use_real_sqlite_transactions(engine)
-            _engines[url] = engine
+            _engines[key] = engine
         return engine
 
 
@@ -47,6 +69,13 @@ def _use_real_sqlite_transactions(engine: Engine) -> None:
     @sa.event.listens_for(engine, "begin")
     def _begin(conn):  # type: ignore[no-untyped-def]
         conn.exec_driver_sql("BEGIN")
+
+
+def check_connection_fn(connection_fn: Any, owner: str) -> None:
+    """A connection supplier must be a Python function (a string option cannot carry one)."""
+    if connection_fn is not None and not callable(connection_fn):
+        raise OptionError(f"{owner}: option 'connection_fn' must be a Python function returning a new DB-API "
+                          f"connection (pass it in Python; option 'url' then only names the dialect)")
 
 
 def dispose_all() -> None:

@@ -29,6 +29,7 @@ def jdbc_source(
     use_copy: bool = True,
     row_fn: Callable[[Any], Any] | None = None,
     row_schema: str | None = None,
+    connection_fn: Callable[[], Any] | None = None,
 ) -> JdbcSource:
     """A table or query read through SQLAlchemy, in parallel splits or as an incremental stream."""
     return JdbcSource(
@@ -36,6 +37,7 @@ def jdbc_source(
         lower_bound=lower_bound, upper_bound=upper_bound, num_partitions=num_partitions,
         partitions_fn=partitions_fn, fetch_size=fetch_size, offset_column=offset_column,
         start_offset=start_offset, use_copy=use_copy, row_fn=row_fn, row_schema=row_schema,
+        connection_fn=connection_fn,
     )
 
 
@@ -50,9 +52,11 @@ def jdbc_sink(
     progress_table: str = "jetconnect_progress",
     retry_deadline: float = 60.0,
     bind_fn: Callable[[Any], Any] | None = None,
+    connection_fn: Callable[[], Any] | None = None,
 ) -> JdbcSink:
     """Rows written through SQLAlchemy (COPY on PostgreSQL), exactly once per micro-batch."""
     return JdbcSink(
         url, table=table, statement=statement, mode=mode, key_columns=key_columns, batch_size=batch_size,
         create_table=create_table, progress_table=progress_table, retry_deadline=retry_deadline, bind_fn=bind_fn,
+        connection_fn=connection_fn,
     )

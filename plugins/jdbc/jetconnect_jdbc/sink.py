@@ -23,7 +23,7 @@ from jetconnect.errors import OptionError, SchemaError, SinkError
 from jetconnect.retry import Backoff, retry_call
 from jetconnect.redaction import raise_unchained, redact, url_secrets
 from jetconnect_jdbc import progress
-from jetconnect_jdbc.engines import check_url, dialect_name, engine_for, safe_url
+from jetconnect_jdbc.engines import ConnectionFn, check_connection_fn, check_url, dialect_name, engine_for, safe_url
 from jetconnect_jdbc.names import split_table_name
 from jetconnect_jdbc.spool import Spool
 from jetconnect_jdbc.sqlite_values import UnstorableValue
@@ -69,8 +69,10 @@ class JdbcSink(Sink):
         progress_table: str = "jetconnect_progress",
         retry_deadline: float = 60.0,
         bind_fn: Callable[[Any], Any] | None = None,
+        connection_fn: ConnectionFn | None = None,
     ) -> None:
         owner = f"jdbc sink ({safe_url(url)})"
+        check_connection_fn(connection_fn, owner)
         if bind_fn is not None and (statement is None or not callable(bind_fn)):
             raise OptionError(f"{owner}: option 'bind_fn' is a Python function of the row giving the parameters of "
                               f"option 'statement' (pass both to sinks.jdbc(...) in Python)")
@@ -95,6 +97,7 @@ class JdbcSink(Sink):
         self.progress_table = progress_table
         self.retry_deadline = retry_deadline
         self.bind_fn = bind_fn
+        self.connection_fn = connection_fn
         self.owner = owner
 
     # --- tables ---------------------------------------------------------------------------------
@@ -117,7 +120,7 @@ class JdbcSink(Sink):
     def _check_name_length(self, kind: str, name: str) -> None:
         """PostgreSQL cuts a longer name to 63 bytes without an error: the table or column would be
         written (and read back) under another name."""
-        limit = engine_for(self.url).dialect.max_identifier_length
+        limit = engine_for(self.url, self.connection_fn).dialect.max_identifier_length
         if limit and len(name.encode()) > limit:
             raise SchemaError(f"{self.owner}: {kind} name '{name}' is {len(name.encode())} bytes, the database keeps {limit}; rename it")
 
@@ -135,7 +138,7 @@ class JdbcSink(Sink):
         target = self._table(schema)
         if target is not None and self.create_table:
             tables.append(target)
-        engine = engine_for(self.url)
+        engine = engine_for(self.url, self.connection_fn)
         for table in tables:
             try:
                 table.create(engine, checkfirst=True)
@@ -175,7 +178,7 @@ class JdbcSink(Sink):
         self, writer: Writer, batches: Iterable[pa.RecordBatch], key: progress.PartitionKey | None, partition_id: int
     ) -> PartitionWritten:
         """One transaction: the rows, streamed batch by batch, then the progress row, committed together."""
-        engine = engine_for(self.url)
+        engine = engine_for(self.url, self.connection_fn)
         marks = progress.progress_table(self.progress_table)
         try:
             with engine.begin() as conn:
@@ -202,7 +205,7 @@ class JdbcSink(Sink):
         """Whether the progress table holds ``key``: asked of the database, never guessed from an
         error's text (a real duplicate key whose statement merely names the table is a failure)."""
         try:
-            with engine_for(self.url).connect() as conn:
+            with engine_for(self.url, self.connection_fn).connect() as conn:
                 return progress.already_written(conn, marks, key)
         except sa.exc.DBAPIError as exc:
             if is_transient(exc):  # the next attempt looks again, before writing anything
@@ -211,7 +214,7 @@ class JdbcSink(Sink):
 
     def _refused(self, writer: Writer, batches: Iterable[pa.RecordBatch], exc: sa.exc.DBAPIError) -> SinkError:
         """A non-transient error naming the table, the statement and the first row the database refuses."""
-        engine = engine_for(self.url)
+        engine = engine_for(self.url, self.connection_fn)
         reason = redact(str(exc.orig).strip(), url_secrets(self.url))
         with engine.connect() as conn:
             statement = writer.statement(conn)
@@ -234,7 +237,7 @@ class JdbcSink(Sink):
             return
         marks = progress.progress_table(self.progress_table)
         try:
-            with engine_for(self.url).begin() as conn:
+            with engine_for(self.url, self.connection_fn).begin() as conn:
                 progress.trim(conn, marks, ctx.query_id, ctx.batch_id)
         except sa.exc.DBAPIError:
             pass  # trimming is housekeeping: the next commit tries again

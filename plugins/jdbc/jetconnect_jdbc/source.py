@@ -25,7 +25,7 @@ from jetconnect.redaction import raise_unchained, redact, url_secrets
 from jetconnect_jdbc import filters, values
 from jetconnect_jdbc.arrow_batches import rows_to_record_batch
 from jetconnect_jdbc.columns import Column, arrow_schema, describe_query, from_spark_schema, reflect_table, spark_schema
-from jetconnect_jdbc.engines import check_url, dialect_name, engine_for, safe_url
+from jetconnect_jdbc.engines import ConnectionFn, check_connection_fn, check_url, dialect_name, engine_for, safe_url
 from jetconnect_jdbc.names import split_table_name
 from jetconnect_jdbc.pg_copy import copy_batches
 from jetconnect_jdbc.partitioning import FunctionSplit, RangeSplit, Split, WholeSplit, function_splits, range_splits
@@ -59,7 +59,9 @@ class JdbcSource(BatchSource, StreamSource):
         use_copy: bool = True,
         row_fn: Callable[[Any], Any] | None = None,
         row_schema: str | T.StructType | None = None,
+        connection_fn: ConnectionFn | None = None,
     ) -> None:
+        check_connection_fn(connection_fn, self._owner_for(url))
         if row_fn is not None and not callable(row_fn):
             raise OptionError(f"{self._owner_for(url)}: option 'row_fn' must be a Python function of the row (pass it "
                               f"to sources.jdbc(...) in Python; a string option cannot carry one)")
@@ -89,6 +91,7 @@ class JdbcSource(BatchSource, StreamSource):
         self.start_offset = start_offset
         self.use_copy = use_copy
         self.row_fn = row_fn
+        self.connection_fn = connection_fn
         self.row_schema = row_schema
         self._declared_schema = schema
         self._columns: list[Column] | None = None
@@ -175,7 +178,7 @@ class JdbcSource(BatchSource, StreamSource):
 
     def _connect(self) -> sa.Connection:
         try:
-            return engine_for(self.url).connect()
+            return engine_for(self.url, self.connection_fn).connect()
         except sa.exc.DBAPIError as exc:
             error = SourceError(f"{self.owner}: cannot connect: {redact(str(exc.orig), url_secrets(self.url))}")
         raise_unchained(error)
@@ -255,7 +258,8 @@ class JdbcSource(BatchSource, StreamSource):
 
     def _read(self, *conditions: sa.ColumnElement[bool], order_by: sa.ColumnElement | None = None) -> Iterator[pa.RecordBatch]:
         """COPY decoded into Arrow on PostgreSQL (much faster), a server-side cursor elsewhere."""
-        if self.use_copy and dialect_name(self.url) == "postgresql":
+        # COPY goes through DuckDB's own connection by URL: a connection_fn's connections cannot
+        if self.use_copy and self.connection_fn is None and dialect_name(self.url) == "postgresql":
             statement = self._select(*conditions, numeric_as_text=True)
             if order_by is not None:
                 statement = statement.order_by(order_by)
