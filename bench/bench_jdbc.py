@@ -107,7 +107,12 @@ def main() -> None:
     def spark_read() -> None:
         spark_jdbc(args.partitions).write.format("noop").mode("overwrite").save()
 
-    read_ours, read_spark = best([jetconnect_read, spark_read], args.repeat)
+    def jetconnect_read_row_fn() -> None:  # Jet's createOutputFn: a Python call per row
+        df = sources.jdbc(URL, table=table, partition_column="id", lower_bound=1, upper_bound=args.rows,
+                          num_partitions=args.partitions, row_fn=lambda row: (row.id,), row_schema="id long").read(spark)
+        df.write.format("noop").mode("overwrite").save()
+
+    read_ours, read_spark, read_row_fn = best([jetconnect_read, spark_read, jetconnect_read_row_fn], args.repeat)
 
     # The sink writes the same rows (cached, in --partitions partitions); raw COPY streams them from
     # Arrow already in the driver's memory: the floor for any Spark-to-PostgreSQL path.
@@ -145,7 +150,13 @@ def main() -> None:
                 cursor.adbc_ingest(target, arrow, mode="append")
             conn.commit()
 
-    write_ours, write_raw, write_adbc = best([jetconnect_write, raw_copy, raw_adbc], args.repeat)
+    def jetconnect_write_bind_fn() -> None:  # Jet's bindFn: a statement, its parameters made per row
+        target = fresh_target("bench_jdbc_bind")
+        sinks.jdbc(URL, statement=f"insert into {target} (id) values (:id)",
+                   bind_fn=lambda row: {"id": row.id}).write(data.select("id"))
+
+    write_ours, write_raw, write_adbc, write_bind = best(
+        [jetconnect_write, raw_copy, raw_adbc, jetconnect_write_bind_fn], args.repeat)
     with engine.connect() as conn:
         written = conn.execute(sa.text("select count(*) from bench_jdbc_sink")).scalar()
     assert written == args.rows, f"sink wrote {written} rows, expected {args.rows}"
@@ -157,6 +168,8 @@ def main() -> None:
         ("read: jdbc source vs Spark JDBC (noop write)", read_ours, read_spark),
         ("write: jdbc sink vs raw psycopg COPY (csv)", write_ours, write_raw),
         ("write: jdbc sink vs raw ADBC COPY (binary)", write_ours, write_adbc),
+        ("read: row_fn vs the columnar read", read_row_fn, read_ours),
+        ("write: statement + bind_fn (1 column) vs COPY", write_bind, write_ours),
     ]
     print(f"{'case':<46}{'jetconnect s':>14}{'other s':>10}{'speed ratio':>13}")
     for case, ours, other in rows:

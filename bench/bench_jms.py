@@ -109,12 +109,12 @@ def raw_receive(destination: str, count: int) -> float:
     return time.perf_counter() - started
 
 
-def jetconnect_send(spark, destination: str, bodies: list[str]) -> float:
+def jetconnect_send(spark, destination: str, bodies: list[str], message_fn=None) -> float:  # type: ignore[no-untyped-def]
     partitions = max(1, len(bodies) // TRANSACTION)
     df = spark.createDataFrame([(b,) for b in bodies], "body string").repartition(partitions).cache()
     df.count()  # build the DataFrame before the clock starts
     started = time.perf_counter()
-    sinks.jms_queue(destination).write(df)
+    sinks.jms_queue(destination, message_fn=message_fn).write(df)
     elapsed = time.perf_counter() - started
     df.unpersist()
     return elapsed
@@ -154,7 +154,7 @@ def main() -> None:
     bodies = [f"message {i:08d} " + "x" * 40 for i in range(n)]
     run = uuid.uuid4().hex[:8]
     workdir = Path(tempfile.mkdtemp(prefix="bench-jms-"))
-    times: dict[str, list[float]] = {"send raw": [], "send jet": [], "recv raw": [], "recv jet": []}
+    times: dict[str, list[float]] = {"send raw": [], "send jet": [], "recv raw": [], "recv jet": [], "send fn": []}
     try:
         # Warm up both sides on a small queue: Spark's first streaming query pays for JIT
         # compiling the micro-batch machinery, which a long-running query pays once.
@@ -172,6 +172,10 @@ def main() -> None:
             times["recv raw"].append(raw_receive(raw_q, n))
             times["send jet"].append(jetconnect_send(spark, jet_q, bodies))
             times["recv jet"].append(jetconnect_receive(spark, jet_q, n, workdir / f"round{round_}"))
+            # Jet's messageFn: a Python call per row makes each message (drained raw afterwards)
+            fn_q = f"/queue/bench-fn-{run}-{round_}"
+            times["send fn"].append(jetconnect_send(spark, fn_q, bodies, message_fn=lambda row: row.body))
+            raw_receive(fn_q, n)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 
@@ -182,6 +186,8 @@ def main() -> None:
         raw, jet = best[f"{what} raw"], best[f"{what} jet"]
         label = "sink" if what == "send" else "source"
         print(f"{label:<8} {n / raw:>20,.0f} {n / jet:>18,.0f} {raw / jet:>6.2f}x")
+    fn = best["send fn"]
+    print(f"{'sink, message_fn':<8} {n / best['send raw']:>12,.0f} {n / fn:>18,.0f} {best['send raw'] / fn:>6.2f}x")
     spark.stop()
 
 
