@@ -872,12 +872,23 @@ def to_batches(
         yield rows_to_batch(pending, schema, owner)
 
 
+def spark_rows(batch: pa.RecordBatch) -> Iterator[Any]:
+    """Each row of ``batch`` as a pyspark ``Row`` with its column names: what Jet's per-row
+    functions (a sink's ``toStringFn``, ``bindFn``, ``toRecordFn``, ``messageFn``) are given."""
+    from pyspark.sql import Row
+
+    make_row = Row(*batch.schema.names)
+    for values in zip(*(column.to_pylist() for column in batch.columns)):
+        yield make_row(*values)
+
+
 __all__ = [
     "DEFAULT_BATCH_ROWS",
     "MAX_NESTING",
     "conform_batch",
     "parse_schema",
     "rows_to_batch",
+    "spark_rows",
     "to_arrow_schema",
     "to_batches",
 ]

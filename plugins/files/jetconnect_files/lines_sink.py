@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
+from jetconnect.arrow import spark_rows
 from jetconnect.connector import CommitContext, WriteContext
 from jetconnect.errors import OptionError, SchemaError, SinkError
 from jetconnect.file_sink import Encoder, StagedFileSink, encode_lines
@@ -102,7 +103,7 @@ class FilesSink(StagedFileSink):
 
     def encoder(self, ctx: WriteContext) -> Encoder:
         if self.to_string_fn is not None:
-            return _RowsToLines(self.to_string_fn, ctx.schema.names, self.charset)
+            return _RowsToLines(self.to_string_fn, self.charset)
         index = self._column_index(ctx.schema)
         return lambda batch: encode_lines(batch.column(index), self.charset)
 
@@ -110,17 +111,14 @@ class FilesSink(StagedFileSink):
 class _RowsToLines:
     """Jet's ``toStringFn``: each row, as a pyspark ``Row``, made into its line by the user's function."""
 
-    def __init__(self, fn: Callable[[Any], str], names: list[str], charset: str) -> None:
-        from pyspark.sql import Row
-
+    def __init__(self, fn: Callable[[Any], str], charset: str) -> None:
         self.fn, self.charset = fn, charset
-        self.make_row = Row(*names)
         self.rows_before = 0  # rows of earlier batches of this task, to name a row at fault
 
     def __call__(self, batch: pa.RecordBatch) -> bytes:
         lines = []
-        for number, values in enumerate(zip(*(column.to_pylist() for column in batch.columns))):
-            line = self.fn(self.make_row(*values))
+        for number, row in enumerate(spark_rows(batch)):
+            line = self.fn(row)
             if not isinstance(line, str):
                 raise SinkError(
                     f"files sink: to_string_fn returned {type(line).__name__}, not str, for row "

@@ -18,7 +18,7 @@ import pyarrow as pa
 import sqlalchemy as sa
 from pyspark.sql import types as T
 
-from jetconnect.arrow import parse_schema, rows_to_batch
+from jetconnect.arrow import parse_schema, rows_to_batch, spark_rows
 from jetconnect.connector import BatchSource, Guarantee, Offset, Range, StreamSource
 from jetconnect.errors import OffsetError, OptionError, SourceError
 from jetconnect.redaction import raise_unchained, redact, url_secrets
@@ -237,12 +237,9 @@ class JdbcSource(BatchSource, StreamSource):
         if self.row_fn is None:
             yield from batches
             return
-        from pyspark.sql import Row
-
         schema, done = self.schema(), 0
         for batch in batches:
-            make_row = Row(*batch.schema.names)
-            rows = [self.row_fn(make_row(*values)) for values in zip(*(c.to_pylist() for c in batch.columns))]
+            rows = [self.row_fn(row) for row in spark_rows(batch)]
             yield rows_to_batch(rows, schema, f"{self.owner}: row_fn (rows from #{done} of this task)")
             done += batch.num_rows
 

@@ -16,6 +16,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 import sqlalchemy as sa
 
+from jetconnect.arrow import spark_rows
 from jetconnect.errors import OptionError, SinkError
 from jetconnect_jdbc.pg_copy import INLINE_DIALECT
 from jetconnect_jdbc.sqlite_values import sqlite_rows
@@ -169,13 +170,10 @@ def make_writer(
 def bind_rows(bind_fn: Callable[[Any], Any], owner: str) -> Callable[[pa.RecordBatch, int], list[dict]]:
     """Jet's ``bindFn``: each row, as a pyspark ``Row``, made into the parameters of the statement
     (a mapping of its ``:name`` parameters); anything else is a :class:`SinkError` naming the row."""
-    from pyspark.sql import Row
-
     def bind(block: pa.RecordBatch, first: int) -> list[dict]:
-        make_row = Row(*block.schema.names)
         params = []
-        for i, values in enumerate(zip(*(column.to_pylist() for column in block.columns))):
-            bound = bind_fn(make_row(*values))
+        for i, row in enumerate(spark_rows(block)):
+            bound = bind_fn(row)
             if not isinstance(bound, Mapping):
                 raise SinkError(f"{owner}: bind_fn returned {type(bound).__name__} for row {first + i} of this "
                                 f"partition; return a mapping of the statement's :name parameters")

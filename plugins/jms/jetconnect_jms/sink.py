@@ -16,6 +16,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from jetconnect.arrow import spark_rows
 from jetconnect.connector import Guarantee, Sink, WriteContext
 from jetconnect.errors import OptionError, SchemaError, SinkError
 from jetconnect.retry import Backoff, RetriesExhausted, retry_call
@@ -117,11 +118,8 @@ class JmsSink(Sink):
 
     def _made(self, batch: pa.RecordBatch, before: int) -> Iterator[tuple[str | bytes, dict[str, str]]]:
         """Jet's ``messageFn``: each row, as a pyspark ``Row``, made into a body or a ``(body, headers)`` pair."""
-        from pyspark.sql import Row
-
-        make_row = Row(*batch.schema.names)
-        for i, values in enumerate(zip(*(column.to_pylist() for column in batch.columns))):
-            made = self.message_fn(make_row(*values))  # type: ignore[misc]
+        for i, row in enumerate(spark_rows(batch)):
+            made = self.message_fn(row)  # type: ignore[misc]
             body, headers = made if isinstance(made, tuple) and len(made) == 2 else (made, {})
             if not isinstance(body, (str, bytes)) or not isinstance(headers, dict):
                 raise SinkError(

@@ -20,6 +20,7 @@ import pyarrow as pa
 from confluent_kafka import KafkaException, Producer
 from pyspark.sql.types import ArrayType, BinaryType, IntegerType, LongType, ShortType, StringType, StructType
 
+from jetconnect.arrow import spark_rows
 from jetconnect.connector import CommitContext, Guarantee, Sink, WriteContext
 from jetconnect.errors import OptionError, SchemaError
 from jetconnect.retry import Backoff
@@ -226,12 +227,9 @@ class _RowWriter:
 
     def _write_made(self, batch: pa.RecordBatch) -> None:
         """Jet's ``toRecordFn``: each row, as a pyspark ``Row``, made into its record by the user's function."""
-        from pyspark.sql import Row
-
-        make_row = Row(*batch.schema.names)
-        for i, values in enumerate(zip(*(column.to_pylist() for column in batch.columns))):
+        for i, row in enumerate(spark_rows(batch)):
             where = f"row {self.written + i} of partition {self.ctx.partition_id}"
-            record = as_producer_record(self.sink.record_fn(make_row(*values)), where)
+            record = as_producer_record(self.sink.record_fn(row), where)
             topic = record.topic or self.sink.topic
             if topic is None:
                 raise KafkaSinkError(f"kafka sink: record_fn gave no topic for {where} and option 'topic' is not set")
