@@ -1,4 +1,5 @@
-"""``jetconnect plugins``: what is installed, with versions, connectors and guarantees."""
+"""``jetconnect plugins``: what is installed, with versions, connectors and guarantees;
+``jetconnect doctor``: whether Spark's workers and a connector's server are ready (:mod:`jetconnect.doctor`)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import json
 import sys
 from collections.abc import Sequence
 
+from jetconnect import doctor as _doctor
 from jetconnect.registry import get_registry
 
 
@@ -45,7 +47,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     commands = parser.add_subparsers(dest="command", required=True)
     plugins = commands.add_parser("plugins", help="list installed plugins, their sources and sinks")
     plugins.add_argument("--json", action="store_true", help="machine-readable output")
+    doctor = commands.add_parser(
+        "doctor", help="check the workers' Python, the Spark settings and a connector's server",
+        description=_doctor.__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    _doctor.add_arguments(doctor)
     args = parser.parse_args(argv)
+    if args.command == "doctor":
+        return _doctor.run(args)
     if args.command == "plugins":
         rows = plugins_table()
         print(json.dumps(rows, indent=2) if args.json else _format(rows))

@@ -69,6 +69,32 @@ def import_probe(modules: Iterable[str]) -> Callable[[Any], tuple[str, list[str 
     return probe
 
 
+def installed_probe(
+    modules: Iterable[str], dists: Iterable[str]
+) -> Callable[[Any], tuple[str, list[str | None], list[str | None]]]:
+    """:func:`import_probe` that also reports the installed version of each of ``dists`` (None: absent).
+
+    ``jetconnect doctor`` compares them with the driver's: a worker with another version of a
+    plugin unpickles the driver's connector with different code.
+    """
+    probe = import_probe(modules)
+    names = list(dists)
+
+    def installed(_: Any = None) -> tuple[str, list[str | None], list[str | None]]:
+        import importlib.metadata
+
+        executable, errors = probe(None)
+        versions: list[str | None] = []
+        for name in names:
+            try:
+                versions.append(importlib.metadata.version(name))
+            except importlib.metadata.PackageNotFoundError:
+                versions.append(None)
+        return executable, errors, versions
+
+    return installed
+
+
 def cannot_import(key: str, modules: Iterable[str], ask: Callable[[list[str]], Answer]) -> tuple[str, dict[str, str]]:
     """The workers' interpreter and ``{module: error}`` for the ``modules`` they cannot import.
 
@@ -166,4 +192,11 @@ def _pin(module: str) -> str:
     return " ".join(f"{d}=={importlib.metadata.version(d)}" for d in dists)
 
 
-__all__ = ["WORKER_MODULES", "cannot_import", "check_worker_imports", "import_probe", "workers_run_driver_python"]
+__all__ = [
+    "WORKER_MODULES",
+    "cannot_import",
+    "check_worker_imports",
+    "import_probe",
+    "installed_probe",
+    "workers_run_driver_python",
+]
