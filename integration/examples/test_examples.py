@@ -1,0 +1,75 @@
+"""Every script in examples/ runs, end to end, against the project's own servers: one test each, so
+an example (and the README lines copied from it) cannot rot.
+
+Each script creates what it needs, ends by itself, checks its own output and prints one summary
+line ``<name>: ok: ...``; a test runs it as a user would (``.venv/bin/python examples/NAME.py``,
+here ``sys.executable``) after starting its servers, and asserts exit 0 and that line.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "examples"
+
+#: Every example and the servers (scripts/servers/NAME.sh) it needs.
+SERVERS: dict[str, tuple[str, ...]] = {
+    "builder_counter": (),
+    "custom_stream": (),
+    "files_to_avro": (),
+    "journal_to_map": (),
+    "jms_to_parquet": ("activemq",),
+    "kafka_to_jdbc": ("noida-kafka", "postgresql"),
+}
+
+
+def test_every_example_is_tested_and_listed_in_the_examples_readme() -> None:
+    scripts = {p.stem for p in EXAMPLES.glob("*.py")}
+    assert scripts == set(SERVERS)
+    listed = (EXAMPLES / "README.md").read_text()
+    assert not [name for name in scripts if f"examples/{name}.py" not in listed]
+
+
+@pytest.mark.parametrize("name", sorted(SERVERS))
+def test_example_runs_and_checks_its_own_output(name: str, server, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    for needed in SERVERS[name]:
+        server(needed)
+    result = subprocess.run(
+        [sys.executable, str(EXAMPLES / f"{name}.py")], capture_output=True, text=True, timeout=300, cwd=tmp_path
+    )
+    log = f"stdout:\n{result.stdout[-3000:]}\nstderr:\n{result.stderr[-5000:]}"
+    assert result.returncode == 0, log
+    assert re.search(rf"^{name}: ok: .+", result.stdout, re.MULTILINE), log
+
+
+def use_section_blocks(readme: str) -> list[list[str]]:
+    """The ```python blocks of README.md's "Use" section (up to the next ``## `` heading), as lines."""
+    section = readme.split("\n## Use\n", 1)[1].split("\n## ", 1)[0]
+    return [block.splitlines() for block in re.findall(r"^```python\n(.*?)^```", section, re.MULTILINE | re.DOTALL)]
+
+
+def contains_lines(text: str, lines: list[str]) -> bool:
+    """Whether ``lines`` are consecutive lines of ``text`` (trailing spaces aside)."""
+    have = [line.rstrip() for line in text.splitlines()]
+    want = [line.rstrip() for line in lines]
+    return any(have[i : i + len(want)] == want for i in range(len(have) - len(want) + 1))
+
+
+def test_every_python_block_of_the_readme_use_section_is_copied_from_an_example() -> None:
+    blocks = use_section_blocks((ROOT / "README.md").read_text())
+    assert blocks, "the Use section shows no code: this test would check nothing"
+    sources = {p.name: p.read_text() for p in EXAMPLES.glob("*.py")}
+    stale = ["\n".join(block) for block in blocks if not any(contains_lines(text, block) for text in sources.values())]
+    assert not stale, "README.md's Use section has code that no file under examples/ holds:\n\n" + "\n\n".join(stale)
+
+
+def test_the_readme_check_sees_a_changed_line() -> None:
+    text = "a = 1\nb = 2\nc = 3\n"
+    assert contains_lines(text, ["a = 1", "b = 2  "]) and contains_lines(text, ["c = 3"])
+    assert not contains_lines(text, ["a = 1", "c = 3"]) and not contains_lines(text, ["b = 3"])
