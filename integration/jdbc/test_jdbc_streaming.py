@@ -69,26 +69,36 @@ def test_incremental_stream_survives_a_postgresql_restart_during_writes(spark, s
 @pytest.mark.crash
 def test_sigkill_between_the_sinks_commit_and_sparks_loses_nothing_and_writes_nothing_twice(server, tmp_path):
     server("postgresql")
-    source, target = unique("crash_src"), unique("crash_dst")
+    source = unique("crash_src")
     fill(POSTGRES, source, 600)
-    checkpoint = tmp_path / "checkpoint"
-    args = [POSTGRES, source, POSTGRES, target, str(checkpoint), "100"]
-    first = start_pipeline(PIPELINE, args, tmp_path / "first.log")
-    try:
-        # The precise window: the sink committed micro-batch k (its progress row exists) but
-        # Spark has not yet recorded k in commits/, so after the restart Spark re-delivers k.
-        def sink_ahead_of_spark() -> bool:
-            committed = set(checkpoint_batches(checkpoint))
-            return len(committed) >= 1 and bool(progress_batches_for(target) - committed)
+    # The window is a few milliseconds wide and the kill lands a moment after it is seen: under
+    # load Spark may commit in between. Every attempt must lose nothing and write nothing twice;
+    # at least one must kill inside the window, or nothing was tested.
+    hit = []
+    for attempt in range(3):
+        target, work = unique("crash_dst"), tmp_path / f"attempt{attempt}"
+        work.mkdir()
+        checkpoint = work / "checkpoint"
+        args = [POSTGRES, source, POSTGRES, target, str(checkpoint), "100"]
+        first = start_pipeline(PIPELINE, args, work / "first.log")
+        try:
+            # The precise window: the sink committed micro-batch k (its progress row exists) but
+            # Spark has not yet recorded k in commits/, so after the restart Spark re-delivers k.
+            def sink_ahead_of_spark() -> bool:
+                committed = set(checkpoint_batches(checkpoint))
+                return len(committed) >= 1 and bool(progress_batches_for(target) - committed)
 
-        wait_until(sink_ahead_of_spark, 300, "a micro-batch written by the sink but not committed by Spark", first)
-    finally:
-        first.kill()
-    replayed = progress_batches_for(target) - set(checkpoint_batches(checkpoint))
-    second = start_pipeline(PIPELINE, args, tmp_path / "second.log")
-    second.wait(timeout=400)
-    assert counts(POSTGRES, target) == (600, 600)
-    assert replayed, "the kill point was not inside the re-delivery window"
+            wait_until(sink_ahead_of_spark, 300, "a micro-batch written by the sink but not committed by Spark", first)
+        finally:
+            first.kill()
+        replayed = progress_batches_for(target) - set(checkpoint_batches(checkpoint))
+        second = start_pipeline(PIPELINE, args, work / "second.log")
+        second.wait(timeout=400)
+        assert counts(POSTGRES, target) == (600, 600)
+        if replayed:
+            hit.append(attempt)
+            break
+    assert hit, "no kill of 3 landed inside the re-delivery window: nothing was tested"
 
 
 def progress_batches_for(target: str) -> set[int]:
