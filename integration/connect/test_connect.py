@@ -7,6 +7,8 @@ lacks is a ConnectSetupError that says what to pip install there.
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import textwrap
 import time
 import uuid
@@ -147,3 +149,15 @@ def test_streaming_read_stopped_and_restarted_from_its_checkpoint_is_exactly_onc
     # read back through Connect with the files source too
     back = sources.files(str(out), glob="part*").read(spark)
     assert back.count() == total
+
+
+def test_jetconnect_doctor_checks_a_connect_server(spark):
+    """``jetconnect doctor --remote``: the server's Python imports jetconnect and the plugins."""
+    connect_url = "sc://127.0.0.1:15002"  # conftest.CONNECT_URL, where the fixture's server listens
+    result = subprocess.run([sys.executable, "-m", "jetconnect.cli", "doctor", "--remote", connect_url],
+                            capture_output=True, text=True, timeout=300)
+    out = result.stdout
+    assert result.returncode == 0, out + result.stderr[-3000:]
+    assert f"[ok] Spark session ({connect_url})" in out
+    assert "[ok] plugin kafka on the workers" in out
+    assert out.rstrip().endswith("jetconnect doctor: all checks passed")
