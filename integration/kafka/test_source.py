@@ -71,12 +71,18 @@ def test_stream_admission_control_caps_every_micro_batch(spark, kafka, available
     assert sorted(int(r.value) for r in rows) == list(range(150))  # nothing lost, nothing twice
 
 
-def test_stream_from_latest_sees_only_what_comes_after_the_start(spark, kafka, tmp_path) -> None:
+@pytest.mark.parametrize("said_by", ["starting_offsets", "a users auto.offset.reset"])
+def test_stream_from_latest_sees_only_what_comes_after_the_start(spark, kafka, tmp_path, said_by) -> None:
     topic = kafka.topic(partitions=2)
     kafka.produce(topic, (f"old{i}" for i in range(10)), partitions=2)
     name = f"latest_{uuid.uuid4().hex[:8]}"
-    df = sources.kafka(bootstrap_servers=kafka.bootstrap, topics=[topic], value_format="string",
-                       starting_offsets="latest").read_stream(spark)
+    if said_by == "starting_offsets":
+        df = sources.kafka(bootstrap_servers=kafka.bootstrap, topics=[topic], value_format="string",
+                           starting_offsets="latest").read_stream(spark)
+    else:  # a Kafka user's usual way, through Spark's string options
+        df = (spark.readStream.format("jetconnect.kafka").option("bootstrap_servers", kafka.bootstrap)
+              .option("topics", topic).option("value_format", "string").option("kafka.auto.offset.reset", "latest")
+              .load())
     query = df.writeStream.format("memory").queryName(name).option("checkpointLocation", str(tmp_path / "ck")).start()
     try:
         query.processAllAvailable()
@@ -85,7 +91,6 @@ def test_stream_from_latest_sees_only_what_comes_after_the_start(spark, kafka, t
     finally:
         query.stop()
     assert sorted(r.value for r in spark.table(name).collect()) == sorted(f"new{i}" for i in range(6))
-
 
 def test_topics_that_appear_under_a_pattern_are_read_from_their_beginning(spark, kafka, tmp_path) -> None:
     prefix = f"pat-{uuid.uuid4().hex[:6]}"
@@ -184,22 +189,6 @@ def test_starting_from_a_timestamp_finds_the_first_record_at_or_after_it(kafka) 
     [first] = [r for r in source.ranges(start, source.latest_offset(start, 1)) if r.partition.endswith(":0")] or [None]
     values = [row["value"] for batch in source.read_range(first) for row in batch.to_pylist()]
     assert values == [b"10"]
-
-
-def test_a_users_auto_offset_reset_latest_starts_a_new_query_at_the_end(spark, kafka, tmp_path) -> None:
-    topic = kafka.topic(partitions=2)
-    kafka.produce(topic, (f"old{i}" for i in range(10)), partitions=2)
-    name = f"reset_{uuid.uuid4().hex[:8]}"
-    df = (spark.readStream.format("jetconnect.kafka").option("bootstrap_servers", kafka.bootstrap)
-          .option("topics", topic).option("value_format", "string").option("kafka.auto.offset.reset", "latest").load())
-    query = df.writeStream.format("memory").queryName(name).option("checkpointLocation", str(tmp_path / "ck")).start()
-    try:
-        query.processAllAvailable()
-        kafka.produce(topic, (f"new{i}" for i in range(6)), partitions=2)
-        query.processAllAvailable()
-    finally:
-        query.stop()
-    assert sorted(r.value for r in spark.table(name).collect()) == sorted(f"new{i}" for i in range(6))
 
 
 def test_group_id_commits_what_spark_processed_so_lag_tools_see_the_query(spark, kafka, tmp_path) -> None:
