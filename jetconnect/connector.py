@@ -147,6 +147,29 @@ class StreamSource(Source):
 
 
 @dataclass(frozen=True)
+class WriteKey:
+    """What makes one streaming write idempotent: a query's micro-batch partition.
+
+    Spark re-delivers a micro-batch under the same ``(query_id, batch_id, partition_id)`` after a
+    crash between write and commit, so an exactly-once sink records this key with the data and
+    skips a key it finds. :meth:`text` is its one spelling in markers, headers and file names.
+    """
+
+    query_id: str
+    batch_id: int
+    partition_id: int
+
+    def text(self, sep: str = ":") -> str:
+        """``query:batch:partition`` (or joined by ``sep``): the key where it must be a string."""
+        return sep.join((self.query_id, str(self.batch_id), str(self.partition_id)))
+
+    @property
+    def writer(self) -> str:
+        """``query/partition``: the writer this key belongs to, the same in every micro-batch."""
+        return f"{self.query_id}/{self.partition_id}"
+
+
+@dataclass(frozen=True)
 class WriteContext:
     """What one Spark write task knows about itself."""
 
@@ -159,6 +182,13 @@ class WriteContext:
     schema: "StructType"
     overwrite: bool = False
     options: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def key(self) -> WriteKey | None:
+        """The idempotence key of this write: None outside a streaming query (batch writes)."""
+        if self.query_id is None or self.batch_id is None:
+            return None
+        return WriteKey(self.query_id, self.batch_id, self.partition_id)
 
 
 @dataclass(frozen=True)
