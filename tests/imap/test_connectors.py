@@ -154,6 +154,24 @@ def test_map_sink_skips_a_redelivered_micro_batch(url: str) -> None:
     assert [e.type.value for e in m.journal(partition_of(dumps("a"), 4))] == ["ADDED", "REMOVED"]
 
 
+def test_the_progress_record_is_query_slash_partition_as_stores_already_hold_it(url: str) -> None:
+    """Built from ``ctx.key`` now, the record must keep the format older writes left: a record
+    ``q1/2 -> 5`` written before makes batch 5 of Spark partition 2 a replay, and batch 6 not."""
+    import sqlite3
+
+    name = _name()
+    sink = map_sink(name, store=url, partitions=4)
+    sink.write_partition(iter([_batch([("x", 0)])]), _ctx(partition=0, batch=0))  # creates the map
+    path = url.removeprefix("sqlite:///")
+    with sqlite3.connect(path) as db:
+        assert db.execute("SELECT writer, batch FROM progress WHERE owner = ?", (f"map:{name}",)).fetchall() == [
+            ("q1/0", 0)]
+        db.execute("INSERT INTO progress VALUES (?, ?, ?)", (f"map:{name}", "q1/2", 5))
+    assert sink.write_partition(iter([_batch([("a", 1)])]), _ctx(partition=2, batch=5)).replayed
+    assert not sink.write_partition(iter([_batch([("a", 1)])]), _ctx(partition=2, batch=6)).replayed
+    assert connect(url).map(name).to_dict() == {"x": 0, "a": 1}
+
+
 def test_merging_sink_merges_within_and_across_batches_once(url: str) -> None:
     name = _name()
     sink = map_with_merging(name, key_fn=lambda r: r["key"], value_fn=lambda r: r["value"],

@@ -39,10 +39,13 @@ DEFAULT_CHUNK_ROWS = 10_000
 
 
 def progress_of(ctx: WriteContext) -> Progress | None:
-    """The progress record of a streaming write task; None for a batch write."""
-    if ctx.batch_id is None or not ctx.query_id:
+    """The progress record of a streaming write task, from its idempotence key; None for a batch
+    write. The record is ``key.writer -> key.batch_id`` (``query/partition -> batch``), the
+    format every store already holds."""
+    key = ctx.key
+    if key is None or not key.query_id:
         return None
-    return Progress(f"{ctx.query_id}/{ctx.partition_id}", ctx.batch_id)
+    return Progress(key.writer, key.batch_id)
 
 
 def chunk_progress(progress: Progress | None, index: int) -> Progress | None:
