@@ -35,7 +35,7 @@ from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceStrea
 
 from jetconnect import SourceBuilder
 from jetconnect.builders._rounds import stop_marker
-from jetconnect.filesystem import LocalFileSystem
+from jetconnect.files.filesystem import LocalFileSystem
 from jetconnect.rounds import RoundLog
 from jetconnect.testing import spark_builder
 

@@ -19,7 +19,7 @@ import pluggy
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Callable
 
-    from jetconnect.filesystem import FileSystem
+    from jetconnect.files.filesystem import FileSystem
     from jetconnect.registry import Register
 
 hookspec = pluggy.HookspecMarker("jetconnect")
@@ -45,7 +45,7 @@ def register_sinks(register: "Register") -> None:
 def register_file_systems(register: "Callable[[str, Callable[[str], tuple[FileSystem, str]]], None]") -> None:
     """Register file systems by URL scheme: ``register("webhdfs", resolve)``.
 
-    ``resolve(url)`` returns ``(file_system, path)``: the :class:`~jetconnect.filesystem.FileSystem`
+    ``resolve(url)`` returns ``(file_system, path)``: the :class:`~jetconnect.files.filesystem.FileSystem`
     that serves the URL and the path on it. Locations jetconnect keeps state in (``wal_location``)
     are resolved this way, so they may live on any registered file system.
     """

@@ -11,7 +11,7 @@ import os
 import urllib.parse
 
 from jetconnect.errors import OptionError
-from jetconnect.filesystem import FileSystem, LocalFileSystem, shared_path
+from jetconnect.files.filesystem import FileSystem, LocalFileSystem, shared_path
 
 
 def resolve_location(location: str | os.PathLike[str], what: str) -> tuple[FileSystem, str]:

@@ -2,7 +2,7 @@
 
 The stream's offset once was the file's length, so a line appended in two WebHDFS calls came out as
 two rows, and a replay of that micro-batch read a different line. It now stops after the last
-complete line (the files watcher's rule, from jetconnect.line_splits).
+complete line (the files watcher's rule, from jetconnect.files.line_splits).
 """
 
 from __future__ import annotations

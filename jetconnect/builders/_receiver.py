@@ -37,7 +37,7 @@ import pyarrow as pa
 
 from jetconnect.builders._processor import Items, Processor, destroy_quietly
 from jetconnect.errors import SourceError
-from jetconnect.filesystem import FileSystem
+from jetconnect.files.filesystem import FileSystem
 from jetconnect.spool import Spool
 
 log = logging.getLogger("jetconnect.source")

@@ -11,7 +11,7 @@ import pytest
 from jetconnect.builders import _receiver
 from jetconnect.builders._receiver import Lease
 from jetconnect.errors import OffsetError
-from jetconnect.filesystem import LocalFileSystem
+from jetconnect.files.filesystem import LocalFileSystem
 from jetconnect.spool import Spool
 
 

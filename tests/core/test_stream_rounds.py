@@ -473,7 +473,7 @@ def test_a_lease_whose_folder_was_deleted_is_given_up_not_an_error(tmp_path):
     import shutil
 
     from jetconnect.builders._receiver import Lease
-    from jetconnect.filesystem import LocalFileSystem
+    from jetconnect.files.filesystem import LocalFileSystem
 
     lease = Lease(LocalFileSystem(), str(tmp_path / "p"))
     assert lease.acquire({"id": "a"})

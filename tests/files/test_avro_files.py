@@ -16,10 +16,10 @@ from pyspark.sql.types import (
 
 from jetconnect.connector import CommitContext, WriteContext
 from jetconnect.errors import SchemaError, SinkError
-from jetconnect.filesystem import LocalFileSystem
-from jetconnect.line_splits import FileRange
+from jetconnect.files.filesystem import LocalFileSystem
+from jetconnect.files.line_splits import FileRange
 from jetconnect_files.avro_container import AvroFileError, read_header
-from jetconnect_files.avro_schema import to_avro_schema, to_spark_schema
+from jetconnect.files.avro_schema import to_avro_schema, to_spark_schema
 from jetconnect_files.avro_sink import AvroSink
 from jetconnect_files.avro_source import AvroSource
 

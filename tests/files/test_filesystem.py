@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from jetconnect import OptionError
-from jetconnect.filesystem import FileSystem, LocalFileSystem, is_hidden, relative_name
+from jetconnect.files.filesystem import FileSystem, LocalFileSystem, is_hidden, relative_name
 
 
 def test_local_file_system_implements_the_protocol() -> None:

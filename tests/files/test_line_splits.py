@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from jetconnect.errors import OptionError, SourceError
-from jetconnect.filesystem import FileInfo, LocalFileSystem
-from jetconnect.line_splits import FileRange, check_charset, plan_splits, read_lines
+from jetconnect.files.filesystem import FileInfo, LocalFileSystem
+from jetconnect.files.line_splits import FileRange, check_charset, plan_splits, read_lines
 
 
 def _lines(path, start: int, end: int, **kw) -> list[str]:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pickle
 
 from jetconnect.connector import CommitContext, WriteContext
-from jetconnect.filesystem import LocalFileSystem
-from jetconnect.staged_commit import StagedCommit
+from jetconnect.files.filesystem import LocalFileSystem
+from jetconnect.files.staged_commit import StagedCommit
 
 
 def _ctx(partition: int, batch: int | None, attempt: int = 0, query: str | None = "q-1234-5678") -> WriteContext:

@@ -10,8 +10,8 @@ import pytest
 from jetconnect import sources
 from jetconnect.connector import Range
 from jetconnect.errors import OffsetError, OptionError, SourceError
-from jetconnect.filesystem import LocalFileSystem
-from jetconnect_files.watcher import FileWatcherSource
+from jetconnect.files.filesystem import LocalFileSystem
+from jetconnect.files.growing_files import FileWatcherSource
 
 
 def _read(source: FileWatcherSource, start: dict, end: dict) -> list[str]:

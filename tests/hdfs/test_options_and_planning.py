@@ -9,7 +9,7 @@ import pytest
 from hdfs.util import HdfsError
 
 from jetconnect.errors import OffsetError, OptionError
-from jetconnect.line_splits import FileRange
+from jetconnect.files.line_splits import FileRange
 from jetconnect_hdfs import HdfsConnection, WebHdfsFileSystem, hdfs_sink, hdfs_source
 from jetconnect_hdfs.errors import as_os_error, is_transient
 from jetconnect_hdfs.filesystem import hdfs_path

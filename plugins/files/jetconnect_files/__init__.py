@@ -5,7 +5,7 @@ from __future__ import annotations
 from jetconnect_files.avro_sink import AvroSink
 from jetconnect_files.avro_source import AvroSource
 from jetconnect_files.lines_sink import FilesSink
-from jetconnect_files.lines_source import FilesSource
-from jetconnect_files.watcher import FileWatcherSource
+from jetconnect.files.lines_source import FilesSource
+from jetconnect.files.growing_files import FileWatcherSource
 
 __all__ = ["AvroSink", "AvroSource", "FileWatcherSource", "FilesSink", "FilesSource"]

@@ -1,7 +1,7 @@
 """The registered factories: keyword parameters typed so Spark's string options convert to them.
 
 Each builds its connector on the local file system (or any POSIX mount); another file system
-plugs in by building the connector classes with its own :class:`~jetconnect.filesystem.FileSystem`.
+plugs in by building the connector classes with its own :class:`~jetconnect.files.filesystem.FileSystem`.
 """
 
 from __future__ import annotations
@@ -10,13 +10,13 @@ from collections.abc import Callable
 from typing import Any
 
 from jetconnect.errors import OptionError
-from jetconnect.filesystem import LocalFileSystem, shared_path
+from jetconnect.files.filesystem import LocalFileSystem, shared_path
 
 from jetconnect_files.avro_sink import AvroSink
 from jetconnect_files.avro_source import AvroSource
 from jetconnect_files.lines_sink import FilesSink
-from jetconnect_files.lines_source import FilesSource
-from jetconnect_files.watcher import FileWatcherSource
+from jetconnect.files.lines_source import FilesSource
+from jetconnect.files.growing_files import FileWatcherSource
 
 
 def files_source(

@@ -7,17 +7,17 @@ kept out of ``repr`` and redacted from every error and log line (WebHDFS puts it
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass, field
 from typing import Any
 
 import hdfs
 
+from jetconnect.clients import ClientCache
 from jetconnect.errors import OptionError
 from jetconnect.redaction import redact
 
-_clients: dict["HdfsConnection", hdfs.Client] = {}
-_clients_lock = threading.Lock()
+#: This process's clients (a forked Spark worker makes its own: the session's sockets are not shared).
+_clients: ClientCache["HdfsConnection", hdfs.Client] = ClientCache("hdfs clients")
 
 
 @dataclass(frozen=True)
@@ -48,11 +48,7 @@ class HdfsConnection:
 
     def client(self) -> hdfs.Client:
         """This process's client for the endpoint (made once: it holds a pooled HTTP session)."""
-        with _clients_lock:
-            client = _clients.get(self)
-            if client is None:
-                client = _clients[self] = self._new_client()
-            return client
+        return _clients.get(self, self._new_client)
 
     def _new_client(self) -> hdfs.Client:
         common: dict[str, Any] = {"proxy": self.proxy_user, "timeout": self.timeout}

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from jetconnect.errors import OptionError
-from jetconnect.line_splits import check_count
+from jetconnect.files.line_splits import check_count
 from jetconnect_hdfs.connection import HdfsConnection
 from jetconnect_hdfs.filesystem import WebHdfsFileSystem
 from jetconnect_hdfs.sink import HdfsSink, make_sink

@@ -1,4 +1,4 @@
-"""HDFS as a :class:`jetconnect.filesystem.FileSystem`, through WebHDFS and the ``hdfs`` client.
+"""HDFS as a :class:`jetconnect.files.filesystem.FileSystem`, through WebHDFS and the ``hdfs`` client.
 
 Everything the core's file machinery (split planning, line reading, the staged commit) needs, plus
 what only HDFS has: block sizes and block locations, ranged reads with a length, append, checksums.
@@ -22,7 +22,7 @@ from urllib.parse import urlsplit
 
 from hdfs.util import HdfsError
 
-from jetconnect.filesystem import FileInfo, is_hidden
+from jetconnect.files.filesystem import FileInfo, is_hidden
 from jetconnect.redaction import describe, raise_unchained
 from jetconnect.retry import Backoff, RetriesExhausted, retry_call
 from jetconnect_hdfs.connection import HdfsConnection
@@ -63,7 +63,7 @@ class _Transient(Exception):
 
 @dataclass(frozen=True)
 class WebHdfsFileSystem:
-    """:class:`~jetconnect.filesystem.FileSystem` over WebHDFS; picklable (clients are per process)."""
+    """:class:`~jetconnect.files.filesystem.FileSystem` over WebHDFS; picklable (clients are per process)."""
 
     connection: HdfsConnection
     backoff: Backoff = Backoff(initial=0.2, maximum=2.0, deadline=60.0)

@@ -1,14 +1,14 @@
 """The HDFS source: files under a path, read in parallel as block-aligned byte ranges.
 
 Batch: the driver lists the input once and plans splits with the core's
-:func:`~jetconnect.line_splits.plan_splits`; executors read their ranges with WebHDFS ranged reads
+:func:`~jetconnect.files.line_splits.plan_splits`; executors read their ranges with WebHDFS ranged reads
 and Hadoop's line-reader rule (a range owns the lines that *start* inside it), so every line is
 read exactly once wherever the cuts fall.
 
 Stream: the offset is ``{path: position}`` for every file read so far. Each micro-batch lists the
 path, takes the files that are new (or grew, HDFS files being append-only) and reads exactly the
 bytes between the two offsets, so a restarted query replays a batch byte for byte. For lines the
-position is just past the last *complete* line (the core's :func:`~jetconnect.line_splits.last_line_end`,
+position is just past the last *complete* line (the core's :func:`~jetconnect.files.line_splits.last_line_end`,
 as the files watcher does): a line still being written waits for its newline instead of coming out
 in two pieces. An offset entry naming a path outside the source's path is an :class:`OffsetError`.
 """
@@ -27,8 +27,8 @@ from jetconnect.arrow import parse_schema, rows_to_batch
 from jetconnect.connector import BatchSource, Guarantee, Offset, Range, StreamSource
 from jetconnect.errors import OffsetError, OptionError
 from jetconnect.offsets import integer_positions
-from jetconnect.filesystem import child_path
-from jetconnect.line_splits import BLOCK_SIZE, FileRange, check_charset, check_count, last_line_end, plan_splits, read_lines
+from jetconnect.files.filesystem import child_path
+from jetconnect.files.line_splits import BLOCK_SIZE, FileRange, check_charset, check_count, last_line_end, plan_splits, read_lines
 from jetconnect_hdfs.filesystem import HdfsFileInfo, WebHdfsFileSystem, hdfs_path
 
 FORMATS = ("lines", "bytes")

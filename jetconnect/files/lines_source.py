@@ -10,8 +10,8 @@ import pyarrow as pa
 
 from jetconnect.connector import BatchSource, Guarantee, ReadOutput
 from jetconnect.errors import SourceError
-from jetconnect.filesystem import FileSystem, relative_name
-from jetconnect.line_splits import FileRange, check_charset, check_count, plan_splits, read_lines
+from jetconnect.files.filesystem import FileSystem, relative_name
+from jetconnect.files.line_splits import FileRange, check_charset, check_count, plan_splits, read_lines
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql.types import StructType

@@ -20,10 +20,10 @@ from typing import TYPE_CHECKING
 from jetconnect.connector import Guarantee, Offset, Range, ReadOutput, StreamSource
 from jetconnect.errors import OffsetError, SourceError
 from jetconnect.offsets import integer_positions
-from jetconnect.filesystem import FileInfo, FileSystem, child_path, relative_name
-from jetconnect.line_splits import FileRange, advance_lines, check_charset, check_count, last_line_end, read_lines
+from jetconnect.files.filesystem import FileInfo, FileSystem, child_path, relative_name
+from jetconnect.files.line_splits import FileRange, advance_lines, check_charset, check_count, last_line_end, read_lines
 
-from jetconnect_files.lines_source import lines_batch, lines_schema
+from jetconnect.files.lines_source import lines_batch, lines_schema
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql.types import StructType
@@ -101,7 +101,7 @@ class FileWatcherSource(StreamSource):
 
     def ranges(self, start: Offset, end: Offset) -> Sequence[Range]:
         # A file that grew a lot is cut into several ranges (tasks); line ownership makes the
-        # cuts safe anywhere (see jetconnect.line_splits). Every byte between the two offsets is
+        # cuts safe anywhere (see jetconnect.files.line_splits). Every byte between the two offsets is
         # in exactly one range: an offset never moves past lines no task reads.
         before, after = self._positions(start), self._positions(end)
         ranges = []

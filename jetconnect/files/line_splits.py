@@ -29,7 +29,7 @@ import numpy as np
 import pyarrow as pa
 
 from jetconnect.errors import OffsetError, OptionError, SourceError
-from jetconnect.filesystem import FileInfo, FileSystem
+from jetconnect.files.filesystem import FileInfo, FileSystem
 from jetconnect.options import Options
 
 #: How much one read asks for; also roughly the bytes of one Arrow batch.

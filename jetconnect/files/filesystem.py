@@ -129,7 +129,7 @@ class LocalFileSystem:
         except FileExistsError:
             return False
         os.unlink(source)
-        _fsync_directory(os.path.dirname(target) or ".")
+        fsync_directory(os.path.dirname(target) or ".")
         return True
 
     def exists(self, path: str) -> bool:
@@ -156,7 +156,11 @@ class LocalFileSystem:
         return os.path.realpath(path)
 
 
-def _fsync_directory(directory: str) -> None:
+def fsync_directory(directory: str) -> None:
+    """Make the entries of ``directory`` (a file created, renamed or removed in it) survive a crash.
+
+    fsync of a file makes its bytes durable, not its name: that takes an fsync of the directory.
+    """
     fd = os.open(directory, os.O_RDONLY)
     try:
         os.fsync(fd)
@@ -201,4 +205,13 @@ def child_path(directory: str, name: object) -> str | None:
     return posixpath.join(directory, name)
 
 
-__all__ = ["FileInfo", "FileSystem", "LocalFileSystem", "child_path", "is_hidden", "relative_name", "shared_path"]
+__all__ = [
+    "FileInfo",
+    "FileSystem",
+    "LocalFileSystem",
+    "child_path",
+    "fsync_directory",
+    "is_hidden",
+    "relative_name",
+    "shared_path",
+]

@@ -15,7 +15,7 @@ so a micro-batch that Spark re-delivers after a crash maps onto the same names a
 up in exactly one visible file. **Premise:** the source replays a micro-batch deterministically
 (same records, same partitions, same order), which every replayable jetconnect source promises. A
 batch (non-streaming) write gets a fresh job id in its final names instead, as it is never
-re-delivered. Readers must ignore hidden names (:func:`jetconnect.filesystem.is_hidden`).
+re-delivered. Readers must ignore hidden names (:func:`jetconnect.files.filesystem.is_hidden`).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from typing import Any, BinaryIO
 
 from jetconnect.connector import CommitContext, WriteContext
 from jetconnect.errors import OptionError, SinkError
-from jetconnect.filesystem import FileSystem, is_hidden
+from jetconnect.files.filesystem import FileSystem, is_hidden
 
 STAGING_DIR = ".jetconnect-staging"
 
