@@ -5,7 +5,8 @@ DuckDB's PostgreSQL scanner (its ``postgres_scanner`` extension, shipped on PyPI
 no Python object per row. On the bench's table it takes half the client CPU of ADBC's PostgreSQL
 driver, which jetconnect used before. Attaching opens a PostgreSQL connection (tens of
 milliseconds, a noticeable share of one Spark partition's read), so each Python worker keeps the
-ones it opened for later tasks.
+ones it opened for later tasks, in a core :class:`~jetconnect.clients.ClientCache` of idle lists:
+a forked worker starts with none of its parent's.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Any
 
 from sqlalchemy.engine import make_url
 
+from jetconnect.clients import ClientCache
 from jetconnect.redaction import raise_unchained, redact, url_secrets
 
 #: The name the PostgreSQL database is attached under, for ``postgres_query``.
@@ -26,8 +28,30 @@ ATTACHED = "pg"
 #: (values are inlined into COPY's query, quoted for standard-conforming strings).
 _SESSION_OPTIONS = "-c TimeZone=UTC -c DateStyle=ISO,YMD -c standard_conforming_strings=on"
 
-_idle: dict[str, list[Any]] = {}
-_lock = threading.Lock()
+
+class _Idle:
+    """The idle connections of one URL in this process: a task checks one out and returns it."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._connections: list[Any] = []
+
+    def take(self) -> Any | None:
+        with self._lock:
+            return self._connections.pop() if self._connections else None
+
+    def put(self, connection: Any) -> None:
+        with self._lock:
+            self._connections.append(connection)
+
+    def close(self) -> None:
+        with self._lock:
+            connections, self._connections = self._connections, []
+        for connection in connections:
+            _close_quietly(connection)
+
+
+_idle: ClientCache[str, _Idle] = ClientCache("jdbc duckdb connections", on_close=_Idle.close)
 
 
 class PostgresConnectError(Exception):
@@ -71,15 +95,13 @@ def postgres_via_duckdb(url: str) -> Iterator[Any]:
     except BaseException:
         _close_quietly(connection)
         raise
-    with _lock:
-        _idle.setdefault(url, []).append(connection)
+    _idle.get(url, _Idle).put(connection)
 
 
 def _checkout(url: str) -> Any:
+    idle = _idle.get(url, _Idle)
     while True:
-        with _lock:
-            pooled = _idle.get(url)
-            connection = pooled.pop() if pooled else None
+        connection = idle.take()
         if connection is None:
             return _open(url)
         if _alive(connection):

@@ -1,25 +1,27 @@
 """Connections: one SQLAlchemy engine per URL and process, and URLs safe to show in messages.
 
 Sources and sinks are pickled to executors with their URL only; each Python worker builds its own
-engine (connection pool) the first time it needs one and reuses it for every later task.
+engine (connection pool) the first time it needs one and reuses it for every later task. The
+engines live in a core :class:`~jetconnect.clients.ClientCache`: a forked worker never uses its
+parent's pooled connections.
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
-import threading
 from collections.abc import Callable
 from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import URL, Engine, make_url
 
+from jetconnect.clients import ClientCache
 from jetconnect.errors import OptionError
 from jetconnect.redaction import redact_url
 
-_engines: dict[tuple[str, str], Engine] = {}
-_lock = threading.Lock()
+#: Engines by (URL, connection function's key); disposing one closes its pooled connections.
+_engines: ClientCache[tuple[str, str], Engine] = ClientCache("jdbc engines", on_close=Engine.dispose)
 
 #: Jet's connection supplier: a function of nothing returning a new DB-API connection.
 ConnectionFn = Callable[[], Any]
@@ -40,22 +42,21 @@ def engine_for(url: str, connection_fn: ConnectionFn | None = None) -> Engine:
     With ``connection_fn`` (Jet's connection supplier) the engine's connections come from it, as
     SQLAlchemy's ``creator``; the URL then only names the dialect and driver.
     """
-    key = (url, _function_key(connection_fn))
-    with _lock:
-        engine = _engines.get(key)
-        if engine is None:
-            parsed = make_url(url)
-            kwargs: dict = {"pool_pre_ping": True}
-            if connection_fn is not None:
-                kwargs["creator"] = connection_fn
-            if parsed.get_backend_name() == "sqlite":
-                # Several Spark tasks write one SQLite file: wait for the lock rather than fail.
-                kwargs["connect_args"] = {"timeout": 60}
-            engine = sa.create_engine(parsed, **kwargs)
-            if parsed.get_backend_name() == "sqlite":
-                _use_real_sqlite_transactions(engine)
-            _engines[key] = engine
-        return engine
+    return _engines.get((url, _function_key(connection_fn)), lambda: _new_engine(url, connection_fn))
+
+
+def _new_engine(url: str, connection_fn: ConnectionFn | None) -> Engine:
+    parsed = make_url(url)
+    kwargs: dict = {"pool_pre_ping": True}
+    if connection_fn is not None:
+        kwargs["creator"] = connection_fn
+    if parsed.get_backend_name() == "sqlite":
+        # Several Spark tasks write one SQLite file: wait for the lock rather than fail.
+        kwargs["connect_args"] = {"timeout": 60}
+    engine = sa.create_engine(parsed, **kwargs)
+    if parsed.get_backend_name() == "sqlite":
+        _use_real_sqlite_transactions(engine)
+    return engine
 
 
 def _use_real_sqlite_transactions(engine: Engine) -> None:
@@ -80,10 +81,7 @@ def check_connection_fn(connection_fn: Any, owner: str) -> None:
 
 def dispose_all() -> None:
     """Close every pooled connection of this process (tests, and after a server restart)."""
-    with _lock:
-        for engine in _engines.values():
-            engine.dispose()
-        _engines.clear()
+    _engines.close_all()
 
 
 def dialect_name(url: str) -> str:
