@@ -1,10 +1,27 @@
 #!/usr/bin/env bash
 # Installs everything jetconnect needs on a fresh Debian 12 machine (as root, no systemd):
-# Java for Spark, a virtualenv at .venv with the core, every plugin under plugins/ and contrib/,
+# Java for Spark, a virtualenv with the core, every plugin under plugins/ and contrib/ (editable),
 # and the test tools. Idempotent: a second run only checks.
+#
+#   bash scripts/setup.sh                                 # .venv: the newest PySpark pyproject.toml allows
+#   bash scripts/setup.sh --spark 4.2.0 .venv-spark-oldest  # another venv, with that PySpark release
+#
+# The second form builds the venv scripts/test.sh uses to run part of the suite on the oldest
+# PySpark jetconnect supports (the floor of the range in pyproject.toml).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
+
+VENV=.venv
+SPARK=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --spark)
+      [ $# -ge 3 ] || { echo "setup: usage: setup.sh [--spark VERSION VENV_DIR]" >&2; exit 2; }
+      SPARK=$2; VENV=$3; shift 3 ;;
+    *) echo "setup: unknown argument '$1'; usage: setup.sh [--spark VERSION VENV_DIR]" >&2; exit 2 ;;
+  esac
+done
 
 need_apt=()
 command -v java >/dev/null 2>&1 || need_apt+=(openjdk-17-jre-headless)
@@ -17,22 +34,27 @@ if [ ${#need_apt[@]} -gt 0 ]; then
 fi
 
 PY=${PYTHON:-python3}
-if ! .venv/bin/python -m pip --version >/dev/null 2>&1; then
+if ! "$VENV/bin/python" -m pip --version >/dev/null 2>&1; then
   # missing, or left half-made by an interrupted run (no pip): make it afresh
-  echo "setup: creating .venv with $($PY --version)"
-  $PY -m venv --clear .venv
+  echo "setup: creating $VENV with $($PY --version)"
+  $PY -m venv --clear "$VENV"
 fi
-VPY="$ROOT/.venv/bin/python"
-stamp=.venv/.jetconnect-installed
-inputs=$(cat pyproject.toml plugins/*/pyproject.toml contrib/*/pyproject.toml 2>/dev/null | sha1sum | cut -c1-40)
+VPY="$ROOT/$VENV/bin/python"
+stamp=$VENV/.jetconnect-installed
+inputs=$( (echo "spark=$SPARK"; cat pyproject.toml plugins/*/pyproject.toml contrib/*/pyproject.toml 2>/dev/null) | sha1sum | cut -c1-40)
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$inputs" ]; then
-  echo "setup: installing jetconnect, its plugins and test tools into .venv"
+  echo "setup: installing jetconnect, its plugins and test tools into $VENV${SPARK:+ (pyspark $SPARK)}"
   "$VPY" -m pip install -q --upgrade pip
-  args=(-e ".[test,bench]")
+  if [ -n "$SPARK" ]; then
+    # pinned in the same resolve as the core, so pip fails if the version is outside its range
+    args=(-e ".[test]" "pyspark[connect]==$SPARK")
+  else
+    args=(-e ".[test,bench]")
+  fi
   for dir in plugins/*/ contrib/*/; do
     [ -f "$dir/pyproject.toml" ] && args+=(-e "$dir")
   done
   "$VPY" -m pip install -q "${args[@]}"
   echo "$inputs" > "$stamp"
 fi
-"$VPY" -c "import jetconnect, pyspark; print('setup: jetconnect', jetconnect.__version__, 'pyspark', pyspark.__version__)"
+"$VPY" -c "import jetconnect, pyspark; print('setup: jetconnect', jetconnect.__version__, 'pyspark', pyspark.__version__, 'in $VENV')"
