@@ -10,7 +10,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from jetconnect.builders import BuilderBatchSource, BuilderSink, BuilderStreamSource, ProcessorContext, SinkBuilder, SinkContext, SourceBuffer, SourceBuilder
-from jetconnect.connector import Guarantee
 from jetconnect.hookspecs import hookimpl
 
 
@@ -96,10 +95,10 @@ def logger(level: str = "INFO", prefix: str = "") -> BuilderSink:
 
 @hookimpl
 def register_sources(register: Any) -> None:
-    register(items, name="items", guarantee=Guarantee.EXACTLY_ONCE)
-    register(item_stream, name="item_stream", guarantee=Guarantee.EXACTLY_ONCE)
+    register(items, name="items")
+    register(item_stream, name="item_stream")
 
 
 @hookimpl
 def register_sinks(register: Any) -> None:
-    register(logger, name="logger", guarantee=Guarantee.AT_LEAST_ONCE)
+    register(logger, name="logger")

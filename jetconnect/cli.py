@@ -1,4 +1,5 @@
-"""``jetconnect plugins``: what is installed, with versions, connectors and guarantees;
+"""``jetconnect plugins``: what is installed, with versions, connectors and guarantees
+(``--matrix``: the source × sink guarantee matrix README.md shows);
 ``jetconnect doctor``: whether Spark's workers and a connector's server are ready (:mod:`jetconnect.doctor`)."""
 
 from __future__ import annotations
@@ -9,11 +10,13 @@ import sys
 from collections.abc import Sequence
 
 from jetconnect import doctor as _doctor
+from jetconnect.guarantees import matrix
 from jetconnect.registry import get_registry
 
 
 def plugins_table() -> list[dict[str, object]]:
-    """One entry per plugin: name, version, and its sources and sinks with their guarantees."""
+    """One entry per plugin: name, version, and its sources and sinks with their guarantees, as
+    each connector declares them (its class, or an instance built from default options)."""
     registry = get_registry()
     rows = []
     for plugin, version in sorted(registry.plugins.items()):
@@ -46,7 +49,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="jetconnect", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
     plugins = commands.add_parser("plugins", help="list installed plugins, their sources and sinks")
-    plugins.add_argument("--json", action="store_true", help="machine-readable output")
+    output = plugins.add_mutually_exclusive_group()
+    output.add_argument("--json", action="store_true", help="machine-readable output")
+    output.add_argument("--matrix", action="store_true", help="the source x sink guarantee matrix, in README form")
     doctor = commands.add_parser(
         "doctor", help="check the workers' Python, the Spark settings and a connector's server",
         description=_doctor.__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -56,6 +61,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "doctor":
         return _doctor.run(args)
     if args.command == "plugins":
+        if args.matrix:
+            print(matrix(get_registry()))
+            return 0
         rows = plugins_table()
         print(json.dumps(rows, indent=2) if args.json else _format(rows))
     return 0

@@ -19,7 +19,7 @@ import enum
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Union
+from typing import TYPE_CHECKING, Any, ClassVar, Union
 
 import pyarrow as pa
 
@@ -48,12 +48,36 @@ class Guarantee(str, enum.Enum):
         return self.value
 
 
+@dataclass(frozen=True)
+class GuaranteeOption:
+    """An option that changes a connector's guarantee: its name, what each value gives, the default.
+
+    Declared on the class (``guarantee_option``) so that ``jetconnect plugins`` and the README's
+    matrix, which cannot build a connector without its options, list each value's guarantee.
+    """
+
+    name: str
+    values: Mapping[str, Guarantee]
+    default: str
+
+    def __post_init__(self) -> None:
+        if self.default not in self.values:
+            raise ValueError(f"guarantee option '{self.name}': default {self.default!r} is not one of its values")
+
+    def guarantee(self, value: str) -> Guarantee:
+        """The guarantee of a connector built with ``name=value``."""
+        return self.values[value]
+
+
 class Source(ABC):
     """Something Spark can read. Subclass :class:`BatchSource`, :class:`StreamSource` or both."""
 
     #: Registered name, shown in errors and in ``jetconnect plugins``.
     name: str = "source"
+    #: What a restart from the checkpoint gives; ``jetconnect plugins`` reads it here, not at ``register()``.
     guarantee: Guarantee = Guarantee.EXACTLY_ONCE
+    #: The option that changes :attr:`guarantee`, if one does (see :class:`GuaranteeOption`).
+    guarantee_option: ClassVar[GuaranteeOption | None] = None
 
     @abstractmethod
     def schema(self) -> "StructType":
@@ -211,7 +235,10 @@ class Sink(ABC):
     """
 
     name: str = "sink"
+    #: What a restart from the checkpoint gives; ``jetconnect plugins`` reads it here, not at ``register()``.
     guarantee: Guarantee = Guarantee.AT_LEAST_ONCE
+    #: The option that changes :attr:`guarantee`, if one does: the Kafka sink's ``delivery``.
+    guarantee_option: ClassVar[GuaranteeOption | None] = None
     #: ``"arrow"``: :meth:`write_partition` gets ``pyarrow.RecordBatch`` objects; ``"rows"``: pyspark Rows.
     input_format: str = "arrow"
 
@@ -255,6 +282,7 @@ __all__ = [
     "BatchSource",
     "CommitContext",
     "Guarantee",
+    "GuaranteeOption",
     "Json",
     "Offset",
     "Range",

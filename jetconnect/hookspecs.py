@@ -7,7 +7,10 @@ A plugin is a module with ``@hookimpl`` functions, found through the entry-point
 
     @hookimpl
     def register_sources(register):
-        register(my_source, name="my_source", guarantee="exactly-once")
+        register(my_source, name="my_source")
+
+The guarantee is not given at ``register()``: ``jetconnect plugins`` reads it from the connector
+(the ``guarantee`` and ``guarantee_option`` of the class the factory's return annotation names).
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ hookimpl = pluggy.HookimplMarker("jetconnect")
 
 @hookspec
 def register_sources(register: "Register") -> None:
-    """Register source factories: ``register(factory, name=..., guarantee=..., from_options=...)``.
+    """Register source factories: ``register(factory, name=..., from_options=...)``.
 
     ``factory(**kwargs)`` returns a :class:`~jetconnect.connector.Source`; it serves both
     ``sources.<name>(...)`` and ``spark.read.format(<name>)``, whose string options are converted

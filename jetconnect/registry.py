@@ -15,14 +15,17 @@ import types
 import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
+from functools import cached_property
+from typing import TYPE_CHECKING, Any, Literal, Union, get_args, get_origin, get_type_hints
 
 import pluggy
 
 from jetconnect import hookspecs
-from jetconnect.connector import Guarantee
 from jetconnect.errors import OptionError, PluginError, PluginLoadWarning
 from jetconnect.options import Options
+
+if TYPE_CHECKING:  # pragma: no cover
+    from jetconnect.guarantees import Declared
 
 ENTRY_POINT_GROUP = "jetconnect"
 Kind = Literal["source", "sink"]
@@ -35,11 +38,23 @@ class ConnectorSpec:
     kind: Kind
     name: str
     factory: Callable[..., Any]
-    guarantee: str
     plugin: str
     version: str
     from_options: Callable[[Options], Any] | None = None
     description: str = ""
+
+    @cached_property
+    def declared(self) -> "Declared":
+        """The guarantee as the connector declares it (:func:`jetconnect.guarantees.declared`)."""
+        from jetconnect.guarantees import declared
+
+        return declared(self)
+
+    @property
+    def guarantee(self) -> str:
+        """``exactly-once``, ..., or each value's when an option changes it: read from the
+        connector (its class, or an instance built from default options), never declared twice."""
+        return self.declared.text()
 
     def create_from_options(self, options: Options) -> Any:
         """Build the connector from Spark's string options (the format-string way in)."""
@@ -59,15 +74,20 @@ class Register:
         factory: Callable[..., Any],
         name: str | None = None,
         *,
-        guarantee: str | Guarantee = Guarantee.AT_LEAST_ONCE,
         from_options: Callable[[Options], Any] | None = None,
         description: str | None = None,
     ) -> None:
+        """Register ``factory`` (a function or class making the connector) under ``name``.
+
+        No guarantee is given here: it is read from the connector (``guarantee``,
+        ``guarantee_option`` on the class the factory's return annotation names), so the listing
+        says what actually runs.
+        """
         if not callable(factory):
             raise PluginError(f"plugin '{self._plugin}' registered a {self._kind} that is not callable: {factory!r}")
         name = name or factory.__name__
         doc = description or (inspect.getdoc(factory) or "").split("\n", 1)[0]
-        spec = ConnectorSpec(self._kind, name, factory, str(guarantee), self._plugin, self._version, from_options, doc)
+        spec = ConnectorSpec(self._kind, name, factory, self._plugin, self._version, from_options, doc)
         self._registry._add(spec)
 
 

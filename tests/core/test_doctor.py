@@ -141,7 +141,7 @@ def _fails_to_build(password: str) -> _Leaky:
 def test_no_spelling_of_a_password_shows_in_the_output(
     factory, fail_in: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch  # type: ignore[no-untyped-def]
 ) -> None:
-    spec = ConnectorSpec("source", "leaky", factory, "exactly-once", "test", "0")
+    spec = ConnectorSpec("source", "leaky", factory, "test", "0")
     monkeypatch.setitem(get_registry().sources, "leaky", spec)
     args = ["--skip-spark", "--source", "leaky", "--option", f"password={CANARY}"]
     if fail_in != "build":

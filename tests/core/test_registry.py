@@ -18,7 +18,7 @@ def _plugin(name, **factories):
     @hookimpl
     def register_sources(register):
         for fname, fn in factories.items():
-            register(fn, name=fname, guarantee="exactly-once")
+            register(fn, name=fname)
 
     module.register_sources = register_sources
     return module

@@ -2,19 +2,19 @@
 
 from __future__ import annotations
 
-from jetconnect import Guarantee, hookimpl
+from jetconnect import hookimpl
 
 from jetconnect_files import factories
 
 
 @hookimpl
 def register_sources(register) -> None:
-    register(factories.files_source, name="files", guarantee=Guarantee.EXACTLY_ONCE)
-    register(factories.file_watcher, name="file_watcher", guarantee=Guarantee.EXACTLY_ONCE)
-    register(factories.avro_source, name="avro", guarantee=Guarantee.EXACTLY_ONCE)
+    register(factories.files_source, name="files")
+    register(factories.file_watcher, name="file_watcher")
+    register(factories.avro_source, name="avro")
 
 
 @hookimpl
 def register_sinks(register) -> None:
-    register(factories.files_sink, name="files", guarantee=Guarantee.EXACTLY_ONCE)
-    register(factories.avro_sink, name="avro", guarantee=Guarantee.EXACTLY_ONCE)
+    register(factories.files_sink, name="files")
+    register(factories.avro_sink, name="avro")

@@ -7,13 +7,13 @@ from jetconnect_hdfs.connectors import hdfs_sink, hdfs_source
 @hookimpl
 def register_sources(register):
     # Exact replay: offsets hold byte positions of files HDFS only lets grow.
-    register(hdfs_source, name="hdfs", guarantee="exactly-once")
+    register(hdfs_source, name="hdfs")
 
 
 @hookimpl
 def register_sinks(register):
     # Staged files renamed (never overwriting) at commit: a re-delivered batch is written once.
-    register(hdfs_sink, name="hdfs", guarantee="exactly-once")
+    register(hdfs_sink, name="hdfs")
 
 
 @hookimpl

@@ -8,9 +8,9 @@ from jetconnect_jdbc.factories import jdbc_sink, jdbc_source
 
 @hookimpl
 def register_sources(register) -> None:  # type: ignore[no-untyped-def]
-    register(jdbc_source, name="jdbc", guarantee="exactly-once")
+    register(jdbc_source, name="jdbc")
 
 
 @hookimpl
 def register_sinks(register) -> None:  # type: ignore[no-untyped-def]
-    register(jdbc_sink, name="jdbc", guarantee="exactly-once")
+    register(jdbc_sink, name="jdbc")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from jetconnect.connector import Guarantee
 from jetconnect.hookspecs import hookimpl
 
 from jetconnect_kafka.sink import kafka_sink
@@ -11,9 +10,9 @@ from jetconnect_kafka.source import kafka_source
 
 @hookimpl
 def register_sources(register):  # type: ignore[no-untyped-def]
-    register(kafka_source, name="kafka", guarantee=Guarantee.EXACTLY_ONCE)
+    register(kafka_source, name="kafka")
 
 
 @hookimpl
 def register_sinks(register):  # type: ignore[no-untyped-def]
-    register(kafka_sink, name="kafka", guarantee=Guarantee.EXACTLY_ONCE)
+    register(kafka_sink, name="kafka")
