@@ -15,34 +15,39 @@ last stable offset) until it is aborted, and every lookup on a partition it shar
 from __future__ import annotations
 
 import json
-import time
+import threading
 import zlib
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NoReturn
 
-from confluent_kafka import KafkaError, KafkaException, TopicPartition
+from confluent_kafka import KafkaError, KafkaException
 from confluent_kafka.admin import AdminClient, NewTopic
 
+from jetconnect.connector import WriteKey
 from jetconnect.retry import Backoff, retry_call
 
 from jetconnect_kafka import config
 from jetconnect_kafka.errors import KafkaSinkError
+from jetconnect_kafka.ranges import PartitionRange
 
 DEFAULT_TOPIC = "jetconnect_sink_commits"
 #: Partitions of a control topic the sink creates (an existing topic keeps its own count).
 CONTROL_PARTITIONS = 16
 _WINDOW = 1000  # offsets read per step backwards
+#: Control topics' partition counts this process has seen, by ``(bootstrap.servers, topic)``:
+#: asked once per worker, not once per task (a topic's partitions are never removed).
+_KNOWN: dict[tuple[str, str], int] = {}
+_KNOWN_LOCK = threading.Lock()
 
 
-def _marker_key(query_id: str, partition_id: int) -> bytes:
-    return f"{query_id}/{partition_id}".encode()
+def marker(key: WriteKey) -> tuple[bytes, bytes]:
+    """Key and value of the record that says ``key`` (query, batch, partition) is committed.
 
-
-def marker(query_id: str, batch_id: int, partition_id: int) -> tuple[bytes, bytes]:
-    """Key and value of the record that says ``(query, batch, partition)`` is committed."""
-    key = _marker_key(query_id, partition_id)
-    value = json.dumps({"query": query_id, "batch": batch_id, "partition": partition_id}).encode()
-    return key, value
+    The format checkpoints already hold: key ``query/partition`` (:attr:`WriteKey.writer`),
+    value ``{"query", "batch", "partition"}`` as JSON.
+    """
+    value = json.dumps({"query": key.query_id, "batch": key.batch_id, "partition": key.partition_id}).encode()
+    return key.writer.encode(), value
 
 
 class Ledger:
@@ -54,6 +59,16 @@ class Ledger:
 
     def ensure_topic(self) -> None:
         """Create the control topic if it is missing, and learn its partition count."""
+        known = (str(self.config.get("bootstrap.servers")), self.topic)
+        with _KNOWN_LOCK:
+            self.partitions = _KNOWN.get(known, 0)
+        if self.partitions:
+            return
+        self._ensure_topic()
+        with _KNOWN_LOCK:
+            _KNOWN[known] = self.partitions
+
+    def _ensure_topic(self) -> None:
         admin = AdminClient(self.config, logger=config.LIBRDKAFKA_LOG)
         what = f"kafka sink: looking for control topic '{self.topic}'"
         self.partitions = self._listed_partitions(admin, what)
@@ -79,17 +94,17 @@ class Ledger:
             raise KafkaSinkError(f"kafka sink: control topic '{self.topic}' is not listed by the broker yet")
         return 0
 
-    def partition_for(self, query_id: str, partition_id: int) -> int:
-        """The control partition that holds the markers of ``(query, Spark partition)``."""
-        return zlib.crc32(_marker_key(query_id, partition_id)) % self.partitions
+    def partition_for(self, key: WriteKey) -> int:
+        """The control partition that holds the markers of ``key``'s writer (query, Spark partition)."""
+        return zlib.crc32(key.writer.encode()) % self.partitions
 
-    def committed(self, query_id: str, batch_id: int, partition_id: int) -> bool:
-        """Whether a committed transaction holds the marker of ``(query, batch, partition)``.
+    def committed(self, key: WriteKey) -> bool:
+        """Whether a committed transaction holds the marker of ``key``.
 
         Call it after ``init_transactions``: that aborts what a killed attempt left open, and
         until then the open transaction would hide newer markers from a read_committed reader.
         """
-        control = self.partition_for(query_id, partition_id)
+        control = self.partition_for(key)
         consumer = config.consumer(self.config, **{"isolation.level": "read_committed", "auto.offset.reset": "earliest"})
         try:
             low, high = config.watermarks(consumer, self.topic, control, f"kafka sink: end of '{self.topic}'", self.backoff)
@@ -97,10 +112,10 @@ class Ledger:
             while upper > low:
                 lower = max(low, upper - _WINDOW)
                 found_older = False
-                for batch, partition in self._markers(consumer, query_id, control, lower, upper):
-                    if batch == batch_id and partition == partition_id:
+                for batch, partition in self._markers(consumer, key.query_id, control, lower, upper):
+                    if batch == key.batch_id and partition == key.partition_id:
                         return True
-                    found_older |= batch < batch_id
+                    found_older |= batch < key.batch_id
                 if found_older:
                     return False
                 upper = lower
@@ -110,26 +125,22 @@ class Ledger:
 
     def _markers(self, consumer: Any, query_id: str, control: int, lower: int, upper: int) -> list[tuple[int, int]]:
         """``(batch, partition)`` of the query's committed markers at offsets ``[lower, upper)`` of ``control``."""
-        tp = TopicPartition(self.topic, control, lower)
-        consumer.assign([tp])
+
+        def failed(error: KafkaError, position: int) -> NoReturn:
+            raise KafkaSinkError(f"kafka sink: reading control topic '{self.topic}' at offset {position}: {error.str()}")
+
+        def stalled(position: int) -> NoReturn:
+            raise KafkaSinkError(f"kafka sink: control topic '{self.topic}' gave no record after offset "
+                                 f"{position} (of {upper}) for {self.backoff.deadline:.0f} s")
+
         found: list[tuple[int, int]] = []
-        position, idle_since = lower, time.monotonic()
-        while position < upper:
-            messages = consumer.consume(num_messages=_WINDOW, timeout=0.2)
-            for m in messages:
-                if m.error() is not None:
-                    raise KafkaSinkError(f"kafka sink: reading control topic '{self.topic}': {m.error().str()}")
-                position = m.offset() + 1
+        span = PartitionRange(consumer, self.topic, control, lower, upper, chunk=_WINDOW,
+                              stall_s=self.backoff.deadline, on_error=failed, on_stall=stalled)
+        for records in span.chunks():
+            for m in records:
                 entry = json.loads(m.value())
                 if entry.get("query") == query_id:
                     found.append((entry["batch"], entry["partition"]))
-            if messages:
-                idle_since = time.monotonic()
-            else:  # transaction markers hold offsets no record has
-                position = max(position, consumer.position([tp])[0].offset)
-                if time.monotonic() - idle_since > self.backoff.deadline:
-                    raise KafkaSinkError(f"kafka sink: control topic '{self.topic}' gave no record after offset "
-                                         f"{position} (of {upper}) for {self.backoff.deadline:.0f} s")
         return found
 
 

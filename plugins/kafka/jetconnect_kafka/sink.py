@@ -4,14 +4,17 @@ Exactly-once (the default): the task of ``(query, batch N, partition p)`` uses t
 id ``jetconnect-<query>-<p>``. ``init_transactions`` fences any older attempt and aborts what it
 left open; the task then asks the :class:`~jetconnect_kafka.ledger.Ledger` whether N/p is already
 committed (Spark re-delivers a batch after a crash between our commit and its own), and if not
-writes the rows and a marker in one transaction. Readers must use ``isolation.level=read_committed``.
-At-least-once: an idempotent producer, flushed at the end of the task: faster, duplicates after
-a crash. See plugins/kafka/README.md for the design and its limits.
+writes a marker and the rows in one transaction. Readers must use ``isolation.level=read_committed``.
+The worker keeps the producer (:mod:`~jetconnect_kafka.producers`): batch N+1 of the same writer
+on the same worker skips both steps, safely (:meth:`KafkaSink._resume` says why).
+At-least-once: an idempotent producer, kept by the worker too, flushed at the end of the task:
+faster, duplicates after a crash. See plugins/kafka/README.md for the design and its limits.
 """
 
 from __future__ import annotations
 
 import uuid
+from itertools import repeat
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -21,11 +24,11 @@ from confluent_kafka import KafkaException, Producer
 from pyspark.sql.types import ArrayType, BinaryType, IntegerType, LongType, ShortType, StringType, StructType
 
 from jetconnect.arrow import spark_rows
-from jetconnect.connector import CommitContext, Guarantee, GuaranteeOption, Sink, WriteContext
+from jetconnect.connector import CommitContext, Guarantee, GuaranteeOption, Sink, WriteContext, WriteKey
 from jetconnect.errors import OptionError, SchemaError
 from jetconnect.retry import Backoff
 
-from jetconnect_kafka import config
+from jetconnect_kafka import config, producers
 from jetconnect_kafka.errors import KafkaSinkError
 from jetconnect_kafka.ledger import DEFAULT_TOPIC, Ledger, marker
 from jetconnect_kafka.records import as_producer_record, wire_bytes
@@ -114,45 +117,82 @@ class KafkaSink(Sink):
         return self._write_transaction(data, ctx)
 
     def _write_at_least_once(self, data: Iterator[pa.RecordBatch], ctx: WriteContext) -> WriteReport:
-        writer = _RowWriter(self, ctx, {"enable.idempotence": True, "linger.ms": 5})
-        producer = writer.producer
+        lease = producers.borrow({**self.config, "enable.idempotence": True, "linger.ms": 5})
+        writer = _RowWriter(self, ctx, lease)
         records = writer.write_all(data)
-        remaining = producer.flush(self.backoff.deadline)
+        remaining = lease.producer.flush(self.backoff.deadline)
         writer.raise_failure()
         if remaining:
             raise KafkaSinkError(f"kafka sink: {remaining} record(s) of partition {ctx.partition_id} "
                                  f"not delivered within {self.backoff.deadline:.0f} s (broker unreachable?)")
+        lease.give_back()  # only a producer with nothing pending and no failure goes back
         return WriteReport(ctx.partition_id, ctx.batch_id, records)
 
     def _write_transaction(self, data: Iterator[pa.RecordBatch], ctx: WriteContext) -> WriteReport:
         ledger = Ledger(self.config, self.commit_topic, self.backoff)
         ledger.ensure_topic()
-        streaming = ctx.batch_id is not None and ctx.query_id is not None
-        # Streaming: one id per (query, Spark partition), stable across restarts, so a new attempt
-        # fences the old one. A batch write has no batch id to re-deliver: any unique id will do.
-        query = ctx.query_id if streaming else f"write-{uuid.uuid4()}"
-        writer = _RowWriter(self, ctx, {"transactional.id": f"jetconnect-{query}-{ctx.partition_id}", "linger.ms": 5})
-        producer = writer.producer
+        key = ctx.key
+        # Streaming: one transactional id per (query, Spark partition), stable across restarts, so
+        # a new attempt fences the old one. A batch write has no batch id to re-deliver: any
+        # unique id will do, and its producer is of no use to another write.
+        streaming = key is not None
+        if key is None:
+            key = WriteKey(f"write-{uuid.uuid4()}", 0, ctx.partition_id)
+        settings = {**self.config, "transactional.id": f"jetconnect-{key.query_id}-{key.partition_id}", "linger.ms": 5}
+        lease = producers.borrow(settings) if streaming else producers.Lease(settings)
+        if not lease.fresh and not self._resume(lease, ledger, key):
+            lease = producers.Lease(settings)
+        deadline = self.backoff.deadline
         try:
-            producer.init_transactions(self.backoff.deadline)
-            if streaming and ledger.committed(query, ctx.batch_id, ctx.partition_id):
-                return WriteReport(ctx.partition_id, ctx.batch_id, 0, skipped=True)
-            producer.begin_transaction()
-            records = writer.write_all(data)
-            producer.flush(self.backoff.deadline)
-            writer.raise_failure()
-            key, value = marker(query, ctx.batch_id if streaming else 0, ctx.partition_id)
-            producer.produce(self.commit_topic, value=value, key=key,
-                             partition=ledger.partition_for(query, ctx.partition_id))
-            producer.commit_transaction(self.backoff.deadline)
+            if lease.fresh:
+                lease.producer.init_transactions(deadline)  # fences every older attempt, aborts what it left open
+                if streaming and ledger.committed(key):
+                    lease.committed_batch = key.batch_id
+                    lease.give_back()
+                    return WriteReport(ctx.partition_id, ctx.batch_id, 0, skipped=True)
+                lease.producer.begin_transaction()
+                self._produce_marker(lease, ledger, key)
+            records = _RowWriter(self, ctx, lease).write_all(data)
+            lease.producer.flush(deadline)
+            _RowWriter.raise_failure_of(lease, ctx)
+            lease.producer.commit_transaction(deadline)
         except KafkaException as exc:
-            _abort_quietly(producer, self.backoff.deadline)
+            _abort_quietly(lease.producer, deadline)
             raise KafkaSinkError(f"kafka sink: the transaction of batch {ctx.batch_id} partition "
                                  f"{ctx.partition_id} failed: {exc.args[0].str() if exc.args else exc}") from exc
         except BaseException:
-            _abort_quietly(producer, self.backoff.deadline)
+            _abort_quietly(lease.producer, deadline)
             raise
+        lease.committed_batch = key.batch_id
+        if streaming:
+            lease.give_back()
         return WriteReport(ctx.partition_id, ctx.batch_id, records)
+
+    def _resume(self, lease: producers.Lease, ledger: Ledger, key: WriteKey) -> bool:
+        """Begin ``key``'s transaction on a producer the pool lent again, with no ledger lookup and no
+        ``init_transactions``; False (nothing left open) if this producer must not write it.
+
+        It may if it committed an earlier batch of this writer: a producer that committed a batch
+        since would have fenced it, and the marker, sent and flushed first, shows that before any
+        row is read. A batch at or before its last one (a re-delivery) takes the safe path.
+        """
+        if lease.committed_batch is None or key.batch_id <= lease.committed_batch:
+            return False
+        try:
+            lease.producer.begin_transaction()
+            self._produce_marker(lease, ledger, key)
+            lease.producer.flush(self.backoff.deadline)
+            usable = lease.failure is None
+        except KafkaException:
+            usable = False  # fenced by another attempt: its init_transactions bumped the epoch
+        if not usable:
+            _abort_quietly(lease.producer, self.backoff.deadline)
+        return usable
+
+    def _produce_marker(self, lease: producers.Lease, ledger: Ledger, key: WriteKey) -> None:
+        """The record that says ``key`` is committed, in the same transaction as its rows (before them)."""
+        marker_key, value = marker(key)
+        lease.producer.produce(self.commit_topic, value=value, key=marker_key, partition=ledger.partition_for(key))
 
     # --- driver -----------------------------------------------------------------------------------
 
@@ -170,24 +210,20 @@ def _abort_quietly(producer: Producer, timeout_s: float) -> None:
 
 
 class _RowWriter:
-    """A producer that writes Arrow batches row by row and remembers the first delivery failure."""
+    """Writes Arrow batches row by row with a borrowed producer."""
 
-    def __init__(self, sink: KafkaSink, ctx: WriteContext, settings: Mapping[str, Any]) -> None:
-        self.sink, self.ctx = sink, ctx
-        self.failure: str | None = None
+    def __init__(self, sink: KafkaSink, ctx: WriteContext, lease: producers.Lease) -> None:
+        self.sink, self.ctx, self.lease = sink, ctx, lease
+        self.producer = lease.producer
         self.written = 0
-        # Reports for failed records only: a Python callback per delivered record would cost
-        # more than producing it.
-        self.producer = config.producer(sink.config, on_delivery=self._delivered,
-                                        **{"delivery.report.only.error": True, **settings})
 
-    def _delivered(self, error: Any, message: Any) -> None:
-        if error is not None and self.failure is None:
-            self.failure = f"topic '{message.topic()}': {error.str()}"
+    @staticmethod
+    def raise_failure_of(lease: producers.Lease, ctx: WriteContext) -> None:
+        if lease.failure is not None:
+            raise KafkaSinkError(f"kafka sink: a record of partition {ctx.partition_id} was not delivered: {lease.failure}")
 
     def raise_failure(self) -> None:
-        if self.failure is not None:
-            raise KafkaSinkError(f"kafka sink: a record of partition {self.ctx.partition_id} was not delivered: {self.failure}")
+        self.raise_failure_of(self.lease, self.ctx)
 
     def write_all(self, batches: Iterator[pa.RecordBatch]) -> int:
         for batch in batches:
@@ -210,24 +246,32 @@ class _RowWriter:
         topics = _column(batch, names, "topic", n)
         partitions = _column(batch, names, "partition", n)
         headers = _column(batch, names, "headers", n)
-        produce, poll = self.producer.produce, self.producer.poll
-        for i in range(n):
-            topic = topics[i] if topics is not None and topics[i] is not None else self.sink.topic
-            if topic is None:
-                raise KafkaSinkError(f"kafka sink: row {self.written + i} of partition {self.ctx.partition_id} "
-                                     f"has a null topic and option 'topic' is not set")
-            extra: dict[str, Any] = {}
-            if partitions is not None and partitions[i] is not None:
-                extra["partition"] = partitions[i]
-            if headers is not None and headers[i]:
-                extra["headers"] = [(h["key"], h["value"]) for h in headers[i]]
-            while True:
+        produce = self.producer.produce
+        if topics is None and partitions is None and headers is None:
+            # The common case, and the hot loop: one call per record, nothing else.
+            topic = self.sink.topic
+            for value, key in zip(values, keys if keys is not None else repeat(None)):
                 try:
-                    produce(topic, values[i], keys[i] if keys is not None else None, **extra)
-                    break
-                except BufferError:  # the local queue is full: let librdkafka send some
-                    poll(0.05)
-        poll(0)
+                    produce(topic, value, key)
+                except BufferError:
+                    self._produce(topic, value, key, {})
+        else:
+            for i in range(n):
+                topic = topics[i] if topics is not None and topics[i] is not None else self.sink.topic
+                if topic is None:
+                    raise KafkaSinkError(f"kafka sink: row {self.written + i} of partition {self.ctx.partition_id} "
+                                         f"has a null topic and option 'topic' is not set")
+                extra: dict[str, Any] = {}
+                if partitions is not None and partitions[i] is not None:
+                    extra["partition"] = partitions[i]
+                if headers is not None and headers[i]:
+                    extra["headers"] = [(h["key"], h["value"]) for h in headers[i]]
+                value, key = values[i], keys[i] if keys is not None else None
+                try:
+                    produce(topic, value, key, **extra)
+                except BufferError:
+                    self._produce(topic, value, key, extra)
+        self.producer.poll(0)
         self.written += n
 
     def _write_made(self, batch: pa.RecordBatch) -> None:
@@ -248,6 +292,7 @@ class _RowWriter:
         self.written += batch.num_rows
 
     def _produce(self, topic: str, value: bytes | None, key: bytes | None, extra: Mapping[str, Any]) -> None:
+        """Produce one record, waiting while librdkafka's local queue is full."""
         while True:
             try:
                 self.producer.produce(topic, value, key, **extra)

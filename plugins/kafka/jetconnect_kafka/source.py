@@ -11,9 +11,8 @@ from __future__ import annotations
 import json
 import logging
 import re
-import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -39,6 +38,7 @@ from jetconnect_kafka.offsets import (
     resolve_starting_offsets,
     split_key,
 )
+from jetconnect_kafka.ranges import PartitionRange
 from jetconnect_kafka.records import ConsumerRecord
 from jetconnect_kafka.schema import record_schema
 from jetconnect_kafka.serde import DecodeError, ValueFormat, value_format
@@ -309,34 +309,12 @@ class _RangeReader:
         return f"topic '{self.topic}' partition {self.partition} offset {offset}"
 
     def batches(self) -> Iterator[pa.RecordBatch]:
-        if self.start >= self.end:
-            return
-        self.consumer.assign([self.tp])
-        position = self.start
-        past_end: Message | None = None  # the first record served at or after the range's end
-        idle_since = time.monotonic()
-        while position < self.end:
-            messages = self.consumer.consume(num_messages=min(CHUNK, self.end - position), timeout=0.2)
-            records = []
-            for message in messages:
-                if message.error() is not None:
-                    self._fail(message.error(), position)
-                if message.offset() >= self.end:
-                    past_end = message
-                    break
-                records.append(message)
-            if records:
-                position = records[-1].offset() + 1
-                idle_since = time.monotonic()
-                yield self._to_batch(records)
-            elif not messages:
-                # Transaction markers and compacted gaps hold offsets that no record has.
-                position = max(position, self.consumer.position([self.tp])[0].offset)
-                if time.monotonic() - idle_since > self.source.broker_timeout_s and position < self.end:
-                    self._stalled(position)
-            if past_end is not None or (messages and messages[-1].offset() >= self.end - 1):
-                break
-        self._check_end(past_end)
+        span = PartitionRange(self.consumer, self.topic, self.partition, self.start, self.end, chunk=CHUNK,
+                              stall_s=self.source.broker_timeout_s, on_error=self._fail, on_stall=self._stalled)
+        for records in span.chunks():
+            yield self._to_batch(records)
+        if self.start < self.end:
+            self._check_end(span.past_end)
 
     def _check_end(self, past_end: Message | None) -> None:
         """Fail if the broker served a record at or past the high watermark it reports.
@@ -370,7 +348,7 @@ class _RangeReader:
             f"The broker breaks Kafka's watermark contract (tansu 0.6 reports the last record batch's base "
             f"offset + 1); read from one that keeps it")
 
-    def _stalled(self, position: int) -> None:
+    def _stalled(self, position: int) -> NoReturn:
         """Fail naming why offsets ``[position, end)`` did not come: a broker gone, or a watermark that lied."""
         where = f"reading {self.topic}:{self.partition} offsets {self.start} to {self.end}"
         idle = f"no record after offset {position} for {self.source.broker_timeout_s:.0f} s"
@@ -396,7 +374,7 @@ class _RangeReader:
         except (KafkaException, KeyError):
             return f"at bootstrap.servers={self.source.config['bootstrap.servers']!r}"
 
-    def _fail(self, error: KafkaError, position: int) -> None:
+    def _fail(self, error: KafkaError, position: int) -> NoReturn:
         if error.code() in (KafkaError.OFFSET_OUT_OF_RANGE, KafkaError._AUTO_OFFSET_RESET):
             raise KafkaOffsetError(f"kafka: {self.where(position)} is out of range while reading up to offset "
                                    f"{self.end} (topic recreated, or records expired): {error.str()}")

@@ -1,0 +1,72 @@
+"""Reading offsets ``[start, end)`` of one partition: the one loop the source and the sink's ledger share.
+
+A consumer assigned by hand at ``start`` hands out records in chunks; some offsets hold no record
+(transaction markers, compacted gaps), so when nothing comes the consumer's position says how far
+the partition really went; and a fetch may bring records at or past ``end``, which are not part
+of the range (the first one is kept in :attr:`PartitionRange.past_end`: the source checks it
+against the broker's high watermark). What an error record or a stall means differs between the
+callers, so they say it (``on_error``, ``on_stall``).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from typing import Any, NoReturn
+
+from confluent_kafka import Consumer, KafkaError, Message, TopicPartition
+
+
+class PartitionRange:
+    """Offsets ``[start, end)`` of ``topic``/``partition`` read with ``consumer``, in chunks of records."""
+
+    def __init__(
+        self,
+        consumer: Consumer,
+        topic: str,
+        partition: int,
+        start: int,
+        end: int,
+        *,
+        chunk: int,
+        stall_s: float,
+        on_error: Callable[[KafkaError, int], NoReturn],
+        on_stall: Callable[[int], NoReturn],
+    ) -> None:
+        self.consumer, self.tp = consumer, TopicPartition(topic, partition, start)
+        self.start, self.end, self.chunk, self.stall_s = start, end, chunk, stall_s
+        self.on_error, self.on_stall = on_error, on_stall
+        #: The first record served at or past ``end``, if a fetch brought one.
+        self.past_end: Message | None = None
+
+    def chunks(self) -> Iterator[list[Any]]:
+        """Lists of the range's records in offset order; every record of the range once."""
+        if self.start >= self.end:
+            return
+        self.consumer.assign([self.tp])
+        position, end = self.start, self.end
+        idle_since = time.monotonic()
+        while position < end:
+            messages = self.consumer.consume(num_messages=min(self.chunk, end - position), timeout=0.2)
+            records = []
+            for message in messages:
+                if message.error() is not None:
+                    self.on_error(message.error(), position)
+                if message.offset() >= end:
+                    self.past_end = message
+                    break
+                records.append(message)
+            if records:
+                position = records[-1].offset() + 1
+                idle_since = time.monotonic()
+                yield records
+            elif not messages:
+                # Transaction markers and compacted gaps hold offsets that no record has.
+                position = max(position, self.consumer.position([self.tp])[0].offset)
+                if position < end and time.monotonic() - idle_since > self.stall_s:
+                    self.on_stall(position)
+            if self.past_end is not None or (messages and messages[-1].offset() >= end - 1):
+                break
+
+
+__all__ = ["PartitionRange"]
