@@ -10,7 +10,8 @@ The protocol shared by every file sink (lines, Avro, HDFS):
    by an earlier delivery of the same micro-batch, so the staged copy is dropped. Then it deletes the
    batch's staging directory (leftovers of killed attempts) and those of the query's older batches.
 
-Final names are deterministic in streaming, ``<prefix>-<batch>-<partition>-<seq>-<query><suffix>``,
+Final names are deterministic in streaming, ``<prefix>-<batch>-<partition>-<seq>-<query><suffix>``
+(the write's :class:`~jetconnect.connector.WriteKey`, numbers zero-padded, the query id cut to 8),
 so a micro-batch that Spark re-delivers after a crash maps onto the same names and each record ends
 up in exactly one visible file. **Premise:** the source replays a micro-batch deterministically
 (same records, same partitions, same order), which every replayable jetconnect source promises. A
@@ -80,16 +81,19 @@ class StagedCommit:
     def task(self, ctx: WriteContext) -> "StagedTask":
         """The staged files of one write task."""
         partition = f"{ctx.partition_id:05d}"
-        if ctx.batch_id is None:
+        key = ctx.key  # the core's WriteKey: the final names spell it, so a re-delivery maps onto them
+        if key is None:
             # Batch writes are never re-delivered: a unique job id keeps two writes apart.
             job = uuid.uuid4().hex[:12]
-            key, stem = f"job-{job}", f"{self.prefix}-{job}-{partition}-{{seq:03d}}"
+            batch_dir, stem = f"job-{job}", f"{self.prefix}-{job}-{partition}-{{seq:03d}}"
         else:
-            query = _short_query(ctx.query_id)
-            key = f"{query}-b{ctx.batch_id:010d}"
-            stem = f"{self.prefix}-{ctx.batch_id:010d}-{partition}-{{seq:03d}}-{query}"
+            # The spelling of files already committed: changing it would commit a re-delivered
+            # batch a second time under new names.
+            query = _short_query(key.query_id)
+            batch_dir = f"{query}-b{key.batch_id:010d}"
+            stem = f"{self.prefix}-{key.batch_id:010d}-{key.partition_id:05d}-{{seq:03d}}-{query}"
         token = f"{partition}-{ctx.attempt}-{uuid.uuid4().hex[:8]}"
-        return StagedTask(self, posixpath.join(self.staging_root, key), token, stem)
+        return StagedTask(self, posixpath.join(self.staging_root, batch_dir), token, stem)
 
     def commit(self, messages: Iterable[Any], ctx: CommitContext) -> list[str]:
         """Make every staged file of the batch visible under its final name; idempotent.
