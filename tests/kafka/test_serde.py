@@ -11,7 +11,7 @@ import pytest
 from pyspark.sql.types import LongType, StringType, StructType
 
 from jetconnect.errors import OptionError
-from jetconnect_kafka.serde import DecodeError, avro_to_spark, value_format
+from jetconnect_kafka.serde import DecodeError, value_format
 
 AVRO = {"type": "record", "name": "Order", "fields": [
     {"name": "id", "type": "long"},
@@ -68,7 +68,7 @@ def test_a_value_written_with_another_avro_schema_is_refused() -> None:
 
 
 def test_avro_schema_maps_to_spark_types() -> None:
-    spark_type = avro_to_spark(AVRO)
+    spark_type = value_format("avro", avro_schema=json.dumps(AVRO)).spark_type()
     assert isinstance(spark_type, StructType)
     assert spark_type["id"].dataType == LongType() and spark_type["item"].dataType == StringType()
 
@@ -76,3 +76,16 @@ def test_avro_schema_maps_to_spark_types() -> None:
 def test_unknown_format_names_the_option() -> None:
     with pytest.raises(OptionError, match="'value_format' must be one of bytes, string, json, avro"):
         value_format("protobuf")
+
+
+def test_avro_values_map_as_the_avro_files_source_maps_them() -> None:
+    """The core's Avro mapping (jetconnect.files.avro_schema): a uuid is a string, a time of day an int."""
+    schema = {"type": "record", "name": "Event", "fields": [
+        {"name": "id", "type": {"type": "string", "logicalType": "uuid"}},
+        {"name": "at", "type": {"type": "int", "logicalType": "time-millis"}},
+    ]}
+    fmt = value_format("avro", avro_schema=json.dumps(schema))
+    buffer = io.BytesIO()
+    fastavro.schemaless_writer(buffer, fastavro.parse_schema(schema),
+                               {"id": "6a2f41a3-c54c-fce8-32d2-0324e1c32e22", "at": 3_723_004})
+    assert fmt.decode([buffer.getvalue()]).to_pylist() == [{"id": "6a2f41a3-c54c-fce8-32d2-0324e1c32e22", "at": 3_723_004}]

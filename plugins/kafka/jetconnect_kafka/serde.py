@@ -1,8 +1,9 @@
 """Value formats: Kafka bytes to Spark columns (source) and Spark columns to bytes (sink).
 
 ``bytes`` (as is), ``string`` (UTF-8), ``json`` (a struct given by ``value_schema`` DDL) and
-``avro`` (schemaless Avro records given by ``avro_schema``, decoded with fastavro). Decoders work
-on whole batches and fall back to one record at a time only to name the record at fault.
+``avro`` (schemaless Avro records given by ``avro_schema``, decoded with fastavro, mapped to Spark
+types by the core's :mod:`jetconnect.files.avro_schema`, as the avro files source maps them).
+Decoders work on whole batches and fall back to one record at a time only to name the record at fault.
 """
 
 from __future__ import annotations
@@ -14,25 +15,11 @@ from typing import Any
 
 import fastavro
 import pyarrow as pa
-from pyspark.sql.types import (
-    ArrayType,
-    BinaryType,
-    BooleanType,
-    DataType,
-    DateType,
-    DoubleType,
-    FloatType,
-    IntegerType,
-    LongType,
-    MapType,
-    StringType,
-    StructField,
-    StructType,
-    TimestampType,
-)
+from pyspark.sql.types import BinaryType, DataType, StringType, StructField, StructType
 
 from jetconnect.arrow import parse_schema, to_arrow_schema
-from jetconnect.errors import OptionError
+from jetconnect.errors import OptionError, SchemaError
+from jetconnect.files.avro_schema import needs_fixing, to_spark_schema, value_fixer
 
 FORMATS = ("bytes", "string", "json", "avro")
 #: Describes where record ``i`` of a batch came from, e.g. "topic 'orders' partition 2 offset 17".
@@ -115,7 +102,7 @@ class JsonFormat(ValueFormat):
 
 
 class AvroFormat(ValueFormat):
-    """Schemaless Avro (no Confluent framing), one record per Kafka value."""
+    """Schemaless Avro records (no Confluent framing), one record per Kafka value."""
 
     name = "avro"
 
@@ -125,7 +112,12 @@ class AvroFormat(ValueFormat):
             self.avro = fastavro.parse_schema(raw)
         except (ValueError, fastavro.schema.SchemaParseException) as exc:
             raise OptionError(f"kafka: option 'avro_schema' is not a valid Avro schema: {exc}") from None
-        self.schema = avro_to_spark(raw)
+        try:
+            self.schema = to_spark_schema(raw, "kafka: option 'avro_schema'")
+        except SchemaError as exc:
+            raise OptionError(str(exc)) from None
+        # fastavro gives uuid.UUID and datetime.time for uuid and time-of-day values: made str / int
+        self._fix = value_fixer(self.schema) if needs_fixing(raw) else None
         field = StructField("value", self.schema)
         self.arrow_type = to_arrow_schema(StructType([field])).field("value").type
 
@@ -146,6 +138,8 @@ class AvroFormat(ValueFormat):
                 raise DecodeError(i, f"value does not match the Avro schema ({type(exc).__name__}: {exc})") from None
             if buffer.tell() != len(value):
                 raise DecodeError(i, f"value does not match the Avro schema ({len(value) - buffer.tell()} bytes left over)")
+        if self._fix is not None:
+            decoded = [None if record is None else self._fix(record) for record in decoded]
         return _to_arrow(decoded, self.arrow_type, "the Avro schema")
 
     def encode(self, column: pa.Array) -> list[bytes | None]:
@@ -190,39 +184,4 @@ def value_format(name: str, value_schema: str | None = None, avro_schema: str | 
     raise OptionError(f"kafka: option 'value_format' must be one of {', '.join(FORMATS)}, got {name!r}")
 
 
-# --- Avro schema -> Spark type ---------------------------------------------------------------------
-
-_AVRO_PRIMITIVES: dict[str, DataType] = {
-    "boolean": BooleanType(), "int": IntegerType(), "long": LongType(), "float": FloatType(),
-    "double": DoubleType(), "bytes": BinaryType(), "string": StringType(), "fixed": BinaryType(),
-    "enum": StringType(),
-}
-_AVRO_LOGICAL: dict[str, DataType] = {
-    "timestamp-millis": TimestampType(), "timestamp-micros": TimestampType(), "date": DateType(),
-}
-
-
-def avro_to_spark(schema: Any) -> DataType:
-    """The Spark type fastavro's decoded values of ``schema`` fit in (records become structs)."""
-    if isinstance(schema, list):  # a union: only [null, X] maps to a Spark type
-        branches = [s for s in schema if s != "null"]
-        if len(branches) != 1:
-            raise OptionError(f"kafka: Avro union {schema} is not supported, only [\"null\", type]")
-        return avro_to_spark(branches[0])
-    if isinstance(schema, str):
-        if schema in _AVRO_PRIMITIVES:
-            return _AVRO_PRIMITIVES[schema]
-        raise OptionError(f"kafka: Avro type {schema!r} is not supported (named type references are not)")
-    kind = schema.get("type")
-    if schema.get("logicalType") in _AVRO_LOGICAL:
-        return _AVRO_LOGICAL[schema["logicalType"]]
-    if kind == "record":
-        return StructType([StructField(f["name"], avro_to_spark(f["type"]), True) for f in schema["fields"]])
-    if kind == "array":
-        return ArrayType(avro_to_spark(schema["items"]), True)
-    if kind == "map":
-        return MapType(StringType(), avro_to_spark(schema["values"]), True)
-    return avro_to_spark(kind)
-
-
-__all__ = ["FORMATS", "AvroFormat", "DecodeError", "JsonFormat", "StringFormat", "ValueFormat", "avro_to_spark", "value_format"]
+__all__ = ["FORMATS", "AvroFormat", "DecodeError", "JsonFormat", "StringFormat", "ValueFormat", "value_format"]
