@@ -5,17 +5,18 @@
 Starts the real HDFS (scripts/servers/hdfs.sh), writes the files once, then in one run reads them
 (1) with the raw ``hdfs`` client, one sequential stream per file split into lines in Python, and
 (2) through Spark with ``sources.hdfs`` (block-aligned splits read in parallel, Arrow batches),
-each timed best of ``--repeat`` runs, and prints a table with throughput and the ratio.
+each timed best of ``--repeat`` runs after a warm-up, and prints a table with the ratio, the
+throughput and the peak memory of the driver and of the Python workers; the rows also go to
+``bench/results/hdfs.json``. The raw client's time is the "theirs" of every row.
 """
 
 from __future__ import annotations
 
-import argparse
-import os
 import subprocess
 import sys
-import time
 from pathlib import Path
+
+from _harness import Bench, Row, best_of, bench_parser, bench_spark
 
 ROOT = Path(__file__).resolve().parents[1]
 URL, USER = "http://127.0.0.1:9870", "root"
@@ -64,21 +65,11 @@ def jetconnect_splits_without_spark(sources) -> int:
     return sum(batch.num_rows for split in source.splits() for batch in source.read_split(split))
 
 
-def best_of(repeat: int, fn) -> tuple[float, int]:
-    best, result = float("inf"), 0
-    for _ in range(repeat):
-        started = time.perf_counter()
-        result = fn()
-        best = min(best, time.perf_counter() - started)
-    return best, result
-
-
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = bench_parser(__doc__, repeat=3)
     parser.add_argument("--mb", type=int, default=256)
     parser.add_argument("--files", type=int, default=4)
     parser.add_argument("--block-mb", type=int, default=32)
-    parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--keep", action="store_true", help="keep the data and the server for another run")
     args = parser.parse_args()
 
@@ -90,33 +81,39 @@ def main() -> None:
 
     import hdfs
 
-    import jetconnect
     from jetconnect import sources
-    from jetconnect.testing import spark_builder
 
     client = hdfs.InsecureClient(URL, user=USER)
     size, lines = ensure_data(client, args.mb, args.files, args.block_mb)
     paths = [f"{DIRECTORY}/{name}" for name in sorted(client.list(DIRECTORY))]
-    spark = spark_builder("bench-hdfs").config("spark.ui.showConsoleProgress", "false").getOrCreate()
-    spark.sparkContext.setLogLevel("ERROR")
-    jetconnect.register(spark)
-    jetconnect_source(spark, sources)  # warm-up: Python workers, plugin import, first job
 
-    raw_s, raw_lines = best_of(args.repeat, lambda: raw_client(client, paths))
-    alone_s, alone_lines = best_of(args.repeat, lambda: jetconnect_splits_without_spark(sources))
-    jet_s, jet_lines = best_of(args.repeat, lambda: jetconnect_source(spark, sources))
-    mapped_s, mapped_lines = best_of(args.repeat, lambda: jetconnect_source_with_mapper(spark, sources))
-    assert raw_lines == alone_lines == jet_lines == mapped_lines == lines, (raw_lines, alone_lines, jet_lines, lines)
+    def check(counted: int) -> int:
+        """Every reader must see every line, or its time means nothing."""
+        if counted != lines:
+            raise AssertionError(f"read {counted:,} lines of {lines:,} in {DIRECTORY}")
+        return counted
 
+    spark = bench_spark("bench-hdfs")
     mib = size / (1 << 20)
-    print(f"\nHDFS read of {mib:.0f} MiB, {lines:,} lines in {args.files} files, {args.block_mb} MiB blocks, "
-          f"{os.cpu_count()} cores (load average {os.getloadavg()[0]:.1f}), best of {args.repeat}")
-    print(f"{'reader':<46} {'seconds':>8} {'MiB/s':>8} {'ratio':>6}")
-    print(f"{'raw hdfs client (read + split lines)':<46} {raw_s:>8.2f} {mib / raw_s:>8.1f} {1.0:>6.2f}")
-    print(f"{'jetconnect splits, no Spark (1 process)':<46} {alone_s:>8.2f} {mib / alone_s:>8.1f} {raw_s / alone_s:>6.2f}")
-    print(f"{'jetconnect sources.hdfs -> Spark count()':<46} {jet_s:>8.2f} {mib / jet_s:>8.1f} {raw_s / jet_s:>6.2f}")
-    print(f"{'the same with a mapper (Python per line)':<46} {mapped_s:>8.2f} {mib / mapped_s:>8.1f} {raw_s / mapped_s:>6.2f}")
-    print("ratio = raw seconds / jetconnect seconds (above 1: jetconnect is faster)")
+    title = f"read of {mib:.0f} MiB, {lines:,} lines in {args.files} files, {args.block_mb} MiB blocks, WebHDFS 127.0.0.1"
+    with Bench("hdfs", args, results=args.results, title=title) as bench:
+        cases = {
+            "alone": "jetconnect splits, no Spark (1 process)",
+            "source": "sources.hdfs -> Spark count()",
+            "mapper": "the same with a mapper (Python per line)",
+        }
+        # one warm-up per side (the raw client's page cache on the datanode, Spark's Python workers)
+        with bench.measure(cases["alone"]):
+            raw_s = best_of(lambda: check(raw_client(client, paths)), args.repeat, args.warmup)
+            alone_s = best_of(lambda: check(jetconnect_splits_without_spark(sources)), args.repeat, args.warmup)
+        with bench.measure(cases["source"]):
+            jet_s = best_of(lambda: check(jetconnect_source(spark, sources)), args.repeat, args.warmup)
+        with bench.measure(cases["mapper"]):
+            mapped_s = best_of(lambda: check(jetconnect_source_with_mapper(spark, sources)), args.repeat, args.warmup)
+        note = f"{mib / raw_s:.0f} MiB/s raw"
+        bench.add(Row(cases["alone"], alone_s, raw_s, note=f"{mib / alone_s:.0f} MiB/s; {note}"))
+        bench.add(Row(cases["source"], jet_s, raw_s, target=0.8, note=f"{mib / jet_s:.0f} MiB/s; {note}"))
+        bench.add(Row(cases["mapper"], mapped_s, raw_s, note=f"{mib / mapped_s:.0f} MiB/s; {note}"))
 
     spark.stop()
     if not args.keep:

@@ -15,11 +15,12 @@ slower); jetconnect = a streaming query (``noop`` sink) from ``sources.jms_queue
 in an executor's receiver spooling under ``wal_location``, until every message has gone through.
 The broker starts on an empty store (``activemq.sh fresh``). Both sides are warmed up on 5k
 messages first (Spark's first streaming query JIT-compiles its micro-batch machinery), then run
-``--repeat`` rounds alternately; the best round of each is shown. Ratios > 1 mean jetconnect is faster."""
+``--repeat`` rounds alternately; the best round of each is shown. Ratios > 1 mean jetconnect is faster.
+Memory is sampled while jetconnect's side runs (the raw side is this process alone); the rows also
+go to ``bench/results/jms.json``."""
 
 from __future__ import annotations
 
-import argparse
 import collections
 import shutil
 import subprocess
@@ -30,6 +31,7 @@ import uuid
 from pathlib import Path
 
 import stomp
+from _harness import Bench, Row, bench_parser
 
 from jetconnect import sinks, sources
 from jetconnect.testing import shared_spark_session
@@ -143,9 +145,8 @@ def jetconnect_receive(spark, destination: str, count: int, workdir: Path) -> fl
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = bench_parser(__doc__, repeat=2)
     parser.add_argument("--messages", type=int, default=100_000)
-    parser.add_argument("--repeat", type=int, default=2, help="rounds of both sides; the best of each is shown")
     args = parser.parse_args()
     n = args.messages
     # an empty store: messages left by tests grow KahaDB, and the broker slows with it
@@ -155,39 +156,46 @@ def main() -> None:
     run = uuid.uuid4().hex[:8]
     workdir = Path(tempfile.mkdtemp(prefix="bench-jms-"))
     times: dict[str, list[float]] = {"send raw": [], "send jet": [], "recv raw": [], "recv jet": [], "send fn": []}
-    try:
-        # Warm up both sides on a small queue: Spark's first streaming query pays for JIT
-        # compiling the micro-batch machinery, which a long-running query pays once.
-        warm = bodies[: min(n, 5_000)]
-        raw_send(f"/queue/bench-warm-raw-{run}", warm)
-        raw_receive(f"/queue/bench-warm-raw-{run}", len(warm))
-        jetconnect_send(spark, f"/queue/bench-warm-jet-{run}", warm)
-        jetconnect_receive(spark, f"/queue/bench-warm-jet-{run}", len(warm), workdir / "warm")
+    title = f"JMS over STOMP, ActiveMQ 5.17 on 127.0.0.1, {n:,} persistent messages of ~60 bytes, rounds alternating"
+    cases = {"send": "sink vs stomp.py send", "recv": "source vs stomp.py consumer",
+             "send fn": "sink, message_fn vs stomp.py send"}
+    with Bench("jms", args, results=args.results, title=title) as bench:
+        try:
+            # Warm up both sides on a small queue: Spark's first streaming query pays for JIT
+            # compiling the micro-batch machinery, which a long-running query pays once.
+            warm = bodies[: min(n, 5_000)]
+            for _ in range(args.warmup):
+                raw_send(f"/queue/bench-warm-raw-{run}", warm)
+                raw_receive(f"/queue/bench-warm-raw-{run}", len(warm))
+                jetconnect_send(spark, f"/queue/bench-warm-jet-{run}", warm)
+                jetconnect_receive(spark, f"/queue/bench-warm-jet-{run}", len(warm), workdir / "warm")
 
-        # each queue is drained before the next is filled: 100k waiting messages are all the
-        # broker's memory limit should have to hold (otherwise flow control stalls the producers)
-        for round_ in range(args.repeat):
-            raw_q, jet_q = f"/queue/bench-raw-{run}-{round_}", f"/queue/bench-jet-{run}-{round_}"
-            times["send raw"].append(raw_send(raw_q, bodies))
-            times["recv raw"].append(raw_receive(raw_q, n))
-            times["send jet"].append(jetconnect_send(spark, jet_q, bodies))
-            times["recv jet"].append(jetconnect_receive(spark, jet_q, n, workdir / f"round{round_}"))
-            # Jet's messageFn: a Python call per row makes each message (drained raw afterwards)
-            fn_q = f"/queue/bench-fn-{run}-{round_}"
-            times["send fn"].append(jetconnect_send(spark, fn_q, bodies, message_fn=lambda row: row.body))
-            raw_receive(fn_q, n)
-    finally:
-        shutil.rmtree(workdir, ignore_errors=True)
+            # each queue is drained before the next is filled: 100k waiting messages are all the
+            # broker's memory limit should have to hold (otherwise flow control stalls the producers)
+            for round_ in range(args.repeat):
+                raw_q, jet_q = f"/queue/bench-raw-{run}-{round_}", f"/queue/bench-jet-{run}-{round_}"
+                times["send raw"].append(raw_send(raw_q, bodies))
+                times["recv raw"].append(raw_receive(raw_q, n))
+                with bench.measure(cases["send"]):
+                    times["send jet"].append(jetconnect_send(spark, jet_q, bodies))
+                with bench.measure(cases["recv"]):
+                    times["recv jet"].append(jetconnect_receive(spark, jet_q, n, workdir / f"round{round_}"))
+                # Jet's messageFn: a Python call per row makes each message (drained raw afterwards)
+                fn_q = f"/queue/bench-fn-{run}-{round_}"
+                with bench.measure(cases["send fn"]):
+                    times["send fn"].append(jetconnect_send(spark, fn_q, bodies, message_fn=lambda row: row.body))
+                raw_receive(fn_q, n)
+        finally:
+            shutil.rmtree(workdir, ignore_errors=True)
 
-    best = {what: min(seconds) for what, seconds in times.items()}
-    print(f"\nJMS over STOMP, ActiveMQ 5.17 on 127.0.0.1, {n} persistent messages of ~60 bytes, best of {args.repeat}")
-    print(f"{'what':<8} {'raw stomp.py msg/s':>20} {'jetconnect msg/s':>18} {'ratio':>7}")
-    for what in ("send", "recv"):
-        raw, jet = best[f"{what} raw"], best[f"{what} jet"]
-        label = "sink" if what == "send" else "source"
-        print(f"{label:<8} {n / raw:>20,.0f} {n / jet:>18,.0f} {raw / jet:>6.2f}x")
-    fn = best["send fn"]
-    print(f"{'sink, message_fn':<8} {n / best['send raw']:>12,.0f} {n / fn:>18,.0f} {best['send raw'] / fn:>6.2f}x")
+        best = {what: min(seconds) for what, seconds in times.items()}
+        rate = {what: f"{n / seconds:,.0f} msg/s" for what, seconds in best.items()}
+        bench.add(Row(cases["send"], best["send jet"], best["send raw"], target=0.8,
+                      note=f"{rate['send jet']} vs {rate['send raw']}; transactions of {TRANSACTION:,}"))
+        bench.add(Row(cases["recv"], best["recv jet"], best["recv raw"], target=0.8,
+                      note=f"{rate['recv jet']} vs {rate['recv raw']}; streaming query into noop"))
+        bench.add(Row(cases["send fn"], best["send fn"], best["send raw"],
+                      note=f"{rate['send fn']} vs {rate['send raw']}; a Python call per message"))
     spark.stop()
 
 
