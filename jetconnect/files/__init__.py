@@ -4,6 +4,7 @@
 - :mod:`~jetconnect.files.line_splits`: byte-range splits of text files and reading their lines into Arrow;
 - :mod:`~jetconnect.files.lines_source`: the lines of a directory's files, as a batch source;
 - :mod:`~jetconnect.files.growing_files`: lines appended to a directory's files, as a replayable stream;
+- :mod:`~jetconnect.files.whole_files`: whole files as rows, batch or a stream of new files;
 - :mod:`~jetconnect.files.staged_commit` and :mod:`~jetconnect.files.sink`: exactly-once file sinks;
 - :mod:`~jetconnect.files.avro_schema`: the one mapping between Avro and Spark schemas.
 
@@ -29,7 +30,7 @@ if TYPE_CHECKING:  # pragma: no cover
         relative_name,
         shared_path,
     )
-    from jetconnect.files.growing_files import FileWatcherSource
+    from jetconnect.files.growing_files import GrowingLinesSource
     from jetconnect.files.line_splits import (
         FileRange,
         advance_lines,
@@ -38,9 +39,10 @@ if TYPE_CHECKING:  # pragma: no cover
         plan_splits,
         read_lines,
     )
-    from jetconnect.files.lines_source import FilesSource
+    from jetconnect.files.lines_source import LineMapper, LinesSource, lines_schema
     from jetconnect.files.sink import Encoder, FileWriter, FileWriters, StagedFileSink, encode_lines
     from jetconnect.files.staged_commit import StagedCommit, StagedFile, StagedTask, check_name_part
+    from jetconnect.files.whole_files import WholeFilesSource
 
 _WHERE = {
     "load_avro_schema": "avro_schema",
@@ -54,14 +56,16 @@ _WHERE = {
     "is_hidden": "filesystem",
     "relative_name": "filesystem",
     "shared_path": "filesystem",
-    "FileWatcherSource": "growing_files",
+    "GrowingLinesSource": "growing_files",
     "FileRange": "line_splits",
     "advance_lines": "line_splits",
     "check_count": "line_splits",
     "last_line_end": "line_splits",
     "plan_splits": "line_splits",
     "read_lines": "line_splits",
-    "FilesSource": "lines_source",
+    "LineMapper": "lines_source",
+    "LinesSource": "lines_source",
+    "lines_schema": "lines_source",
     "Encoder": "sink",
     "FileWriter": "sink",
     "FileWriters": "sink",
@@ -71,6 +75,7 @@ _WHERE = {
     "StagedFile": "staged_commit",
     "StagedTask": "staged_commit",
     "check_name_part": "staged_commit",
+    "WholeFilesSource": "whole_files",
 }
 
 __all__ = sorted(_WHERE)

@@ -30,6 +30,8 @@ class FileInfo:
     size: int
     #: Modification time, seconds since the epoch.
     mtime: float
+    #: The storage's block size (HDFS), 0 if it has none: splits are then cut on block boundaries.
+    block_size: int = 0
 
 
 def is_hidden(name: str) -> bool:

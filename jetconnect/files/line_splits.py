@@ -21,19 +21,21 @@ Python object per line (UTF-8 is validated by Arrow; other charsets are decoded 
 
 from __future__ import annotations
 
-import codecs
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
 
-from jetconnect.errors import OffsetError, OptionError, SourceError
+from jetconnect.charsets import check_charset
+from jetconnect.errors import OffsetError, SourceError
 from jetconnect.files.filesystem import FileInfo, FileSystem
 from jetconnect.options import Options
 
 #: How much one read asks for; also roughly the bytes of one Arrow batch.
 BLOCK_SIZE = 8 << 20
+#: The smallest read, for small ranges.
+MIN_READ = 64 << 10
 #: Bytes read per step when the driver scans for newlines to place a stream offset.
 SCAN_BLOCK = 1 << 20
 
@@ -69,6 +71,8 @@ def plan_splits(
     As Spark does: the range size is ``min(max_split_bytes, max(open_cost, total / min_splits))`` so
     that small inputs still use ``min_splits`` tasks; each file costs ``open_cost_bytes`` extra when
     packing; ranges are packed largest first, next-fit. Empty files are left out (no lines).
+    A file with a ``block_size`` (HDFS) is cut on block boundaries: its range size is rounded up
+    to whole blocks, so a task reads whole blocks, each from one DataNode.
     """
     files = [f for f in files if f.size > 0]
     if not files:
@@ -76,9 +80,10 @@ def plan_splits(
     total = sum(f.size + open_cost_bytes for f in files)
     target = max(1, min(max_split_bytes, max(open_cost_bytes, total // max(1, min_splits))))
     ranges = [
-        FileRange(f.path, start, min(start + target, f.size))
+        FileRange(f.path, start, min(start + step, f.size))
         for f in files
-        for start in range(0, f.size, target)
+        for step in [_round_up(target, f.block_size) if f.block_size > 0 else target]
+        for start in range(0, f.size, step)
     ]
     ranges.sort(key=lambda r: r.length, reverse=True)
     splits: list[list[FileRange]] = []
@@ -95,6 +100,10 @@ def plan_splits(
     return splits
 
 
+def _round_up(value: int, multiple: int) -> int:
+    return max(multiple, -(-value // multiple) * multiple)
+
+
 def check_count(value: object, option: str, owner: str, minimum: int = 1) -> int:
     """``value`` as a whole number of at least ``minimum``; else an OptionError naming ``option``.
 
@@ -102,20 +111,6 @@ def check_count(value: object, option: str, owner: str, minimum: int = 1) -> int
     :class:`~jetconnect.options.Options`, so ``0``, ``-1``, ``1.5`` and ``"x"`` fail alike.
     """
     return Options({option: value}, owner).get_int(option, minimum=minimum)
-
-
-def check_charset(charset: str, option: str = "charset") -> str:
-    """The normalised codec name; an :class:`OptionError` if lines cannot be found by byte ``\\n``."""
-    try:
-        name = codecs.lookup(charset).name
-    except LookupError:
-        raise OptionError(f"option '{option}': unknown charset {charset!r}") from None
-    if "\n".encode(name) != b"\n" or "\r".encode(name) != b"\r":
-        raise OptionError(
-            f"option '{option}': charset {charset!r} does not encode newline as one byte 0x0A; "
-            f"use an ASCII-compatible charset (utf-8, latin-1, cp1252, ...)"
-        )
-    return name
 
 
 def read_lines(
@@ -130,6 +125,9 @@ def read_lines(
     if range_.start >= range_.end:
         return
     charset = check_charset(charset)
+    # Reads no bigger than the range: a remote stream (WebHDFS) sends what is asked for, and a
+    # small range should not pull a whole block of its neighbours' bytes.
+    block_size = max(MIN_READ, min(block_size, range_.length))
     stream = fs.open(range_.path, max(range_.start - 1, 0))
     try:
         if range_.start > 0 and range_.starts_line:
@@ -293,7 +291,6 @@ __all__ = [
     "SCAN_BLOCK",
     "FileRange",
     "advance_lines",
-    "check_charset",
     "check_count",
     "last_line_end",
     "plan_splits",

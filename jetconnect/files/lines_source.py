@@ -1,44 +1,50 @@
-"""``sources.files``: the lines of the text files in a directory, as a batch source."""
+"""The lines of the text files in a directory, as a batch source over any :class:`FileSystem`.
+
+The driver lists the directory and plans splits (:func:`~jetconnect.files.line_splits.plan_splits`,
+cut on storage blocks where the file system has them); executors read their byte ranges with
+Hadoop's line-reader rule, so every line is read exactly once wherever the cuts fall. The files
+plugin builds it on the local disk, the HDFS plugin on WebHDFS.
+"""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
 from jetconnect.connector import BatchSource, Guarantee, ReadOutput
-from jetconnect.errors import SourceError
+from jetconnect.errors import OptionError, SourceError
 from jetconnect.files.filesystem import FileSystem, relative_name
-from jetconnect.files.line_splits import FileRange, check_charset, check_count, plan_splits, read_lines
+from jetconnect.files.line_splits import FileRange, check_count, plan_splits, read_lines
+from jetconnect.charsets import check_charset
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql.types import StructType
 
+#: Jet's ``mapOutputFn``: (the file, its line) -> a row of the source's ``schema``.
+LineMapper = Callable[[str, str], Any]
 
-def lines_schema(include_file_name: bool) -> "StructType":
-    """``value string`` (as Spark's text source), plus ``file_name`` relative to the directory."""
+
+def lines_schema(path_column: str | None) -> "StructType":
+    """``value string`` (as Spark's text source), plus the file's name in ``path_column`` if given."""
     from pyspark.sql.types import StringType, StructField, StructType
 
     fields = [StructField("value", StringType(), True)]
-    if include_file_name:
-        fields.append(StructField("file_name", StringType(), True))
+    if path_column is not None:
+        fields.append(StructField(path_column, StringType(), True))
     return StructType(fields)
 
 
-def lines_batch(lines: pa.StringArray, file_name: str | None) -> pa.RecordBatch:
-    """One Arrow batch of lines, with the file name column when asked for."""
-    if file_name is None:
-        return pa.RecordBatch.from_arrays([lines], names=["value"])
-    names = pa.repeat(pa.scalar(file_name, pa.string()), len(lines))
-    return pa.RecordBatch.from_arrays([lines, names], names=["value", "file_name"])
-
-
-class FilesSource(BatchSource):
+class LinesSource(BatchSource):
     """Lines of every file matching ``glob`` under ``directory``; large files split by byte ranges.
 
-    Exactly-once: a batch read of files that do not change while it runs.
+    ``path_column``: also a column of that name holding each line's file, relative to ``directory``
+    (or its full path with ``full_paths``). ``mapper``: Jet's function of (file, line) making each
+    row of ``mapped_schema`` (DDL, default ``value string``), called per line in the Spark task.
+    ``owner`` starts every error message, ``name`` is the registered name. Exactly-once: a batch read of files that do not change
+    while it runs.
     """
 
     name = "files"
@@ -50,38 +56,87 @@ class FilesSource(BatchSource):
         directory: str,
         glob: str = "*",
         charset: str = "utf-8",
-        include_file_name: bool = False,
+        *,
+        path_column: str | None = None,
+        full_paths: bool = False,
         recursive: bool = False,
         max_split_bytes: int = 128 << 20,
         min_splits: int | None = None,
+        mapper: LineMapper | None = None,
+        mapped_schema: str | None = None,
+        owner: str = "files source",
+        name: str | None = None,
     ) -> None:
+        self.name = name or type(self).name
         self.fs = fs
         self.directory = directory.rstrip("/") or "/"
         self.glob = glob
-        self.charset = check_charset(charset)
-        self.include_file_name = include_file_name
+        self.owner = owner
+        self.charset = check_charset(charset, owner=owner)
+        self.path_column = path_column
+        self.full_paths = full_paths
         self.recursive = recursive
-        self.max_split_bytes = check_count(max_split_bytes, "max_split_bytes", "files source")
+        self.max_split_bytes = check_count(max_split_bytes, "max_split_bytes", owner)
         # Enough splits to keep every core busy on small inputs, as Spark's own file sources do.
-        self.min_splits = check_count(min_splits or 0, "min_splits", "files source", 0) or os.cpu_count() or 2
+        self.min_splits = check_count(min_splits or 0, "min_splits", owner, 0) or os.cpu_count() or 2
+        if mapper is not None and not callable(mapper):
+            raise OptionError(
+                f"{owner}: option 'mapper' must be a Python function of (file, line) (pass it in Python; "
+                f"a string option cannot carry one)"
+            )
+        if mapped_schema is not None and mapper is None:
+            raise OptionError(f"{owner}: option 'schema' describes what 'mapper' returns; give both or neither")
+        self.mapper = mapper
+        self.mapped_schema = mapped_schema
 
     def schema(self) -> "StructType":
-        return lines_schema(self.include_file_name)
+        if self.mapper is not None:
+            from jetconnect.arrow import parse_schema
+
+            return parse_schema(self.mapped_schema or "value string")
+        return lines_schema(self.path_column)
 
     def splits(self) -> Sequence[list[FileRange]]:
         if not self.fs.exists(self.directory):
-            raise SourceError(f"files source: directory '{self.directory}' does not exist")
+            raise SourceError(f"{self.owner}: directory '{self.directory}' does not exist")
         files = self.fs.list_files(self.directory, self.glob, recursive=self.recursive)
         return plan_splits(files, self.max_split_bytes, min_splits=self.min_splits)
 
     def read_split(self, split: list[FileRange]) -> ReadOutput:
         for range_ in split:
-            name = relative_name(self.directory, range_.path) if self.include_file_name else None
             try:
-                for lines in read_lines(self.fs, range_, self.charset):
-                    yield lines_batch(lines, name)
+                yield from self.read_file_range(range_)
             except FileNotFoundError:
                 raise SourceError(
-                    f"files source: '{range_.path}' was listed but cannot be read here: deleted since, "
+                    f"{self.owner}: '{range_.path}' was listed but cannot be read here: deleted since, "
                     f"or the directory is not on a file system shared by the driver and all executors"
                 ) from None
+
+    def read_file_range(self, range_: FileRange) -> Iterator[pa.RecordBatch]:
+        """The lines starting in ``range_`` as Arrow batches of this source's schema."""
+        name = self._shown_name(range_.path)
+        for lines in read_lines(self.fs, range_, self.charset):
+            if self.mapper is None:
+                yield _lines_batch(lines, self.path_column, name)
+            else:
+                yield self._mapped(lines, range_)
+
+    def _shown_name(self, path: str) -> str:
+        return path if self.full_paths else relative_name(self.directory, path)
+
+    def _mapped(self, lines: pa.StringArray, range_: FileRange) -> pa.RecordBatch:
+        from jetconnect.arrow import rows_to_batch
+
+        name = self._shown_name(range_.path)
+        rows = [self.mapper(name, line) for line in lines.to_pylist()]  # type: ignore[misc]
+        return rows_to_batch(rows, self.schema(), f"{self.owner}: the mapper of '{range_.path}' from byte {range_.start}")
+
+
+def _lines_batch(lines: pa.StringArray, path_column: str | None, name: str) -> pa.RecordBatch:
+    if path_column is None:
+        return pa.RecordBatch.from_arrays([lines], names=["value"])
+    names = pa.repeat(pa.scalar(name, pa.string()), len(lines))
+    return pa.RecordBatch.from_arrays([lines, names], names=["value", path_column])
+
+
+__all__ = ["LineMapper", "LinesSource", "lines_schema"]

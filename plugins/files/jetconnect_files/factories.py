@@ -10,13 +10,11 @@ from collections.abc import Callable
 from typing import Any
 
 from jetconnect.errors import OptionError
-from jetconnect.files.filesystem import LocalFileSystem, shared_path
+from jetconnect.files import GrowingLinesSource, LinesSource, LocalFileSystem, shared_path
 
 from jetconnect_files.avro_sink import AvroSink
 from jetconnect_files.avro_source import AvroSource
 from jetconnect_files.lines_sink import FilesSink
-from jetconnect.files.lines_source import FilesSource
-from jetconnect.files.growing_files import FileWatcherSource
 
 
 def files_source(
@@ -28,7 +26,7 @@ def files_source(
     recursive: bool = False,
     max_split_bytes: int = 128 << 20,
     min_splits: int = 0,
-) -> FilesSource:
+) -> LinesSource:
     """Lines of the files in a directory (batch), large files split by byte ranges.
 
     The driver lists the directory and executors read the splits, so the directory must be visible
@@ -44,8 +42,15 @@ def files_source(
             "leave the option out (it is true)"
         )
     directory = shared_path(directory, "files source: option 'directory'")
-    return FilesSource(
-        LocalFileSystem(), directory, glob, charset, include_file_name, recursive, max_split_bytes, min_splits or None
+    return LinesSource(
+        LocalFileSystem(),
+        directory,
+        glob,
+        charset,
+        path_column="file_name" if include_file_name else None,
+        recursive=recursive,
+        max_split_bytes=max_split_bytes,
+        min_splits=min_splits or None,
     )
 
 
@@ -57,11 +62,18 @@ def file_watcher(
     read_existing: bool = False,
     recursive: bool = False,
     max_split_bytes: int = 64 << 20,
-) -> FileWatcherSource:
+) -> GrowingLinesSource:
     """Lines appended to the files of a directory, and new files (stream, exactly-once replay)."""
     directory = shared_path(directory, "file_watcher source: option 'directory'")
-    return FileWatcherSource(
-        LocalFileSystem(), directory, glob, charset, include_file_name, read_existing, recursive, max_split_bytes
+    return GrowingLinesSource(
+        LocalFileSystem(),
+        directory,
+        glob,
+        charset,
+        path_column="file_name" if include_file_name else None,
+        read_existing=read_existing,
+        recursive=recursive,
+        max_split_bytes=max_split_bytes,
     )
 
 

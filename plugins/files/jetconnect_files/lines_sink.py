@@ -22,7 +22,8 @@ from jetconnect.connector import CommitContext, WriteContext
 from jetconnect.errors import OptionError, SchemaError, SinkError
 from jetconnect.files.sink import Encoder, StagedFileSink, encode_lines
 from jetconnect.files.filesystem import FileSystem
-from jetconnect.files.line_splits import check_charset, check_count
+from jetconnect.charsets import check_charset
+from jetconnect.files.line_splits import check_count
 from jetconnect.files.staged_commit import StagedCommit
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -47,7 +48,7 @@ class FilesSink(StagedFileSink):
         append: bool = True,
     ) -> None:
         self._staged = StagedCommit(fs, directory.rstrip("/") or "/", prefix, suffix)
-        self.charset = check_charset(charset)
+        self.charset = check_charset(charset, owner="files sink")
         self.roll_bytes = check_count(roll_bytes, "roll_bytes", "files sink", 0)
         self.column = column
         if to_string_fn is not None and not callable(to_string_fn):

@@ -1,20 +1,27 @@
 """The user-facing factories: ``sources.hdfs(...)`` and ``sinks.hdfs(...)``.
 
+HDFS is a file system (:class:`~jetconnect_hdfs.filesystem.WebHdfsFileSystem`) plus these factories:
+they build the core's files family (:mod:`jetconnect.files`) on it, so reading lines, following
+growing files, whole files, Avro and the exactly-once sink are the same code as the files plugin's.
 Their parameters are the options of ``spark.read.format("jetconnect.hdfs")`` too: the registry
 converts Spark's string options by these annotations.
 """
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Callable
 from typing import Any
 
+from jetconnect.charsets import check_charset
 from jetconnect.errors import OptionError
-from jetconnect.files.line_splits import check_count
+from jetconnect.files import GrowingLinesSource, WholeFilesSource, check_count
 from jetconnect_hdfs.connection import HdfsConnection
-from jetconnect_hdfs.filesystem import WebHdfsFileSystem
+from jetconnect_hdfs.filesystem import WebHdfsFileSystem, hdfs_path
 from jetconnect_hdfs.sink import HdfsSink, make_sink
-from jetconnect_hdfs.source import HdfsSource, make_source, split_path
+
+SOURCE_FORMATS = ("lines", "bytes", "avro")
+_GLOB_CHARS = set("*?[")
 
 
 def hdfs_source(
@@ -36,7 +43,7 @@ def hdfs_source(
     timeout: float = 60.0,
     mapper: Callable[[str, Any], Any] | None = None,
     schema: str | None = None,
-) -> HdfsSource:
+) -> Any:
     """Lines (or whole files) of HDFS files, read in parallel by block-aligned byte ranges.
 
     ``url`` is the NameNode's WebHDFS address (``http://namenode:9870``); ``path`` a file, a
@@ -44,29 +51,68 @@ def hdfs_source(
     ``format="avro"`` reads Avro container files (batch only; ``avro_schema``: a reader schema).
     ``mapper``: Jet's function of (key, value), here of the file's path and each line (or, with
     ``format="bytes"``, its content), returning a row of ``schema`` (default ``value string``).
+
+    As a stream (lines): files that appear and lines appended to files, each line once and whole
+    (a line still being written waits for its newline); the offset is ``{file: byte position}``
+    with names relative to the path. ``max_files_per_batch`` caps the changed files per micro-batch.
     """
+    if format not in SOURCE_FORMATS:
+        raise OptionError(f"hdfs: option 'format' must be one of {', '.join(SOURCE_FORMATS)}; got {format!r}")
+    if mapper is not None and not callable(mapper):
+        raise OptionError("hdfs: option 'mapper' must be a Python function of (path, value) (pass it to "
+                          "sources.hdfs(...) in Python; a string option cannot carry one)")
+    if schema is not None and mapper is None:
+        raise OptionError("hdfs: option 'schema' describes what 'mapper' returns; give both or neither")
+    max_split_bytes = check_count(max_split_bytes, "max_split_bytes", "hdfs")
+    min_splits = check_count(min_splits, "min_splits", "hdfs")
+    max_files_per_batch = check_count(max_files_per_batch, "max_files_per_batch", "hdfs", minimum=0)
+    directory, glob = split_path(path)
     fs = WebHdfsFileSystem(HdfsConnection(url, user, proxy_user, kerberos, kerberos_principal, token=token, timeout=timeout))
     if format == "avro":
         if mapper is not None:
             raise OptionError("hdfs: option 'mapper' works with format lines or bytes; Avro records come typed "
                               "by their schema (map them with Spark)")
-        directory, glob = split_path(path)
         avro = _files_family("avro_source")
         glob = "*.avro" if glob == "*" else glob
         return avro.AvroSource(fs, directory, glob, avro_schema, recursive, max_split_bytes, min_splits)
-    return make_source(
+    if format == "bytes":
+        return WholeFilesSource(
+            fs, directory, glob, recursive=recursive, max_split_bytes=max_split_bytes,
+            max_files_per_batch=max_files_per_batch, mapper=mapper, mapped_schema=schema, owner="hdfs", name="hdfs",
+        )
+    return GrowingLinesSource(
         fs,
-        path,
-        format=format,
+        directory,
+        glob,
+        check_charset(charset, owner="hdfs"),
+        path_column="path" if include_path else None,
+        full_paths=True,
         recursive=recursive,
-        charset=charset,
-        include_path=include_path,
         max_split_bytes=max_split_bytes,
         min_splits=min_splits,
+        read_existing=True,  # a stream starts with what the files hold
         max_files_per_batch=max_files_per_batch,
         mapper=mapper,
-        schema=schema,
+        mapped_schema=schema,
+        owner="hdfs",
+        name="hdfs",
     )
+
+
+def split_path(path_or_glob: str) -> tuple[str, str]:
+    """``/data/logs/*.txt`` -> (``/data/logs``, ``*.txt``); a path without a glob -> (path, ``*``)."""
+    try:
+        path = hdfs_path(path_or_glob)
+    except ValueError as exc:
+        raise OptionError(f"hdfs: option 'path': {exc}") from None
+    parent, last = posixpath.split(path)
+    if _GLOB_CHARS & set(parent):
+        raise OptionError(
+            f"hdfs: option 'path' may have a glob only in its last part (like /data/logs/*.txt), got {path_or_glob!r}"
+        )
+    if _GLOB_CHARS & set(last):
+        return parent or "/", last
+    return path, "*"
 
 
 def hdfs_sink(
@@ -109,4 +155,4 @@ def _files_family(module: str) -> Any:
         ) from exc
 
 
-__all__ = ["hdfs_sink", "hdfs_source"]
+__all__ = ["SOURCE_FORMATS", "hdfs_sink", "hdfs_source", "split_path"]

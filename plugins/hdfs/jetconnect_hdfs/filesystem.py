@@ -38,13 +38,6 @@ _READ_CHUNK = 4 << 20
 
 
 @dataclass(frozen=True)
-class HdfsFileInfo(FileInfo):
-    """A file as the NameNode lists it: the core's :class:`FileInfo` plus its HDFS block size."""
-
-    block_size: int = 0
-
-
-@dataclass(frozen=True)
 class BlockLocation:
     """One block of a file: its byte range and the DataNode hosts that hold a replica."""
 
@@ -70,7 +63,7 @@ class WebHdfsFileSystem:
 
     # --- the FileSystem protocol -----------------------------------------------------------------
 
-    def list_files(self, directory: str, glob: str = "*", recursive: bool = False) -> list[HdfsFileInfo]:
+    def list_files(self, directory: str, glob: str = "*", recursive: bool = False) -> list[FileInfo]:
         """Visible files under ``directory`` matching ``glob``, sorted; a file path lists as itself."""
         root = hdfs_path(directory)
         st = self._call(f"status of {root}", lambda: self._client.status(root, strict=False))
@@ -78,7 +71,7 @@ class WebHdfsFileSystem:
             return []
         if st["type"] == "FILE":
             return [_file_info(root, st)] if fnmatch.fnmatchcase(posixpath.basename(root), glob) else []
-        found: list[HdfsFileInfo] = []
+        found: list[FileInfo] = []
         pending = [root]
         while pending:
             folder = pending.pop()
@@ -98,7 +91,7 @@ class WebHdfsFileSystem:
         found.sort(key=lambda f: f.path)
         return found
 
-    def status(self, path: str) -> HdfsFileInfo | None:
+    def status(self, path: str) -> FileInfo | None:
         path = hdfs_path(path)
         st = self._call(f"status of {path}", lambda: self._client.status(path, strict=False))
         if st is None or st["type"] != "FILE":
@@ -241,8 +234,8 @@ def hdfs_path(path: str) -> str:
     return posixpath.normpath(path) if path != "/" else path
 
 
-def _file_info(path: str, st: dict[str, Any]) -> HdfsFileInfo:
-    return HdfsFileInfo(path, int(st["length"]), st["modificationTime"] / 1000.0, int(st.get("blockSize") or 0))
+def _file_info(path: str, st: dict[str, Any]) -> FileInfo:
+    return FileInfo(path, int(st["length"]), st["modificationTime"] / 1000.0, int(st.get("blockSize") or 0))
 
 
 def _parse_located_blocks(body: dict[str, Any]) -> list[BlockLocation]:
@@ -381,4 +374,4 @@ class _Upload(io.RawIOBase):
         self._fs._call(f"{verb} {self._path}", send, retry=not self._append)
 
 
-__all__ = ["BlockLocation", "HdfsFileInfo", "WebHdfsFileSystem", "hdfs_path"]
+__all__ = ["BlockLocation", "WebHdfsFileSystem", "hdfs_path"]

@@ -15,6 +15,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from jetconnect.charsets import check_charset
 from jetconnect.connector import WriteContext
 from jetconnect.errors import OptionError, SchemaError
 from jetconnect.files.sink import Encoder, StagedFileSink, encode_lines
@@ -87,11 +88,9 @@ def make_sink(
     if format not in FORMATS:
         raise OptionError(f"hdfs: option 'format' must be one of {', '.join(FORMATS)}, avro; got {format!r}")
     max_file_bytes = check_count(max_file_bytes, "max_file_bytes", "hdfs", minimum=0)
+    charset = check_charset(charset, owner="hdfs")
     try:
-        "\n".encode(charset)
         directory = hdfs_path(directory)
-    except LookupError:
-        raise OptionError(f"hdfs: option 'charset': unknown charset {charset!r}") from None
     except ValueError as exc:
         raise OptionError(f"hdfs: option 'directory': {exc}") from None
     return HdfsSink(fs, directory, format, prefix, _SUFFIXES[format] if suffix is None else suffix, charset, max_file_bytes)

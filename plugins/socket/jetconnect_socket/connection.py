@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import codecs
 import logging
 import socket
 from dataclasses import dataclass, field
@@ -45,13 +44,6 @@ class Endpoint:
             what=f"{what}: connecting to {self}",
             backoff=Backoff(initial=0.1, maximum=2.0, deadline=self.connect_timeout),
         )
-
-
-def check_charset(charset: str) -> str:
-    try:
-        return codecs.lookup(charset).name
-    except LookupError:
-        raise OptionError(f"socket: option 'charset' names no known encoding: {charset!r}") from None
 
 
 #: The longest line a socket source accepts by default, in bytes without its newline: a server
@@ -226,4 +218,4 @@ class LineReader:
                 self.sock = None
 
 
-__all__ = ["DEFAULT_MAX_LINE_BYTES", "Endpoint", "LineReader", "NETWORK_ERRORS", "check_charset"]
+__all__ = ["DEFAULT_MAX_LINE_BYTES", "Endpoint", "LineReader", "NETWORK_ERRORS"]

@@ -14,9 +14,10 @@ import pyarrow as pa
 
 from jetconnect import SinkBuilder, SinkContext
 from jetconnect.builders import BuilderSink
+from jetconnect.charsets import check_charset
 from jetconnect.errors import SinkError
 from jetconnect.retry import Backoff, RetriesExhausted, retry_call
-from jetconnect_socket.connection import NETWORK_ERRORS, Endpoint, check_charset
+from jetconnect_socket.connection import NETWORK_ERRORS, Endpoint
 
 
 @dataclass
@@ -69,7 +70,7 @@ def socket_sink(
 ) -> BuilderSink:
     """Lines to a TCP server: the value of ``column`` (default: the first column) per row."""
     endpoint = Endpoint(host, port, connect_timeout)
-    charset = check_charset(charset)
+    charset = check_charset(charset, owner="socket")
 
     def create(ctx: SinkContext) -> _LineWriter:
         writer = _LineWriter(endpoint, charset, column, f"socket sink partition {ctx.partition_id}")

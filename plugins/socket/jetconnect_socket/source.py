@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from jetconnect import SourceBuffer, SourceBuilder
 from jetconnect.builders import ProcessorContext
+from jetconnect.charsets import check_charset
 from jetconnect.connector import StreamSource
 from jetconnect.errors import OptionError
-from jetconnect_socket.connection import DEFAULT_MAX_LINE_BYTES, Endpoint, LineReader, check_charset, check_max_line_bytes
+from jetconnect_socket.connection import DEFAULT_MAX_LINE_BYTES, Endpoint, LineReader, check_max_line_bytes
 
 
 def socket_source(
@@ -31,7 +32,7 @@ def socket_source(
     offset, after the lines before it: a server that never sends a newline cannot fill the memory.
     """
     endpoint = Endpoint(host, port, connect_timeout)
-    charset = check_charset(charset)
+    charset = check_charset(charset, owner="socket")
     if parallelism < 1:
         raise OptionError(f"socket source: option 'parallelism' must be at least 1, got {parallelism}")
     max_line_bytes = check_max_line_bytes(max_line_bytes)
