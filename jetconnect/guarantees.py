@@ -86,8 +86,12 @@ def declared(spec: "ConnectorSpec") -> Declared:
     if spec.from_options is None and _needs_no_options(spec.factory):
         from jetconnect.options import Options
 
-        instance = spec.create_from_options(Options({}, owner=f"{spec.kind} '{spec.name}'"))
-        return Declared(Guarantee(instance.guarantee), type(instance).guarantee_option, "instance")
+        try:
+            instance = spec.create_from_options(Options({}, owner=f"{spec.kind} '{spec.name}'"))
+        except Exception:  # a plugin's factory may fail here (no server, no env): ask its class instead
+            instance = None
+        if isinstance(instance, (Source, Sink)):
+            return Declared(Guarantee(instance.guarantee), type(instance).guarantee_option, "instance")
     classes = connector_classes(spec.factory)
     if not classes:
         return Declared(None, None, "annotate the factory's return type with its Source or Sink class")

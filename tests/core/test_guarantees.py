@@ -119,16 +119,20 @@ def test_classes_unions_and_unannotated_factories(monkeypatch):
     def unannotated(url):
         raise AssertionError("not built: it needs a url")
 
-    registry = Registry().load([("p", "1", _plugin("p", sources=[(_Rows, "rows")],
+    def failing(host: str = "unreachable") -> _Rows:
+        raise ConnectionError("built from default options, it fails: its class is asked instead")
+
+    registry = Registry().load([("p", "1", _plugin("p", sources=[(_Rows, "rows"), (failing, "failing")],
                                                     sinks=[(ledgered, "ledgered"), (either, "either"), (unannotated, "bare")]))])
     assert registry.sources["rows"].guarantee == "at-least-once"  # the class itself as factory
+    assert (registry.sources["failing"].guarantee, registry.sources["failing"].declared.where) == ("at-least-once", "class _Rows")
     assert registry.sinks["ledgered"].guarantee == "exactly-once, or at-most-once with mode=fast"
     assert registry.sinks["either"].guarantee.startswith("unknown (its classes _Ledgered, BuilderSink declare different")
     assert registry.sinks["bare"].guarantee.startswith("unknown (annotate the factory's return type")
     table = matrix(registry)
     # one column per sink guarantee, a connector with an option once per value; weakest cell wins
     assert "exactly-once sinks: `ledgered` (mode=ledger)" in table and "at-most-once sinks: `ledgered` (mode=fast)" in table
-    assert table.splitlines()[2].startswith("| at-least-once sources: `rows` | at-least-once | none | unknown |")
+    assert table.splitlines()[2].startswith("| at-least-once sources: `failing`, `rows` | at-least-once | none | unknown |")
 
 
 def test_combining_keeps_the_weaker_and_none_when_one_loses_and_the_other_repeats():
