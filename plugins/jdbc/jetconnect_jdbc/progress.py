@@ -1,26 +1,19 @@
 """The progress table: one row per written (query, micro-batch, partition), in the data's transaction.
 
 A micro-batch Spark re-delivers after a crash finds its row and is skipped, so a partition's rows
-land exactly once. Rows of old batches are trimmed when a later batch commits.
+land exactly once. The row is the core's :class:`~jetconnect.connector.WriteKey` in three columns
+(``query_id``, ``batch_id``, ``partition_id``). Rows of old batches are trimmed when a later batch
+commits.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import sqlalchemy as sa
+
+from jetconnect.connector import WriteKey
 
 #: How many micro-batches of history to keep: Spark only ever re-delivers the last one.
 KEEP_BATCHES = 100
-
-
-@dataclass(frozen=True)
-class PartitionKey:
-    """What makes a streaming write idempotent: a query's micro-batch partition."""
-
-    query_id: str
-    batch_id: int
-    partition_id: int
 
 
 def progress_table(name: str) -> sa.Table:
@@ -36,7 +29,7 @@ def progress_table(name: str) -> sa.Table:
     )
 
 
-def already_written(conn: sa.Connection, table: sa.Table, key: PartitionKey) -> bool:
+def already_written(conn: sa.Connection, table: sa.Table, key: WriteKey) -> bool:
     found = conn.execute(
         sa.select(sa.literal(1)).where(
             table.c.query_id == key.query_id,
@@ -47,7 +40,7 @@ def already_written(conn: sa.Connection, table: sa.Table, key: PartitionKey) -> 
     return found is not None
 
 
-def record(conn: sa.Connection, table: sa.Table, key: PartitionKey, target: str, row_count: int) -> None:
+def record(conn: sa.Connection, table: sa.Table, key: WriteKey, target: str, row_count: int) -> None:
     """Add the partition's row; a concurrent attempt of the same partition fails here on the key."""
     conn.execute(
         table.insert().values(

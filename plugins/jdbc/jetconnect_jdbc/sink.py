@@ -18,7 +18,7 @@ import pyarrow as pa
 import sqlalchemy as sa
 from pyspark.sql import types as T
 
-from jetconnect.connector import CommitContext, Guarantee, Sink, WriteContext
+from jetconnect.connector import CommitContext, Guarantee, Sink, WriteContext, WriteKey
 from jetconnect.errors import OptionError, SchemaError, SinkError
 from jetconnect.retry import Backoff, retry_call
 from jetconnect.redaction import raise_unchained, redact, url_secrets
@@ -155,9 +155,7 @@ class JdbcSink(Sink):
     def write_partition(self, data: Iterator[pa.RecordBatch], ctx: WriteContext) -> PartitionWritten:
         if ctx.overwrite:
             raise SinkError(f"{self.owner}: overwrite is not supported; delete the rows first or use mode 'upsert'")
-        key = None
-        if ctx.batch_id is not None and ctx.query_id is not None:
-            key = progress.PartitionKey(ctx.query_id, ctx.batch_id, ctx.partition_id)
+        key = ctx.key  # None in a batch write: nothing to re-deliver, no progress row
         self._ensure_tables(ctx.schema)
         table = self._table(ctx.schema)
         writer = make_writer(dialect_name(self.url), self.mode, table, self.statement, self.key_columns, self.batch_size,
@@ -175,7 +173,7 @@ class JdbcSink(Sink):
         return written
 
     def _write_once(
-        self, writer: Writer, batches: Iterable[pa.RecordBatch], key: progress.PartitionKey | None, partition_id: int
+        self, writer: Writer, batches: Iterable[pa.RecordBatch], key: WriteKey | None, partition_id: int
     ) -> PartitionWritten:
         """One transaction: the rows, streamed batch by batch, then the progress row, committed together."""
         engine = engine_for(self.url, self.connection_fn)
@@ -201,7 +199,7 @@ class JdbcSink(Sink):
             return PartitionWritten(partition_id, 0, skipped=True)
         raise_unchained(self._refused(writer, batches, failure))
 
-    def _committed_elsewhere(self, key: progress.PartitionKey, marks: sa.Table) -> bool:
+    def _committed_elsewhere(self, key: WriteKey, marks: sa.Table) -> bool:
         """Whether the progress table holds ``key``: asked of the database, never guessed from an
         error's text (a real duplicate key whose statement merely names the table is a failure)."""
         try:
