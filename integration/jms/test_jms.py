@@ -164,6 +164,23 @@ def test_dataframe_to_queue_with_headers_and_json_body(spark):
 
 
 
+def test_a_streaming_write_marks_each_message_with_its_write_key(spark, tmp_path):
+    """The ``jetconnect-batch`` header is the core's WriteKey as text: query:batch:partition."""
+    queue = unique("keyed")
+    spark.range(0, 60, numPartitions=3).selectExpr("CAST(id AS string) AS body").write.parquet(str(tmp_path / "in"))
+    df = spark.readStream.schema("body string").parquet(str(tmp_path / "in"))
+    query = sinks.jms_queue(queue).write_stream(df, str(tmp_path / "cp"), trigger={"availableNow": True})
+    assert query.awaitTermination(180) is not False and query.exception() is None
+    got = consume(f"/queue/{queue}", 60)
+    assert sorted(int(b) for _, b in got) == list(range(60))
+    keys = {h["jetconnect-batch"] for h, _ in got}
+    # one micro-batch (0) of this query; every Spark partition of it under its own key
+    assert {k.rsplit(":", 2)[0] for k in keys} == {query.id}
+    assert {k.rsplit(":", 2)[1] for k in keys} == {"0"}
+    partitions = sorted(int(k.rsplit(":", 2)[2]) for k in keys)
+    assert len(partitions) == len(keys) >= 1 and partitions == list(range(len(partitions)))
+
+
 def test_jets_message_fn_makes_each_message_and_a_wrong_return_names_the_row(spark):
     queue = unique("made")
     df = spark.range(0, 200, numPartitions=2).selectExpr("id", "concat('item ', id) AS name")

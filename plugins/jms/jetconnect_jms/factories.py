@@ -1,13 +1,16 @@
 """``sources.jms_queue(...)``, ``sources.jms_topic(...)``, ``sinks.jms_queue(...)``, ``sinks.jms_topic(...)``.
 
 Each parameter is also a Spark option of ``jetconnect.jms_queue`` / ``jetconnect.jms_topic``
-(converted by its annotation); ``projection`` is the one that only the Python API can pass.
+(converted by its annotation); ``projection`` is the one that only the Python API can pass. A queue
+and a topic differ only in the ``kind`` the one source and the one sink are given, and in the
+options a queue has no use for (``subscription``, ``client_id``).
 """
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal
 
 from jetconnect_jms.messages import JmsMessage, MessageView
 from jetconnect_jms.sink import JmsSink
@@ -23,37 +26,15 @@ from jetconnect_jms.source import (
 )
 from jetconnect_jms.stomp_client import StompSettings, destination_path
 
+Kind = Literal["queue", "topic"]
 
-def jms_queue_source(
+
+def _jms_source(
+    kind: Kind,
     destination: str,
     host: str = "127.0.0.1",
     port: int = 61613,
     parallelism: int = 1,
-    wal_location: str | None = None,
-    body_format: str = "string",
-    charset: str = "utf-8",
-    header_columns: list[str] | None = None,
-    projection: Callable[[JmsMessage], Any] | None = None,
-    schema: str | None = None,
-    prefetch: int = DEFAULT_PREFETCH,
-    dedupe_window: int = DEFAULT_DEDUPE_WINDOW,
-    max_pull_ms: int = DEFAULT_MAX_PULL_MS,
-    linger_ms: int = DEFAULT_LINGER_MS,
-    max_backlog: int = DEFAULT_MAX_BACKLOG,
-    user: str | None = None,
-    password: str | None = None,
-    connect_timeout: float = 30.0,
-    idle_poll_ms: int = DEFAULT_IDLE_POLL_MS,
-    processor_keep_alive_ms: int = DEFAULT_KEEP_ALIVE_MS,
-) -> JmsSource:
-    """Messages of a queue, consumed by ``parallelism`` connections per executor, exactly once via the spools."""
-    return _source("queue", destination, locals())
-
-
-def jms_topic_source(
-    destination: str,
-    host: str = "127.0.0.1",
-    port: int = 61613,
     subscription: str | None = None,
     client_id: str | None = None,
     wal_location: str | None = None,
@@ -62,7 +43,6 @@ def jms_topic_source(
     header_columns: list[str] | None = None,
     projection: Callable[[JmsMessage], Any] | None = None,
     schema: str | None = None,
-    parallelism: int = 1,
     prefetch: int = DEFAULT_PREFETCH,
     dedupe_window: int = DEFAULT_DEDUPE_WINDOW,
     max_pull_ms: int = DEFAULT_MAX_PULL_MS,
@@ -74,95 +54,99 @@ def jms_topic_source(
     idle_poll_ms: int = DEFAULT_IDLE_POLL_MS,
     processor_keep_alive_ms: int = DEFAULT_KEEP_ALIVE_MS,
 ) -> JmsSource:
-    """Messages of a topic; a durable subscription when ``subscription`` is given."""
-    return _source("topic", destination, locals())
-
-
-def jms_queue_sink(
-    destination: str,
-    host: str = "127.0.0.1",
-    port: int = 61613,
-    body_column: str = "body",
-    header_columns: list[str] | None = None,
-    persistent: bool = True,
-    user: str | None = None,
-    password: str | None = None,
-    connect_timeout: float = 30.0,
-    message_fn: Callable[[Any], Any] | None = None,
-) -> JmsSink:
-    """Rows to a queue, one STOMP transaction per partition and batch: a body column and header
-    columns, or Jet's ``message_fn`` making each message from a row."""
-    return _sink("queue", destination, locals())
-
-
-def jms_topic_sink(
-    destination: str,
-    host: str = "127.0.0.1",
-    port: int = 61613,
-    body_column: str = "body",
-    header_columns: list[str] | None = None,
-    persistent: bool = True,
-    user: str | None = None,
-    password: str | None = None,
-    connect_timeout: float = 30.0,
-    message_fn: Callable[[Any], Any] | None = None,
-) -> JmsSink:
-    """Rows to a topic, one STOMP transaction per partition and batch: a body column and header
-    columns, or Jet's ``message_fn`` making each message from a row."""
-    return _sink("topic", destination, locals())
-
-
-def _settings(args: dict[str, Any], client_id: str | None = None) -> StompSettings:
-    return StompSettings(
-        host=args["host"],
-        port=args["port"],
-        user=args["user"],
-        password=args["password"],
-        client_id=client_id,
-        connect_timeout=args["connect_timeout"],
-    )
-
-
-def _source(kind: str, destination: str, args: dict[str, Any]) -> JmsSource:
-    subscription = args.get("subscription")
+    """The one JMS source: a queue's messages shared by its consumers, or a topic's to each subscriber."""
     # a durable subscription is identified by (client id, name): derive a stable client id
-    client_id = args.get("client_id") or (f"jetconnect-{subscription}" if subscription else None)
+    client_id = client_id or (f"jetconnect-{subscription}" if subscription else None)
     view = MessageView(
         owner=f"jms_{kind} source '{destination_path(kind, destination)}'",
-        body_format=args["body_format"],
-        charset=args["charset"],
-        header_columns=tuple(args["header_columns"] or ()),
-        projection=args["projection"],
-        schema_ddl=args["schema"],
+        body_format=body_format,
+        charset=charset,
+        header_columns=tuple(header_columns or ()),
+        projection=projection,
+        schema_ddl=schema,
     )
+    settings = StompSettings(host=host, port=port, user=user, password=password, client_id=client_id,
+                             connect_timeout=connect_timeout)
     return JmsSource(
         kind,
         destination,
-        _settings(args, client_id),
+        settings,
         view,
-        parallelism=args["parallelism"],
+        parallelism=parallelism,
         subscription=subscription,
-        prefetch=args["prefetch"],
-        dedupe_window=args["dedupe_window"],
-        max_pull_ms=args["max_pull_ms"],
-        linger_ms=args["linger_ms"],
-        max_backlog=args["max_backlog"],
-        wal_location=args["wal_location"],
-        idle_poll_ms=args["idle_poll_ms"],
-        processor_keep_alive_ms=args["processor_keep_alive_ms"],
+        prefetch=prefetch,
+        dedupe_window=dedupe_window,
+        max_pull_ms=max_pull_ms,
+        linger_ms=linger_ms,
+        max_backlog=max_backlog,
+        wal_location=wal_location,
+        idle_poll_ms=idle_poll_ms,
+        processor_keep_alive_ms=processor_keep_alive_ms,
     )
 
 
-def _sink(kind: str, destination: str, args: dict[str, Any]) -> JmsSink:
+def _jms_sink(
+    kind: Kind,
+    destination: str,
+    host: str = "127.0.0.1",
+    port: int = 61613,
+    body_column: str = "body",
+    header_columns: list[str] | None = None,
+    persistent: bool = True,
+    user: str | None = None,
+    password: str | None = None,
+    connect_timeout: float = 30.0,
+    message_fn: Callable[[Any], Any] | None = None,
+) -> JmsSink:
+    """The one JMS sink, for a queue or a topic alike."""
+    settings = StompSettings(host=host, port=port, user=user, password=password, connect_timeout=connect_timeout)
     return JmsSink(
         kind,
         destination,
-        _settings(args),
-        body_column=args["body_column"],
-        header_columns=tuple(args["header_columns"] or ()),
-        persistent=args["persistent"],
-        message_fn=args["message_fn"],
+        settings,
+        body_column=body_column,
+        header_columns=tuple(header_columns or ()),
+        persistent=persistent,
+        message_fn=message_fn,
     )
+
+
+def _for_kind(factory: Callable[..., Any], kind: Kind, name: str, doc: str, leave_out: tuple[str, ...] = ()) -> Callable[..., Any]:
+    """``factory`` with its ``kind`` fixed: a public factory whose signature is the shared one less
+    ``kind`` and ``leave_out``. The signature is what the registry reads: the Spark options it
+    converts and accepts, and what the plugin README's option table must list."""
+    shared = inspect.signature(factory)
+    public = shared.replace(parameters=[p for n, p in shared.parameters.items() if n != "kind" and n not in leave_out])
+
+    def made(*args: Any, **kwargs: Any) -> Any:
+        return factory(kind, **public.bind(*args, **kwargs).arguments)
+
+    made.__signature__ = public  # type: ignore[attr-defined]
+    made.__annotations__ = {n: a for n, a in factory.__annotations__.items() if n in public.parameters or n == "return"}
+    made.__name__ = made.__qualname__ = name
+    made.__module__ = factory.__module__
+    made.__doc__ = doc
+    return made
+
+
+jms_queue_source = _for_kind(
+    _jms_source, "queue", "jms_queue_source", leave_out=("subscription", "client_id"),
+    doc="Messages of a queue, consumed by ``parallelism`` connections per executor, exactly once via the spools.",
+)
+jms_topic_source = _for_kind(
+    _jms_source, "topic", "jms_topic_source",
+    doc="Messages of a topic; a durable subscription when ``subscription`` is given.",
+)
+jms_queue_sink = _for_kind(
+    _jms_sink, "queue", "jms_queue_sink",
+    doc="Rows to a queue, one STOMP transaction per partition and batch: a body column and header "
+        "columns, or Jet's ``message_fn`` making each message from a row.",
+)
+jms_topic_sink = _for_kind(
+    _jms_sink, "topic", "jms_topic_sink",
+    doc="Rows to a topic, one STOMP transaction per partition and batch: a body column and header "
+        "columns, or Jet's ``message_fn`` making each message from a row.",
+)
 
 
 __all__ = ["jms_queue_sink", "jms_queue_source", "jms_topic_sink", "jms_topic_source"]

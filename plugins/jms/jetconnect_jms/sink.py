@@ -3,8 +3,9 @@
 The transaction is committed at the end of the partition, with a receipt, so a partition reaches
 the queue whole or not at all. The batch's commit runs in another process that cannot see the
 tasks' connections, so a batch that Spark re-delivers after a driver crash is sent again: the
-sink is at-least-once. Every message of a streaming write carries a ``jetconnect-batch`` header
-(``<query id>:<batch id>:<partition>``) so a consumer can drop a resent partition.
+sink is at-least-once. Every message of a streaming write carries a ``jetconnect-batch`` header,
+the write's :class:`~jetconnect.connector.WriteKey` as text (``<query id>:<batch id>:<partition>``),
+so a consumer can drop a resent partition.
 """
 
 from __future__ import annotations
@@ -72,8 +73,8 @@ class JmsSink(Sink):
         if not batches:
             return 0
         common = {"persistent": "true" if self.persistent else "false"}
-        if ctx.batch_id is not None:
-            common["jetconnect-batch"] = f"{ctx.query_id}:{ctx.batch_id}:{ctx.partition_id}"
+        if ctx.key is not None:  # streaming: the core's WriteKey, spelled as in every sink
+            common["jetconnect-batch"] = ctx.key.text()
         client = StompClient(self.settings, self.owner)
         try:
             return retry_call(
