@@ -38,6 +38,7 @@ from jetconnect.builders._stream_source import (
     SPOOL_KEEP_COMMITTED_ROWS,
     WAL_LOCATION,
     BuilderStreamSource,
+    stop_receivers,
 )
 from jetconnect.builders._rounds import spool_of
 
@@ -63,4 +64,5 @@ __all__ = [
     "SourceBuilder",
     "fill_from_iterator",
     "spool_of",
+    "stop_receivers",
 ]

@@ -274,7 +274,26 @@ class BuilderStreamSource(StreamSource):
         return reader.read(position.round, position.limit, before.limit)
 
 
+def stop_receivers(wal_location: str) -> int:
+    """Tell the receivers of every stream run recorded under ``wal_location`` to stop; returns how many runs.
+
+    What a query's ``stop()`` does for its own run, for when Spark did not call it (it skips the
+    driver-side reader's ``stop()`` now and then, e.g. after replacing the reader's process):
+    without it, the receivers of a stream that cannot replay go on pulling (up to ``max_backlog``)
+    until ``processor_keep_alive_ms`` runs out. Only use it on runs whose query has ended: a
+    running query's receivers would stop too.
+    """
+    fs, path = resolve_location(wal_location, f"option '{WAL_LOCATION}'")
+    root = path.rstrip("/") + "/"
+    # a run is a directory of round records and spools; the file system lists files, not directories
+    runs = sorted({f.path[len(root):].split("/", 1)[0] for f in fs.list_files(path, recursive=True) if f.path.startswith(root)})
+    for run in runs:
+        with fs.create(stop_marker(RoundLog(fs, path, run)), overwrite=True) as handle:
+            handle.write(b"stopped")
+    return len(runs)
+
+
 __all__ = [
     "AVAILABLE_NOW_MAX_PULL_MS", "BACKLOG_PAST_COMMITS", "IDLE_POLL_MS", "KEEP_ALIVE_MS", "MAX_BACKLOG", "MAX_BACKLOG_BYTES", "MAX_PULL_MS", "MAX_PULL_RECORDS",
-    "SPOOL_KEEP_COMMITTED_ROWS", "WAL_LOCATION", "BuilderStreamSource",
+    "SPOOL_KEEP_COMMITTED_ROWS", "WAL_LOCATION", "BuilderStreamSource", "stop_receivers",
 ]

@@ -469,6 +469,27 @@ def test_available_now_stops_the_receivers_when_every_processor_is_done(tmp_path
     assert receivers and all(r.stopped.is_set() for r in receivers)  # the stop marker reached them
 
 
+def test_stop_receivers_stops_the_receivers_of_a_run_whose_stop_was_never_called(tmp_path):
+    from jetconnect.builders import stop_receivers
+
+    source = (
+        SourceBuilder.stream("endless", lambda ctx: itertools.count()).fill_buffer_fn(lambda s, b: b.add_all([str(v) for v in itertools.islice(s, 2)]))
+        .build().with_options({"wal_location": str(tmp_path / "wal"), "max_pull_records": 4})
+    )
+    position = source.initial_offset()
+    end = source.latest_offset(position, None)
+    assert [v for r in source.ranges(position, end) for v in _values(source.read_range(r))] == ["0", "1", "2", "3"]
+    receivers = list(_rounds.RECEIVERS.values())
+    time.sleep(0.6)  # a receiver looks for the stop marker every 0.5 s: none yet, it goes on
+    assert receivers and not any(r.stopped.is_set() for r in receivers)
+    assert stop_receivers(str(tmp_path / "wal")) == 1  # one run under the location
+    deadline = time.monotonic() + 5
+    while any(not r.stopped.is_set() for r in receivers) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert all(r.stopped.is_set() for r in receivers)
+    assert stop_receivers(str(tmp_path / "nothing here")) == 0
+
+
 def test_a_lease_whose_folder_was_deleted_is_given_up_not_an_error(tmp_path):
     import shutil
 
