@@ -252,12 +252,18 @@ def sample_memory(interval: float = 0.05) -> Iterator[MemoryPeaks]:
         result.merge(sampler.finish())
 
 
-def _git_commit() -> str | None:
+def _git(*args: str) -> str | None:
     try:
-        out = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10)
+        out = subprocess.run(["git", "-C", str(ROOT), *args], capture_output=True, text=True, timeout=10)
     except (OSError, subprocess.TimeoutExpired):
         return None
-    return out.stdout.strip() or None
+    return out.stdout.strip() if out.returncode == 0 else None
+
+
+def _changed_files() -> int | None:
+    """How many tracked files differ from the commit: if any, the commit alone is not the code that ran."""
+    status = _git("status", "--porcelain", "--untracked-files=no")
+    return None if status is None else len(status.splitlines())
 
 
 def _version(module: str) -> str | None:
@@ -362,7 +368,8 @@ class Bench:
             "load_start": self.load_start,
             "load_end": _load(),
             "cpu_count": os.cpu_count(),
-            "git_commit": _git_commit(),
+            "git_commit": _git("rev-parse", "HEAD"),
+            "git_changed_files": _changed_files(),
             "python": platform.python_version(),
             "pyspark": _version("pyspark"),
             "rows": [r.as_json() for r in self.rows],

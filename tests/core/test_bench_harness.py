@@ -63,6 +63,7 @@ def test_a_run_writes_its_rows_command_date_load_and_versions_as_json(tmp_path, 
     assert data["command"] and data["date_utc"].endswith("Z")
     assert len(data["load_start"]) == 3 and len(data["load_end"]) == 3
     assert data["python"] == ".".join(map(str, sys.version_info[:3]))
+    assert len(data["git_commit"]) == 40 and isinstance(data["git_changed_files"], int)
     one, two = data["rows"]
     assert (one["case"], one["ratio"], one["met"], one["extra"]) == ("case one", 2.0, True, {"rows": 10})
     assert one["driver_py_mb"] > 10  # this very Python process, sampled

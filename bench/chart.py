@@ -1,0 +1,120 @@
+"""Draw every benchmark's last run (bench/results/*.json) as one chart: docs/bench.png (#20).
+
+    python bench/chart.py [--results bench/results] [--out docs/bench.png]
+
+One horizontal bar per case, its length the ratio their time / our time (log scale, 1 = as fast,
+right of 1 = jetconnect faster), coloured by whether it reaches its target, which is drawn as a
+black tick on the bar. Cases are grouped by benchmark; each group is headed by the command that
+produced it, the UTC date and the load average at start and end, so the picture carries the
+conditions of its figures. Renders headless (matplotlib's Agg backend).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")  # no display: the chart is a file
+import matplotlib.pyplot as plt  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+#: the order of the groups on the chart; a benchmark not listed comes after, by name
+ORDER = ["core", "files", "hdfs", "jdbc", "kafka", "jms", "imap"]
+COLOURS = {True: "#2e8b57", False: "#c0392b", None: "#8c8c8c"}
+
+
+def load_runs(results: Path) -> list[dict[str, Any]]:
+    """Every ``<name>.json`` under ``results`` with at least one row, in chart order."""
+    runs = []
+    for path in sorted(results.glob("*.json")):
+        try:
+            run = json.loads(path.read_text())
+        except json.JSONDecodeError as exc:
+            raise SystemExit(f"{path}: not a benchmark result ({exc})") from None
+        missing = {"name", "command", "date_utc", "load_start", "load_end", "rows"} - run.keys()
+        if missing:
+            raise SystemExit(f"{path}: missing {', '.join(sorted(missing))}; was it written by bench/_harness.py?")
+        if run["rows"]:
+            runs.append(run)
+    rank = {name: i for i, name in enumerate(ORDER)}
+    return sorted(runs, key=lambda run: (rank.get(run["name"], len(ORDER)), run["name"]))
+
+
+def heading(run: dict[str, Any]) -> str:
+    load = f"load {run['load_start'][0]:.1f}-{run['load_end'][0]:.1f}"
+    return f"{run['name']}: {run['command']}   ({run['date_utc'].replace('T', ' ')}, {load} on {run.get('cpu_count', '?')} cores)"
+
+
+def draw(runs: list[dict[str, Any]], out: Path) -> None:
+    """Lay the groups out top to bottom, a heading line above each group's bars."""
+    lines: list[tuple[str, Any]] = []  # ("head", run) or ("row", row), top to bottom
+    for run in runs:
+        lines.append(("head", run))
+        lines.extend(("row", row) for row in run["rows"])
+    ratios = [row["ratio"] for kind, row in lines if kind == "row"]
+    targets = [row["target"] for kind, row in lines if kind == "row" and row.get("target")]
+    low = min([*ratios, *targets, 1.0]) / 1.6
+    high = max([*ratios, *targets, 1.0]) * 1.6
+
+    fig, ax = plt.subplots(figsize=(13, 0.34 * len(lines) + 1.6))
+    ax.set_xscale("log")
+    ax.set_xlim(low, high)
+    ax.set_ylim(len(lines) - 0.4, -0.8)
+    labels = []
+    for y, (kind, item) in enumerate(lines):
+        if kind == "head":
+            ax.text(low * 1.02, y + 0.15, heading(item), fontsize=8.5, fontweight="bold", va="center", ha="left")
+            labels.append("")
+            continue
+        row = item
+        colour = COLOURS[row.get("met")]
+        ax.barh(y, row["ratio"] - low, left=low, height=0.62, color=colour)
+        ax.text(max(row["ratio"], row.get("target") or 0) * 1.03, y, f"{row['ratio']:.2f}x", va="center", fontsize=8)
+        if row.get("target"):
+            ax.plot([row["target"]] * 2, [y - 0.42, y + 0.42], color="black", linewidth=2.2)
+        labels.append(row["case"])
+    ax.set_yticks(range(len(lines)), labels, fontsize=8.5)
+    ax.tick_params(axis="y", length=0)
+    ax.axvline(1.0, color="black", linestyle=":", linewidth=1)
+    ticks = [t for t in (0.05, 0.1, 0.25, 0.5, 0.8, 1, 1.25, 2, 4, 8) if low <= t <= high]
+    ax.set_xticks(ticks, [f"{t:g}x" for t in ticks])
+    ax.minorticks_off()
+    ax.grid(axis="x", color="#dddddd", linewidth=0.6)
+    ax.set_axisbelow(True)
+    ax.set_xlabel("ratio = alternative's time / jetconnect's time (log scale; right of 1: jetconnect faster)")
+    dates = sorted(run["date_utc"][:10] for run in runs)
+    span = dates[0] if dates[0] == dates[-1] else f"{dates[0]} to {dates[-1]}"
+    ax.set_title(f"jetconnect against the raw or native alternative, same data, one run per benchmark ({span})\n"
+                 "bar: ratio, green = target met, red = missed, grey = no target; black tick: the target",
+                 fontsize=10)
+    for side in ("top", "right"):
+        ax.spines[side].set_visible(False)
+    fig.tight_layout()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--results", default=str(ROOT / "bench" / "results"))
+    parser.add_argument("--out", default=str(ROOT / "docs" / "bench.png"))
+    args = parser.parse_args()
+    runs = load_runs(Path(args.results))
+    if not runs:
+        raise SystemExit(f"no results in {args.results}: run a benchmark first (scripts/bench.sh NAME)")
+    bad = [f"{run['name']}: {row['case']}" for run in runs for row in run["rows"]
+           if not (isinstance(row.get("ratio"), (int, float)) and math.isfinite(row["ratio"]) and row["ratio"] > 0)]
+    if bad:
+        raise SystemExit(f"rows without a positive ratio: {'; '.join(bad)}")
+    draw(runs, Path(args.out))
+    print(f"{args.out}: {sum(len(run['rows']) for run in runs)} cases from {len(runs)} benchmarks")
+
+
+if __name__ == "__main__":
+    main()
