@@ -1,12 +1,13 @@
 """Draw every benchmark's last run (bench/results/*.json) as one chart: docs/bench.png (#20).
 
-    python bench/chart.py [--results bench/results] [--out docs/bench.png]
+    python bench/chart.py [--results bench/results] [--out docs/bench.png] [--markdown]
 
 One horizontal bar per case, its length the ratio their time / our time (log scale, 1 = as fast,
 right of 1 = jetconnect faster), coloured by whether it reaches its target, which is drawn as a
 black tick on the bar. Cases are grouped by benchmark; each group is headed by the command that
 produced it, the UTC date and the load average at start and end, so the picture carries the
-conditions of its figures. Renders headless (matplotlib's Agg backend).
+conditions of its figures. Renders headless (matplotlib's Agg backend). ``--markdown`` also prints
+the same rows as a Markdown table (with the memory columns) for the README.
 """
 
 from __future__ import annotations
@@ -100,10 +101,32 @@ def draw(runs: list[dict[str, Any]], out: Path) -> None:
     plt.close(fig)
 
 
+def _mib(value: float | None) -> str:
+    return "-" if value is None else f"{value:,.0f}"
+
+
+def markdown(runs: list[dict[str, Any]]) -> str:
+    """The chart's rows as a Markdown table: times, ratio against target, peak memory, and per
+    benchmark the command, date and load they were taken at."""
+    out = ["| case | jetconnect s | alternative s | ratio (target) | driver MiB (Python + JVM) | "
+           "Python workers MiB (all / largest) |", "|---|---|---|---|---|---|"]
+    for run in runs:
+        load = f"load {run['load_start'][0]:.1f}-{run['load_end'][0]:.1f} on {run.get('cpu_count', '?')} cores"
+        out.append(f"| **{run['name']}**: `{run['command']}`, {run['date_utc'].replace('T', ' ')}, {load} | | | | | |")
+        for row in run["rows"]:
+            target = "" if row.get("target") is None else f" (≥ {row['target']:g}×{', met' if row['met'] else ', missed'})"
+            driver = "-" if row.get("driver_py_mb") is None else \
+                f"{_mib(row['driver_py_mb'])} + {_mib(row.get('driver_jvm_mb'))}"
+            out.append(f"| {row['case']} | {row['ours_s']:.2f} | {row['theirs_s']:.2f} | {row['ratio']:.2f}×{target} | "
+                       f"{driver} | {_mib(row.get('workers_mb'))} / {_mib(row.get('worker_max_mb'))} |")
+    return "\n".join(out)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--results", default=str(ROOT / "bench" / "results"))
     parser.add_argument("--out", default=str(ROOT / "docs" / "bench.png"))
+    parser.add_argument("--markdown", action="store_true", help="also print the rows as a Markdown table")
     args = parser.parse_args()
     runs = load_runs(Path(args.results))
     if not runs:
@@ -114,6 +137,8 @@ def main() -> None:
         raise SystemExit(f"rows without a positive ratio: {'; '.join(bad)}")
     draw(runs, Path(args.out))
     print(f"{args.out}: {sum(len(run['rows']) for run in runs)} cases from {len(runs)} benchmarks")
+    if args.markdown:
+        print(markdown(runs))
 
 
 if __name__ == "__main__":
