@@ -101,3 +101,21 @@ def test_measure_puts_the_peaks_on_every_case_it_names(tmp_path):
         bench.add(harness.Row("read", 1.0, 1.0))
         bench.add(harness.Row("read, mapped", 1.0, 1.0))
     assert [r.worker_max_mb >= 100 for r in bench.rows] == [True, True]
+
+
+def test_the_chart_draws_the_json_a_run_wrote_and_rejects_a_foreign_file(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    spec = importlib.util.spec_from_file_location("bench_chart", _PATH.parent / "chart.py")
+    chart = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(chart)
+    with harness.Bench("files", {"repeat": 2}, results=tmp_path) as bench:
+        bench.add(harness.Row("lines", ours_s=1.0, theirs_s=0.9, target=0.8))
+        bench.add(harness.Row("avro", ours_s=1.0, theirs_s=1.2))
+    runs = chart.load_runs(tmp_path)
+    chart.draw(runs, tmp_path / "bench.png")
+    assert (tmp_path / "bench.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    table = chart.markdown(runs)
+    assert "| lines | 1.00 | 0.90 | 0.90× (≥ 0.8×, met) |" in table and "| avro | 1.00 | 1.20 | 1.20× |" in table
+    (tmp_path / "other.json").write_text('{"name": "other"}')
+    with pytest.raises(SystemExit, match="other.json: missing command"):
+        chart.load_runs(tmp_path)
