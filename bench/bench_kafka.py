@@ -1,37 +1,51 @@
-"""Kafka: jetconnect vs raw confluent-kafka, in one run, against the tansu broker.
+"""Benchmark: Kafka, jetconnect vs raw confluent-kafka, in one run, against the tansu broker.
 
-    python bench/bench_kafka.py [--records 1000000] [--sink-records 200000] [--latency-seconds 20]
+Usage: python bench/bench_kafka.py [--records 1000000] [--sink-records 200000] [--latency-seconds 20]
+                                   [--rate 200] [--cases source,sink,latency] [--repeat 2]
 
-Prints a table: source (1M records) vs a raw consumer, sink vs a raw producer (both delivery
-modes), and the end-to-end latency p50/p99 of a Kafka → Kafka query at a steady input rate.
+Rows: the source (``--records`` records of 100 bytes, 2 partitions) vs one raw consumer; the sink
+in both delivery modes vs one raw idempotent producer, kept across runs as an application keeps
+its producer (the sink's workers keep theirs too); and a Kafka → Kafka pipeline at a steady
+``--rate``, exactly-once and at-least-once, end to end (produced → seen by a read_committed
+consumer), next to the same pipeline written by hand with confluent-kafka (a consume → produce
+loop, one transaction per poll for exactly-once). For the latency rows "seconds" are the p99
+latency; the p50, the goal (p99 < 1 s) and where each micro-batch's time went (Spark's
+``durationMs``, medians) are in the note and in ``extra``. Rows go to ``bench/results/kafka.json``.
 """
 
 from __future__ import annotations
 
-import argparse
-import os
+import statistics
 import subprocess
-import sys
 import tempfile
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
+from _harness import Bench, Row, best_of_turns, bench_parser, bench_spark
 from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 ROOT = Path(__file__).resolve().parent.parent
 BOOTSTRAP = "127.0.0.1:9092"
 PARTITIONS = 2  # local[2]: one Spark task per partition
-#: How long the latency run waits, after the last record is produced, for the reader to see them all.
+#: How long a latency run waits, after the last record is produced, for the reader to see them all.
 DRAIN_S = 30
+#: The measuring reader's longest fetch wait: librdkafka's default (500 ms) would add up to that much
+#: to a record that commits while a fetch waits, on both sides alike.
+READER_FETCH_WAIT_MS = 10
+LATENCY_GOAL_S = 1.0
+_ADMIN: AdminClient | None = None
 
 
 def create_topic(partitions: int = PARTITIONS) -> str:
+    global _ADMIN
+    _ADMIN = _ADMIN or AdminClient({"bootstrap.servers": BOOTSTRAP})
     name = f"bench-{uuid.uuid4().hex[:8]}"
-    admin = AdminClient({"bootstrap.servers": BOOTSTRAP})
-    for future in admin.create_topics([NewTopic(name, partitions, 1)]).values():
+    for future in _ADMIN.create_topics([NewTopic(name, partitions, 1)]).values():
         future.result(timeout=30)
     return name
 
@@ -60,54 +74,53 @@ def fill(topic: str, records: int, size: int = 100) -> None:
         single.flush(30)
 
 
-def raw_consume(topic: str, records: int) -> float:
-    """Seconds for one plain consumer to read every record (touching each value)."""
+def raw_consume(topic: str, records: int) -> None:
+    """One plain consumer reads every record (touching each value)."""
     consumer = Consumer({"bootstrap.servers": BOOTSTRAP, "group.id": "bench", "enable.auto.commit": False})
-    started = time.perf_counter()
     consumer.assign([TopicPartition(topic, p, 0) for p in range(PARTITIONS)])
     seen = total = 0
     while seen < records:
         for m in consumer.consume(20000, timeout=1.0):
             total += len(m.value())
             seen += 1
-    elapsed = time.perf_counter() - started
     consumer.close()
-    return elapsed
 
 
-def timed(fn) -> float:  # type: ignore[no-untyped-def]
-    started = time.perf_counter()
-    fn()
-    return time.perf_counter() - started
-
-
-def bench_source(spark, records: int) -> list[tuple[str, float, float]]:  # type: ignore[no-untyped-def]
+def bench_source(spark, bench: Bench, args) -> None:  # type: ignore[no-untyped-def]
     from jetconnect import sources
 
     topic = create_topic()
-    fill(topic, records)
+    fill(topic, args.records)
     source = sources.kafka(bootstrap_servers=BOOTSTRAP, topics=[topic])
-    source.read(spark).limit(10).collect()  # warm up: Python workers, first job
-    raw = min(raw_consume(topic, records) for _ in range(2))
-    ours = min(timed(lambda: source.read(spark).selectExpr("sum(length(value))").collect()) for _ in range(2))
-    # Jet's projection: a Python function per record instead of the columnar decoding
     projected = sources.kafka(bootstrap_servers=BOOTSTRAP, topics=[topic], projection=lambda r: (r.value,),
                               schema="value binary")
-    by_function = min(timed(lambda: projected.read(spark).selectExpr("sum(length(value))").collect()) for _ in range(2))
-    return [("source: read 1 topic, 2 partitions", raw, ours), ("source: the same, with a projection", raw, by_function)]
+    case, by_fn = "source: read 1 topic, 2 partitions", "source: the same, with a projection"
+    with bench.measure(case, by_fn):
+        raw, ours, function = best_of_turns([
+            lambda: raw_consume(topic, args.records),
+            lambda: source.read(spark).selectExpr("sum(length(value))").collect(),
+            lambda: projected.read(spark).selectExpr("sum(length(value))").collect(),
+        ], args.repeat, args.warmup)
+    bench.add(Row(case, ours, raw, target=0.8, extra={"records": args.records}))
+    bench.add(Row(by_fn, function, raw, note="Jet's projection: a Python call per record",
+                  extra={"records": args.records}))
 
 
-def bench_sink(spark, records: int) -> list[tuple[str, float, float]]:  # type: ignore[no-untyped-def]
+def bench_sink(spark, bench: Bench, args) -> None:  # type: ignore[no-untyped-def]
     from pyspark.sql import functions as F
 
     from jetconnect import sinks
 
-    df = spark.range(records).select(F.concat(F.lit("x" * 90), F.col("id").cast("string")).alias("value")).cache()
+    df = spark.range(args.sink_records).select(
+        F.concat(F.lit("x" * 90), F.col("id").cast("string")).alias("value")).repartition(PARTITIONS).cache()
     df.count()
     values = [r.value.encode() for r in df.collect()]
+    # The raw side keeps its producer across runs, as an application does (a new idempotent
+    # producer waits ~0.5 s for its producer id; the sink's Python workers keep theirs too).
+    producer = Producer({"bootstrap.servers": BOOTSTRAP, "linger.ms": 5, "enable.idempotence": True})
 
-    def raw_produce(topic: str) -> None:
-        producer = Producer({"bootstrap.servers": BOOTSTRAP, "linger.ms": 5, "enable.idempotence": True})
+    def raw_produce() -> None:
+        topic = create_topic()
         for i, v in enumerate(values):
             while True:
                 try:
@@ -117,102 +130,201 @@ def bench_sink(spark, records: int) -> list[tuple[str, float, float]]:  # type: 
                     producer.poll(0.05)
         producer.flush(120)
 
-    raw = min(timed(lambda: raw_produce(create_topic())) for _ in range(2))
-    parted = df.repartition(PARTITIONS).cache()
-    parted.count()
-    rows = []
-    for delivery in ("at-least-once", "exactly-once"):
-        sink = sinks.kafka(bootstrap_servers=BOOTSTRAP, topic=create_topic(), value_format="string", delivery=delivery)
-        sink.write(parted.limit(100))  # warm up: Python workers, the control topic
-        ours = min(timed(lambda: sink.write(parted)) for _ in range(2))
-        rows.append((f"sink: write, {delivery}", raw, ours))
-    # Jet's toRecordFn: a Python function per row instead of the value column
-    sink = sinks.kafka(bootstrap_servers=BOOTSTRAP, topic=create_topic(), delivery="at-least-once",
-                       record_fn=lambda row: (None, row.value))
-    sink.write(parted.limit(100))
-    rows.append(("sink: the same, record_fn, at-least-once", raw, min(timed(lambda: sink.write(parted)) for _ in range(2))))
-    parted.unpersist()
+    def ours(delivery: str, **options: Any) -> Callable[[], None]:
+        sink = sinks.kafka(bootstrap_servers=BOOTSTRAP, topic=create_topic(), value_format="string",
+                           delivery=delivery, **options)
+        return lambda: sink.write(df)
+
+    cases = ["sink: write, at-least-once", "sink: write, exactly-once", "sink: the same, record_fn, at-least-once"]
+    with bench.measure(*cases):
+        raw, least, exactly, made = best_of_turns([
+            raw_produce, ours("at-least-once"), ours("exactly-once"),
+            ours("at-least-once", record_fn=lambda row: (None, row.value)),
+        ], args.repeat, args.warmup)
+    extra = {"records": args.sink_records}
+    bench.add(Row(cases[0], least, raw, target=0.9, extra=extra))
+    bench.add(Row(cases[1], exactly, raw, extra=extra,
+                  note="a transaction per Spark partition (2), read_committed readers see it at commit"))
+    bench.add(Row(cases[2], made, raw, note="Jet's toRecordFn: a Python call per row", extra=extra))
     df.unpersist()
-    return rows
 
 
-def bench_latency(spark, seconds: float, rate: int) -> tuple[float, float, int, int]:  # type: ignore[no-untyped-def]
-    """p50 / p99 ms from producing a record to a read_committed consumer seeing its copy; seen, sent."""
-    from jetconnect import sinks, sources
+class Latencies:
+    """A read_committed consumer of ``topic`` that records, per record, now minus the time in its value."""
 
-    source_topic, target_topic = create_topic(), create_topic()
-    stream = sources.kafka(bootstrap_servers=BOOTSTRAP, topics=[source_topic]).read_stream(spark)
-    sink = sinks.kafka(bootstrap_servers=BOOTSTRAP, topic=target_topic)
-    checkpoint = tempfile.mkdtemp(prefix="bench-kafka-")
-    query = sink.write_stream(stream.select("value"), checkpoint_location=checkpoint,
-                              trigger={"processingTime": "0 seconds"})
-    latencies: list[float] = []
-    stop = threading.Event()
+    def __init__(self, topic: str) -> None:
+        self.topic, self.seen = topic, []  # type: ignore[var-annotated]
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
 
-    def consume() -> None:
-        consumer = Consumer({"bootstrap.servers": BOOTSTRAP, "group.id": "bench", "isolation.level": "read_committed"})
-        consumer.assign([TopicPartition(target_topic, p, 0) for p in range(PARTITIONS)])
-        while not stop.is_set():
-            for m in consumer.consume(1000, timeout=0.2):
+    def _run(self) -> None:
+        consumer = Consumer({"bootstrap.servers": BOOTSTRAP, "group.id": "bench", "isolation.level": "read_committed",
+                             "fetch.wait.max.ms": READER_FETCH_WAIT_MS})
+        consumer.assign([TopicPartition(self.topic, p, 0) for p in range(PARTITIONS)])
+        while not self._stop.is_set():
+            for m in consumer.consume(1000, timeout=0.05):
                 if m.error() is None:
-                    latencies.append(time.time() * 1000 - float(m.value()))
+                    self.seen.append(time.time() - float(m.value()))
         consumer.close()
 
-    reader = threading.Thread(target=consume, daemon=True)
-    reader.start()
-    # One record per batch: tansu's high watermark is right only then (see fill)
+    def stop(self) -> list[float]:
+        self._stop.set()
+        self._thread.join()
+        return sorted(self.seen)
+
+
+def steady_input(topic: str, seconds: float, rate: int) -> int:
+    """Produce the current time at ``rate`` records/s for ``seconds``, one record per batch
+    (tansu's high watermark is right only then, see :func:`fill`); returns how many."""
     producer = Producer({"bootstrap.servers": BOOTSTRAP, "linger.ms": 0, "batch.num.messages": 1})
-    time.sleep(5)  # let the query start its first (empty) batches
-    started = time.monotonic()
-    sent = 0
+    started, sent = time.monotonic(), 0
     while time.monotonic() - started < seconds:
         due = int((time.monotonic() - started) * rate)
         while sent < due:
-            producer.produce(source_topic, str(time.time() * 1000).encode(), partition=sent % PARTITIONS)
+            producer.produce(topic, repr(time.time()).encode(), partition=sent % PARTITIONS)
             sent += 1
         producer.poll(0)
-        time.sleep(0.005)
+        time.sleep(0.002)
     producer.flush(30)
+    return sent
+
+
+def measure_pipeline(start: Callable[[str, str], Callable[[], None]], seconds: float, rate: int) -> dict[str, Any]:
+    """Start a pipeline from a new topic to another, feed it, read its output: latency percentiles."""
+    source_topic, target_topic = create_topic(), create_topic()
+    stop = start(source_topic, target_topic)  # returns once the pipeline runs
+    reader = Latencies(target_topic)
+    time.sleep(2)
+    sent = steady_input(source_topic, seconds, rate)
     deadline = time.monotonic() + DRAIN_S
-    while len(latencies) < sent and time.monotonic() < deadline:
+    while len(reader.seen) < sent and time.monotonic() < deadline:
         time.sleep(0.1)
-    stop.set()
-    reader.join()
-    query.stop()
-    ordered = sorted(latencies)
-    return ordered[len(ordered) // 2], ordered[int(len(ordered) * 0.99)], len(ordered), sent
+    seen = reader.stop()
+    stop()
+    if not seen:
+        print(f"output topic {target_topic}: nothing reached the read_committed reader; "
+              f"input topic {source_topic}: {sent} records sent")
+        raise RuntimeError(f"no record reached the reader of {target_topic}")
+    return {"p50_s": seen[len(seen) // 2], "p99_s": seen[min(len(seen) - 1, int(len(seen) * 0.99))],
+            "seen": len(seen), "sent": sent}
+
+
+def spark_pipeline(spark, delivery: str, progress: list[dict]) -> Callable[[str, str], Callable[[], None]]:  # type: ignore[no-untyped-def]
+    from jetconnect import sinks, sources
+
+    def start(source_topic: str, target_topic: str) -> Callable[[], None]:
+        stream = sources.kafka(bootstrap_servers=BOOTSTRAP, topics=[source_topic]).read_stream(spark)
+        sink = sinks.kafka(bootstrap_servers=BOOTSTRAP, topic=target_topic, delivery=delivery)
+        query = sink.write_stream(stream.select("value"), checkpoint_location=tempfile.mkdtemp(prefix="bench-kafka-"),
+                                  trigger={"processingTime": "0 seconds"})
+        deadline = time.monotonic() + 300  # a loaded machine: the first micro-batch starts Python workers
+        while query.lastProgress is None and time.monotonic() < deadline:
+            query.awaitTermination(0.5)
+        if query.lastProgress is None:
+            raise RuntimeError(f"the Spark pipeline finished no micro-batch in 300 s: {query.exception()}")
+
+        def stop() -> None:
+            progress.extend(query.recentProgress)
+            query.stop()
+
+        return stop
+
+    return start
+
+
+def raw_pipeline(exactly_once: bool) -> Callable[[str, str], Callable[[], None]]:
+    """The same pipeline by hand: a consume → produce loop; exactly-once commits a transaction per poll
+    with the consumed offsets in it (Kafka's consume-transform-produce)."""
+
+    def start(source_topic: str, target_topic: str) -> Callable[[], None]:
+        stop_event = threading.Event()
+        consumer = Consumer({"bootstrap.servers": BOOTSTRAP, "group.id": f"raw-{uuid.uuid4().hex[:6]}",
+                             "enable.auto.commit": False, "isolation.level": "read_committed",
+                             "fetch.wait.max.ms": READER_FETCH_WAIT_MS})
+        consumer.assign([TopicPartition(source_topic, p, 0) for p in range(PARTITIONS)])
+        settings = {"transactional.id": f"raw-{uuid.uuid4().hex}"} if exactly_once else {"enable.idempotence": True}
+        producer = Producer({"bootstrap.servers": BOOTSTRAP, "linger.ms": 5, **settings})
+        if exactly_once:
+            producer.init_transactions(30)
+
+        def run() -> None:
+            while not stop_event.is_set():
+                messages = [m for m in consumer.consume(1000, timeout=0.05) if m.error() is None]
+                if not messages:
+                    continue
+                if exactly_once:
+                    producer.begin_transaction()
+                for m in messages:
+                    producer.produce(target_topic, m.value(), partition=m.partition())
+                if exactly_once:
+                    producer.send_offsets_to_transaction(consumer.position(consumer.assignment()),
+                                                         consumer.consumer_group_metadata())
+                    producer.commit_transaction(30)
+                else:
+                    producer.flush(30)
+            consumer.close()
+
+        thread = threading.Thread(target=run, daemon=True)
+        thread.start()
+
+        def stop() -> None:
+            stop_event.set()
+            thread.join()
+
+        return stop
+
+    return start
+
+
+def _median_durations(progress: list[dict]) -> dict[str, float]:
+    """Median ms of each part of Spark's micro-batches that read something (``durationMs``)."""
+    progress = [p for p in progress if p["numInputRows"]]
+    parts = sorted({k for p in progress for k in p["durationMs"]})
+    return {k: statistics.median(p["durationMs"].get(k, 0) for p in progress) for k in parts}
+
+
+def bench_latency(spark, bench: Bench, args) -> None:  # type: ignore[no-untyped-def]
+    for delivery in ("exactly-once", "at-least-once"):
+        case = f"latency Kafka→Kafka {args.rate}/s, {delivery}: p99 s"
+        progress: list[dict] = []
+        with bench.measure(case):
+            ours = measure_pipeline(spark_pipeline(spark, delivery, progress), args.latency_seconds, args.rate)
+            raw = measure_pipeline(raw_pipeline(delivery == "exactly-once"), args.latency_seconds, args.rate)
+        spent = _median_durations(progress)
+        parts = ", ".join(f"{k} {v:.0f}" for k, v in spent.items() if v)
+        lost = f"; {ours['sent'] - ours['seen']} of {ours['sent']} never reached the reader" if ours["seen"] < ours["sent"] else ""
+        note = (f"p50 {ours['p50_s'] * 1000:.0f} ms, p99 {ours['p99_s'] * 1000:.0f} ms (goal p99 < {LATENCY_GOAL_S:.0f} s: "
+                f"{'met' if ours['p99_s'] < LATENCY_GOAL_S else 'NOT met'}); by hand p50 {raw['p50_s'] * 1000:.0f} ms; "
+                f"median micro-batch ms: {parts}{lost}")
+        bench.add(Row(case, ours["p99_s"], raw["p99_s"], note=note,
+                      extra={"ours": ours, "by_hand": raw, "micro_batch_median_ms": spent, "micro_batches": sum(1 for p in progress if p["numInputRows"]),
+                             "rate": args.rate, "seconds": args.latency_seconds}))
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = bench_parser(__doc__, repeat=2)
     parser.add_argument("--records", type=int, default=1_000_000)
     parser.add_argument("--sink-records", type=int, default=200_000)
     parser.add_argument("--latency-seconds", type=float, default=20)
-    parser.add_argument("--rate", type=int, default=200, help="records per second in the latency run")
+    parser.add_argument("--rate", type=int, default=200, help="records per second in the latency runs")
+    parser.add_argument("--cases", default="source,sink,latency", help="which groups of rows to run")
     args = parser.parse_args()
+    cases = set(args.cases.split(","))
 
     subprocess.run(["bash", str(ROOT / "scripts" / "servers" / "kafka.sh"), "start"], check=True)
-    from jetconnect.testing import shared_spark_session
-
-    spark = shared_spark_session()
-    rows = bench_source(spark, args.records) + bench_sink(spark, args.sink_records)
-    p50, p99, seen, sent = bench_latency(spark, args.latency_seconds, args.rate)
-
-    load = os.getloadavg()[0]
-    print(f"\nKafka bench: {args.records:,} records read, {args.sink_records:,} written, 100-byte values, "
-          f"tansu, Spark local[2], {os.cpu_count()} cores, load average {load:.1f}")
-    print(f"{'case':<40} {'raw (s)':>9} {'jetconnect (s)':>15} {'rec/s':>11} {'speed vs raw':>13}")
-    for name, raw, ours in rows:
-        n = args.records if name.startswith("source") else args.sink_records
-        print(f"{name:<40} {raw:>9.2f} {ours:>15.2f} {n / ours:>11,.0f} {raw / ours:>12.2f}x")
-    print(f"{'latency Kafka→Kafka, exactly-once':<40} p50 {p50:,.0f} ms, p99 {p99:,.0f} ms "
-          f"({seen} records at {args.rate}/s for {args.latency_seconds:.0f} s)")
-    if seen < sent:  # the percentiles cover only what arrived
-        print(f"  {sent - seen} of {sent} records never reached the read_committed reader within {DRAIN_S} s: "
-              f"look for 'otherwise=Some(Committed)' in /tmp/jetconnect-kafka/tansu.log "
-              f"(tansu's EndTxn race, integration/kafka/conftest.py)")
+    spark = bench_spark("bench-kafka", master="local[2]")
+    title = (f"tansu, Spark local[2]; {args.records:,} records read, {args.sink_records:,} written (100 bytes), "
+             f"latency at {args.rate}/s for {args.latency_seconds:.0f} s")
+    with Bench("kafka", args, results=args.results, title=title) as bench:
+        if "source" in cases:
+            bench_source(spark, bench, args)
+        if "sink" in cases:
+            bench_sink(spark, bench, args)
+        if "latency" in cases:
+            bench_latency(spark, bench, args)
     spark.stop()
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

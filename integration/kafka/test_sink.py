@@ -99,3 +99,41 @@ def test_a_projection_returning_what_the_schema_cannot_hold_names_the_records(sp
                            projection=lambda r: (int(r.value) if r.value.isdigit() else r.value,), schema="n long")
     with pytest.raises(Exception, match=r"kafka projection \(records from topic '.*' partition 0 offset 0\): item #2"):
         source.read(spark).collect()
+
+
+def test_a_kept_producer_fenced_by_another_attempt_gives_way_and_nothing_is_written_twice(kafka) -> None:
+    """The worker keeps a writer's transactional producer between micro-batches (producers.py). Another
+    attempt of the same writer (as on another worker) fences it and commits batch 1; the kept
+    producer, asked batch 2, must notice before writing and start over, and a re-delivered batch 1
+    must be skipped."""
+    from confluent_kafka import Producer
+
+    from jetconnect.connector import WriteKey
+    from jetconnect_kafka.ledger import DEFAULT_TOPIC, Ledger, marker
+    from jetconnect_kafka.producers import idle_count
+
+    topic = kafka.topic()
+    sink = sinks.kafka(bootstrap_servers=kafka.bootstrap, topic=topic)
+    query = f"q-{uuid.uuid4()}"
+
+    def deliver(batch_id: int, values: list[bytes]):
+        ctx = WriteContext(partition_id=0, attempt=0, batch_id=batch_id, query_id=query, schema=None)
+        return sink.write_partition(iter([pa.RecordBatch.from_pydict({"value": values})]), ctx)
+
+    kept = idle_count()
+    assert not deliver(0, [b"a"]).skipped
+    assert idle_count() == kept + 1  # the producer went back to the worker's pool
+
+    other = Producer({"bootstrap.servers": kafka.bootstrap, "transactional.id": f"jetconnect-{query}-0"})
+    other.init_transactions(30)  # fences the kept producer
+    other.begin_transaction()
+    other.produce(topic, b"b")
+    ledger = Ledger({"bootstrap.servers": kafka.bootstrap}, DEFAULT_TOPIC, sink.backoff)
+    ledger.ensure_topic()
+    key, value = marker(WriteKey(query, 1, 0))
+    other.produce(DEFAULT_TOPIC, value, key, partition=ledger.partition_for(WriteKey(query, 1, 0)))
+    other.commit_transaction(30)
+
+    assert not deliver(2, [b"c"]).skipped
+    assert deliver(1, [b"b"]).skipped  # a re-delivery of what the other attempt committed
+    assert sorted(v for *_, v in kafka.read_all(topic)) == [b"a", b"b", b"c"]

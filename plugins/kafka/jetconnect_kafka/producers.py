@@ -17,7 +17,7 @@ from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any
 
-from confluent_kafka import Producer
+from confluent_kafka import KafkaError, Producer
 
 from jetconnect_kafka import config
 
@@ -40,7 +40,7 @@ class Lease:
 
     def __init__(self, settings: Mapping[str, Any]) -> None:
         self.key = _pool_key(settings)
-        self.failure: str | None = None
+        self.failure: KafkaError | None = None
         #: The batch id of the last transaction this producer committed; None for a new producer.
         self.committed_batch: int | None = None
         #: Made for this task (True) or lent again by the pool (False).
@@ -52,7 +52,13 @@ class Lease:
 
     def _delivered(self, error: Any, message: Any) -> None:
         if error is not None and self.failure is None:
-            self.failure = f"topic '{message.topic()}': {error.str()}"
+            # Kept as is, read later: after a fatal error (a fenced producer) the callback runs
+            # with an exception already set, and calling into the error or message here fails.
+            self.failure = error
+
+    def failure_text(self) -> str:
+        """The first delivery failure, for an error message ("" if none)."""
+        return "" if self.failure is None else self.failure.str()
 
     def give_back(self) -> None:
         """Return the producer to this worker's pool: only after a task that ended cleanly."""

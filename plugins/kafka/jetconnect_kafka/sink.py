@@ -183,8 +183,11 @@ class KafkaSink(Sink):
             self._produce_marker(lease, ledger, key)
             lease.producer.flush(self.backoff.deadline)
             usable = lease.failure is None
-        except KafkaException:
-            usable = False  # fenced by another attempt: its init_transactions bumped the epoch
+        except Exception:  # noqa: BLE001 - whatever it is, this producer must not write; a new one will
+            # Fenced by another attempt (its init_transactions bumped the epoch): librdkafka's fatal
+            # error surfaces as KafkaException, or from flush as a SystemError (confluent-kafka runs
+            # the delivery callback with the fatal exception already set).
+            usable = False
         if not usable:
             _abort_quietly(lease.producer, self.backoff.deadline)
         return usable
@@ -220,7 +223,8 @@ class _RowWriter:
     @staticmethod
     def raise_failure_of(lease: producers.Lease, ctx: WriteContext) -> None:
         if lease.failure is not None:
-            raise KafkaSinkError(f"kafka sink: a record of partition {ctx.partition_id} was not delivered: {lease.failure}")
+            raise KafkaSinkError(f"kafka sink: a record of partition {ctx.partition_id} was not delivered: "
+                                 f"{lease.failure_text()}")
 
     def raise_failure(self) -> None:
         self.raise_failure_of(self.lease, self.ctx)
