@@ -43,7 +43,7 @@ def hdfs_source(
     timeout: float = 60.0,
     mapper: Callable[[str, Any], Any] | None = None,
     schema: str | None = None,
-) -> Any:
+) -> GrowingLinesSource | WholeFilesSource:  # or, format="avro", the files family's AvroSource
     """Lines (or whole files) of HDFS files, read in parallel by block-aligned byte ranges.
 
     ``url`` is the NameNode's WebHDFS address (``http://namenode:9870``); ``path`` a file, a
@@ -74,7 +74,7 @@ def hdfs_source(
                               "by their schema (map them with Spark)")
         avro = _files_family("avro_source")
         glob = "*.avro" if glob == "*" else glob
-        return avro.AvroSource(fs, directory, glob, avro_schema, recursive, max_split_bytes, min_splits)
+        return avro.AvroSource(fs, directory, glob, avro_schema, recursive, max_split_bytes, min_splits)  # type: ignore[no-any-return]
     if format == "bytes":
         return WholeFilesSource(
             fs, directory, glob, recursive=recursive, max_split_bytes=max_split_bytes,
