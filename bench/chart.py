@@ -47,15 +47,15 @@ def load_runs(results: Path) -> list[dict[str, Any]]:
 
 
 def heading(run: dict[str, Any]) -> str:
-    load = f"load {run['load_start'][0]:.1f}-{run['load_end'][0]:.1f}"
-    return f"{run['name']}: {run['command']}   ({run['date_utc'].replace('T', ' ')}, {load} on {run.get('cpu_count', '?')} cores)"
+    load = f"load average {run['load_start'][0]:.1f} at start, {run['load_end'][0]:.1f} at end"
+    return f"{run['name']}: {run['date_utc'].replace('T', ' ')}, {load}, {run.get('cpu_count', '?')} cores"
 
 
 def draw(runs: list[dict[str, Any]], out: Path) -> None:
     """Lay the groups out top to bottom, a heading line above each group's bars."""
-    lines: list[tuple[str, Any]] = []  # ("head", run) or ("row", row), top to bottom
+    lines: list[tuple[str, Any]] = []  # ("head" or "command", run) or ("row", row), top to bottom
     for run in runs:
-        lines.append(("head", run))
+        lines.extend([("head", run), ("command", run)])
         lines.extend(("row", row) for row in run["rows"])
     ratios = [row["ratio"] for kind, row in lines if kind == "row"]
     targets = [row["target"] for kind, row in lines if kind == "row" and row.get("target")]
@@ -69,13 +69,20 @@ def draw(runs: list[dict[str, Any]], out: Path) -> None:
     labels = []
     for y, (kind, item) in enumerate(lines):
         if kind == "head":
-            ax.text(low * 1.02, y + 0.15, heading(item), fontsize=8.5, fontweight="bold", va="center", ha="left")
+            ax.text(low * 1.02, y + 0.2, heading(item), fontsize=8.5, fontweight="bold", va="center", ha="left")
+            labels.append("")
+            continue
+        if kind == "command":
+            ax.text(low * 1.02, y, item["command"], fontsize=7.5, family="monospace", va="center", ha="left")
             labels.append("")
             continue
         row = item
         colour = COLOURS[row.get("met")]
         ax.barh(y, row["ratio"] - low, left=low, height=0.62, color=colour)
-        ax.text(max(row["ratio"], row.get("target") or 0) * 1.03, y, f"{row['ratio']:.2f}x", va="center", fontsize=8)
+        target = row.get("target") or 0
+        # the label right of the bar, or right of the target's tick when that stands just beyond it
+        at = target if row["ratio"] < target < row["ratio"] * 1.3 else row["ratio"]
+        ax.text(at * 1.03, y, f"{row['ratio']:.2f}x", va="center", fontsize=8)
         if row.get("target"):
             ax.plot([row["target"]] * 2, [y - 0.42, y + 0.42], color="black", linewidth=2.2)
         labels.append(row["case"])
