@@ -33,6 +33,19 @@ def test_batch_source_splits_work_by_processor_index():
     assert sorted(r["n"] for s in source.splits() for r in _rows(source, s)) == list(range(10))
 
 
+def test_batch_source_hands_spark_fewer_larger_batches_within_a_byte_bound(monkeypatch):
+    from jetconnect.builders import _batch_source
+
+    source = _numbers(150_000)
+    batches = list(source.read_split(0))
+    assert [b.num_rows for b in batches] == [65_536, 65_536, 150_000 - 131_072]
+    assert [v for b in batches for v in b.column(0).to_pylist()] == list(range(150_000))  # in order, none lost
+    # wide rows: the byte bound ends a batch before the row bound does
+    monkeypatch.setattr(_batch_source, "OUTGOING_BYTES", 100_000)
+    sizes = [b.num_rows for b in source.read_split(0)]
+    assert sum(sizes) == 150_000 and max(sizes) < 65_536
+
+
 def test_context_has_jet_fields_and_options():
     seen = []
 
