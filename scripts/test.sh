@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# Sets up everything and runs the whole test suite, in three pytest runs:
+# Sets up everything and runs the whole test suite, in four pytest runs:
 #   1. unit tests, then integration tests against real servers (each started once by
-#      scripts/servers/NAME.sh) through one shared local[2] SparkSession;
+#      scripts/servers/NAME.sh) through one shared local[2] SparkSession, on the newest PySpark
+#      that pyproject.toml's range allows (.venv);
 #   2. the Spark Connect profile (scripts/test-connect.sh): a client session of a real Connect server;
-#   3. the cluster profile (scripts/test-cluster.sh): a standalone master and two workers.
+#   3. the cluster profile (scripts/test-cluster.sh): a standalone master and two workers;
+#   4. the oldest-PySpark profile (scripts/test-spark-oldest.sh): unit tests, integration/core and
+#      integration/files on the floor of the range (.venv-spark-oldest).
 # Every run goes on after a failure, and the exit status is non-zero if any failed.
 # Crash matrices and benchmarks are separate commands (scripts/crash-matrix.sh, scripts/bench.sh).
 set -euo pipefail
@@ -11,10 +14,12 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 export PYTHONUNBUFFERED=1
 status=0
-echo "== 1/3: unit and integration tests (local[2])"
+echo "== 1/4: unit and integration tests (local[2])"
 .venv/bin/python -m pytest -m "not crash_matrix" -p no:cacheprovider "$@" || status=1
-echo "== 2/3: Spark Connect profile"
+echo "== 2/4: Spark Connect profile"
 bash scripts/test-connect.sh || status=1
-echo "== 3/3: standalone cluster profile"
+echo "== 3/4: standalone cluster profile"
 bash scripts/test-cluster.sh || status=1
+echo "== 4/4: oldest supported PySpark profile"
+bash scripts/test-spark-oldest.sh || status=1
 exit $status
