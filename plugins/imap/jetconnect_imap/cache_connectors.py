@@ -146,8 +146,9 @@ class CacheJournalSource(MapJournalSource):
     put_events = CACHE_PUT_EVENTS
     _stored_name = staticmethod(cache_store_name)
 
-    def _read_events(self, store: Store, partition: int, start: int, end: int) -> list[RawEvent]:
-        return [self._as_cache_event(event) for event in super()._read_events(store, partition, start, end)]
+    def _read_events(self, store: Store, spans: dict[int, tuple[int, int]]) -> dict[int, list[RawEvent]]:
+        return {p: [self._as_cache_event(event) for event in events]
+                for p, events in super()._read_events(store, spans).items()}
 
     def _as_cache_event(self, event: RawEvent) -> RawEvent:
         seq, kind, key, old, new, ts = event

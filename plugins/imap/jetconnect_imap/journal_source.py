@@ -13,12 +13,13 @@ from __future__ import annotations
 import datetime as dt
 import enum
 import logging
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
+import pyarrow as pa
 from pyspark.sql.types import StructType
 
-from jetconnect.arrow import parse_schema
+from jetconnect.arrow import parse_schema, to_arrow_schema
 from jetconnect.connector import Guarantee, Offset, Range, ReadOutput, StreamSource
 from jetconnect.errors import OffsetError, OptionError
 from jetconnect.offsets import integer_positions
@@ -40,6 +41,8 @@ DEFAULT_SCHEMA = parse_schema(DEFAULT_JOURNAL_SCHEMA)
 ENTRY_SCHEMA_DDL = "key string, value string"
 ENTRY_SCHEMA = parse_schema(ENTRY_SCHEMA_DDL)
 PUT_EVENTS = (EventType.ADDED, EventType.UPDATED)
+_ENTRY_ARROW = to_arrow_schema(ENTRY_SCHEMA)
+_FULL_ARROW = to_arrow_schema(DEFAULT_SCHEMA)
 START_FROM_OLDEST = "oldest"
 START_FROM_CURRENT = "current"
 
@@ -196,23 +199,19 @@ class MapJournalSource(StreamSource):
             DEFAULT_SCHEMA if self.full_events else ENTRY_SCHEMA
         )
         starts, ends = self._positions(range_.start), self._positions(range_.end)
+        spans: dict[int, tuple[int, int]] = {}
         for p_text, end in ends.items():
             if p_text not in starts:
                 raise OffsetError(f"source '{self.name}': {self._subject}: range {range_.partition!r} has no start for partition {p_text}")
-            partition, start = int(p_text), starts[p_text]
-            raw = self._read_events(store, partition, start, end)
-            first = raw[0][0] if raw else end
-            if first != start:  # the ring moved past `start` since the driver looked
-                start = self._check_overflow(partition, start, first)
-            for seq, kind, key, old, new, ts in raw:
-                if seq < start or (self.event_types is not None and kind not in self.event_types):
-                    continue
-                if plain:
-                    if self.full_events:
-                        yield (partition, seq, kind.value, text_of(key), text_of(old), text_of(new), _utc(ts))
-                    else:
-                        yield (text_of(key), text_of(new))
-                    continue
+            spans[int(p_text)] = (starts[p_text], end)
+        for group in _groups(spans, READ_GROUP_EVENTS):
+            # One store call per group of partitions (one round trip on Redis), bounded in events
+            # so that a task holds a group, not its whole range.
+            read = self._read_events(store, group)
+            if plain:
+                yield from self._plain_batches(group, read)
+                continue
+            for partition, seq, kind, key, old, new, ts in self._kept(group, read):
                 event = JournalEvent(partition, seq, kind, loads(key), loads(old), loads(new), ts)
                 if self.predicate is not None and not self.predicate(event):
                     continue
@@ -221,10 +220,65 @@ class MapJournalSource(StreamSource):
                 else:
                     yield shape(_as_row(event) if self.full_events else (event.key, event.new_value))
 
-    def _read_events(self, store: Store, partition: int, start: int, end: int) -> list[RawEvent]:
-        """The stored events of ``[start, end)``; a subclass may rename types or unwrap values
-        here, one event for each stored one (the overflow check counts on the sequences)."""
-        return store.read_journal(self.map_name, partition, start, end)
+    def _kept(self, spans: dict[int, tuple[int, int]],
+              read: dict[int, list[RawEvent]]) -> Iterator[tuple[int, int, Any, Any, Any, Any, int]]:
+        """``(partition, *event)`` of the events read that this query emits, in partition order."""
+        types = self.event_types
+        for partition, (start, end) in spans.items():
+            raw = read.get(partition, [])
+            first = raw[0][0] if raw else end
+            if first != start:  # the ring moved past `start` since the driver looked
+                start = self._check_overflow(partition, start, first)
+            for seq, kind, key, old, new, ts in raw:
+                if seq >= start and (types is None or kind in types):
+                    yield partition, seq, kind, key, old, new, ts
+
+    def _plain_batches(self, spans: dict[int, tuple[int, int]],
+                       read: dict[int, list[RawEvent]]) -> Iterator[pa.RecordBatch]:
+        """The default rows as Arrow columns, built straight from the stored text."""
+        kept = list(self._kept(spans, read))
+        if not kept:
+            return
+        if not self.full_events:
+            yield pa.RecordBatch.from_arrays(
+                [pa.array([text_of(e[3]) for e in kept], pa.string()),
+                 pa.array([text_of(e[5]) for e in kept], pa.string())],
+                schema=_ENTRY_ARROW)
+            return
+        yield pa.RecordBatch.from_arrays(
+            [pa.array([e[0] for e in kept], pa.int32()),
+             pa.array([e[1] for e in kept], pa.int64()),
+             pa.array([e[2].value for e in kept], pa.string()),
+             pa.array([text_of(e[3]) for e in kept], pa.string()),
+             pa.array([text_of(e[4]) for e in kept], pa.string()),
+             pa.array([text_of(e[5]) for e in kept], pa.string()),
+             pa.array([e[6] * 1000 for e in kept], pa.int64()).cast(_FULL_ARROW.field("timestamp").type)],
+            schema=_FULL_ARROW)
+
+    def _read_events(self, store: Store, spans: dict[int, tuple[int, int]]) -> dict[int, list[RawEvent]]:
+        """The stored events of each partition's ``[start, end)``; a subclass may rename types or
+        unwrap values here, one event for each stored one (the overflow check counts on the
+        sequences)."""
+        return store.read_journals(self.map_name, spans)
+
+
+#: Events a read task fetches at once, at most (a partition with more is fetched alone).
+READ_GROUP_EVENTS = 50_000
+
+
+def _groups(spans: dict[int, tuple[int, int]], budget: int) -> Iterator[dict[int, tuple[int, int]]]:
+    """``spans`` cut into consecutive groups of at most ``budget`` events (by their bounds)."""
+    group: dict[int, tuple[int, int]] = {}
+    held = 0
+    for partition, (start, end) in spans.items():
+        size = max(0, end - start)
+        if group and held + size > budget:
+            yield group
+            group, held = {}, 0
+        group[partition] = (start, end)
+        held += size
+    if group:
+        yield group
 
 
 def _utc(timestamp_ms: int) -> dt.datetime:

@@ -72,11 +72,15 @@ _SOCKET_DEFAULTS = {"socket_connect_timeout": 10.0, "socket_timeout": 120.0}
 
 # KEYS: entries, journal, seq, progress, and for a write without progress record its one-shot
 # marker (set when applied, so a retry of the same call finds it).
-# ARGV: capacity, ttl_ms, now_ms, writer ('' = none), batch, marker_ttl_ms, then quads (key, op,
-#   value, expect): op 'P' put, 'R' remove, 'E' evict, 'C' clear the partition, 'K' only check
-#   `expect`; expect '*' anything, '-' absent, '=<value>' exactly that value.
+# ARGV: capacity, ttl_ms, now_ms, writer ('' = none), batch, marker_ttl_ms, then the changes as
+#   one JSON array of quads [key, op, value, expect] (one argument: encoding and parsing tens of
+#   thousands of arguments cost more than the script): op 'P' put, 'R' remove, 'E' evict, 'C'
+#   clear the partition, 'K' only check `expect`; expect '*' anything, '-' absent, '=<value>'
+#   exactly that value.
 # Returns the number of changes applied, -1 if the writer's batch was already applied, -2 if an
 # expected value did not match, -3 if this very call was applied before (nothing applied).
+# The entries' old values are read with one HMGET, and the new values, removals and journal
+# events written with one HSET, HDEL and ZADD per 500, whatever the number of changes.
 _APPLY = """
 local cap, ttl, now = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3]
 local writer, batch = ARGV[4], tonumber(ARGV[5])
@@ -85,10 +89,22 @@ if writer ~= '' then
   if done and tonumber(done) >= batch then return -1 end
 end
 if KEYS[5] and redis.call('EXISTS', KEYS[5]) == 1 then return -3 end
-for i = 7, #ARGV, 4 do
-  local expect = ARGV[i + 3]
+local ops = cjson.decode(ARGV[7])
+local STEP = 500
+local fields = {}
+for i = 1, #ops do
+  if ops[i][2] ~= 'C' then fields[#fields + 1] = ops[i][1] end
+end
+local stored = {}
+for i = 1, #fields, STEP do
+  local last = math.min(i + STEP - 1, #fields)
+  local values = redis.call('HMGET', KEYS[1], unpack(fields, i, last))
+  for j = i, last do stored[fields[j]] = values[j - i + 1] end
+end
+for i = 1, #ops do
+  local expect = ops[i][4]
   if expect ~= '*' then
-    local cur = redis.call('HGET', KEYS[1], ARGV[i])
+    local cur = stored[ops[i][1]]
     if expect == '-' then
       if cur then return -2 end
     elseif cur ~= string.sub(expect, 2) then
@@ -96,47 +112,88 @@ for i = 7, #ARGV, 4 do
     end
   end
 end
+-- final[key]: the value a key ends with (false: removed); order: keys in first-change order
+local final, order, cleared = {}, {}, false
+local function current(key)
+  local v = final[key]
+  if v ~= nil then return v end
+  if cleared then return false end
+  return stored[key] or false
+end
+local seq = tonumber(redis.call('GET', KEYS[3]) or '0')
+local events = {}
+local function flush_entries()
+  local sets, dels = {}, {}
+  for _, key in ipairs(order) do
+    local v = final[key]
+    if v then sets[#sets + 1] = key; sets[#sets + 1] = v else dels[#dels + 1] = key end
+  end
+  for i = 1, #sets, 2 * STEP do redis.call('HSET', KEYS[1], unpack(sets, i, math.min(i + 2 * STEP - 1, #sets))) end
+  for i = 1, #dels, STEP do redis.call('HDEL', KEYS[1], unpack(dels, i, math.min(i + STEP - 1, #dels))) end
+end
 local n = 0
-for i = 7, #ARGV, 4 do
-  local key, op, value = ARGV[i], ARGV[i + 1], ARGV[i + 2]
+for i = 1, #ops do
+  local key, op, value = ops[i][1], ops[i][2], ops[i][3]
   local old, kind = false, nil
   if op == 'K' then
     n = n - 1
   elseif op == 'C' then
+    flush_entries()
     redis.call('DEL', KEYS[1])
+    final, order, cleared = {}, {}, true
     key, value, kind = false, false, 'CLEARED'
   else
-    old = redis.call('HGET', KEYS[1], key)
+    old = current(key)
+    if final[key] == nil then order[#order + 1] = key end
     if op == 'P' then
-      redis.call('HSET', KEYS[1], key, value)
+      final[key] = value
       if old then kind = 'UPDATED' else kind = 'ADDED' end
-    elseif old then
-      redis.call('HDEL', KEYS[1], key)
-      if op == 'E' then kind = 'EVICTED' else kind = 'REMOVED' end
+    else
+      final[key] = false
+      if old then
+        if op == 'E' then kind = 'EVICTED' else kind = 'REMOVED' end
+      end
       value = false
     end
   end
   if kind and cap > 0 then
-    local seq = redis.call('INCR', KEYS[3]) - 1
-    redis.call('ZADD', KEYS[2], seq, cjson.encode({tostring(seq), kind, key, old, value, now}))
+    events[#events + 1] = {seq, kind, key, old, value}
+    seq = seq + 1
   end
   n = n + 1
 end
-if cap > 0 then
-  local nxt = tonumber(redis.call('GET', KEYS[3]) or '0')
-  if nxt > cap then redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', '(' .. (nxt - cap)) end
-  if ttl > 0 then
-    local cutoff = tonumber(now) - ttl
-    while true do
-      local first = redis.call('ZRANGE', KEYS[2], 0, 0)
-      if #first == 0 or tonumber(cjson.decode(first[1])[6]) >= cutoff then break end
-      redis.call('ZREMRANGEBYRANK', KEYS[2], 0, 0)
-    end
+flush_entries()
+if cap > 0 and #events > 0 then
+  -- only the last `cap` events can survive: older ones of this call are not written
+  local first = math.max(1, #events - cap + 1)
+  local members = {}
+  for i = first, #events do
+    local e = events[i]
+    members[#members + 1] = e[1]
+    members[#members + 1] = cjson.encode({tostring(e[1]), e[2], e[3], e[4], e[5], now})
+  end
+  for i = 1, #members, 2 * STEP do
+    redis.call('ZADD', KEYS[2], unpack(members, i, math.min(i + 2 * STEP - 1, #members)))
+  end
+  redis.call('SET', KEYS[3], seq)
+  if seq > cap then redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', '(' .. (seq - cap)) end
+end
+if cap > 0 and ttl > 0 then
+  local cutoff = tonumber(now) - ttl
+  while true do
+    local oldest = redis.call('ZRANGE', KEYS[2], 0, 0)
+    if #oldest == 0 or tonumber(cjson.decode(oldest[1])[6]) >= cutoff then break end
+    redis.call('ZREMRANGEBYRANK', KEYS[2], 0, 0)
   end
 end
 if writer ~= '' then redis.call('HSET', KEYS[4], writer, batch) end
 if KEYS[5] then redis.call('SET', KEYS[5], '1', 'PX', ARGV[6]) end
 return n
+"""
+
+# KEYS: journal. ARGV: first and last sequence. The events' JSON texts joined by ','.
+_JOURNAL_RANGE = """
+return table.concat(redis.call('ZRANGEBYSCORE', KEYS[1], ARGV[1], ARGV[2]), ',')
 """
 
 # KEYS: items, progress[, marker]. ARGV: writer ('' = none), batch, marker_ttl_ms, values...
@@ -235,6 +292,7 @@ class RedisStore(Store):
         self._redis: Any = self._retrying("connecting", lambda: factory(plain, **kwargs), catch=(ValueError, TypeError))
         self._apply_script = self._redis.register_script(_APPLY)
         self._list_script = self._redis.register_script(_LIST_APPEND)
+        self._range_script = self._redis.register_script(_JOURNAL_RANGE)
 
     def close(self) -> None:
         self._redis.close()
@@ -314,10 +372,8 @@ class RedisStore(Store):
         # One round trip for all partitions; each script call is atomic on its own slot.
         rt = self._round_trip()
         for partition, partition_changes in changes.items():
-            args = list(head)
-            for c in partition_changes:
-                args += [c.key, _op(c), c.value or "", "*"]
-            self._script(rt, self._keys(name, partition), args, marker)
+            ops = [[c.key, _op(c), c.value or "", "*"] for c in partition_changes]
+            self._script(rt, self._keys(name, partition), [*head, _pack(ops)], marker)
         results = self._execute(f"writing map '{name}'", rt)
         # Each partition has its own progress record: a replay may find some already applied.
         return not results or any(r != _ALREADY_APPLIED for r in results)
@@ -342,12 +398,9 @@ class RedisStore(Store):
             for p in order:
                 # Every key read is checked first, so the changes are computed from what is
                 # really there; then the changes, already checked, with expect '*'.
-                args = list(head)
-                for key, value in currents[p].items():
-                    args += [key, "K", "", "-" if value is None else "=" + value]
-                for c in compute(p, currents[p]):
-                    args += [c.key, _op(c), c.value or "", "*"]
-                self._script(write, self._keys(name, p), args, marker)
+                ops = [[key, "K", "", "-" if value is None else "=" + value] for key, value in currents[p].items()]
+                ops += [[c.key, _op(c), c.value or "", "*"] for c in compute(p, currents[p])]
+                self._script(write, self._keys(name, p), [*head, _pack(ops)], marker)
             # Retrying this round trip resends the very same scripts: a partition that was
             # applied finds its progress record or marker instead of failing its check.
             for p, result in zip(order, self._execute(f"writing map '{name}'", write)):
@@ -403,7 +456,7 @@ class RedisStore(Store):
         marker = self._marker(None)
         rt = self._round_trip()
         for p in range(config.partitions):
-            self._script(rt, self._keys(name, p), head + ["", "C", "", "*"], marker)
+            self._script(rt, self._keys(name, p), [*head, _pack([["", "C", "", "*"]])], marker)
         self._execute(f"clearing map '{name}'", rt)
 
     # --- journal -----------------------------------------------------------------------------
@@ -423,15 +476,24 @@ class RedisStore(Store):
         return out
 
     def read_journal(self, name: str, partition: int, start: int, end: int) -> list[RawEvent]:
-        if end <= start:
-            return []
-        journal = self._keys(name, partition)[1]
-        members = self._retrying(f"reading the journal of map '{name}' partition {partition}",
-                                 lambda: self._redis.zrangebyscore(journal, start, end - 1))
-        out: list[RawEvent] = []
-        for member in members:
-            seq, kind, key, old, new, ts = json.loads(member)
-            out.append((int(seq), EventType(kind), key or None, old or None, new or None, int(ts)))
+        return self.read_journals(name, {partition: (start, end)}).get(partition, [])
+
+    def read_journals(self, name: str, spans: Mapping[int, tuple[int, int]]) -> dict[int, list[RawEvent]]:
+        # One round trip for all the partitions; each answers with its events joined into one
+        # string, a JSON array once bracketed: one reply to parse instead of one per event.
+        wanted = [(p, start, end) for p, (start, end) in spans.items() if end > start]
+        rt = self._round_trip()
+        for p, start, end in wanted:
+            journal = self._keys(name, p)[1]
+            rt.add(journal, lambda pipe, journal=journal, start=start, end=end:
+                   self._range_script(keys=[journal], args=[start, end - 1], client=pipe))
+        replies = self._execute(f"reading the journal of map '{name}'", rt) if wanted else []
+        out: dict[int, list[RawEvent]] = {p: [] for p in spans}
+        kinds = _EVENT_TYPES
+        for (p, _start, _end), joined in zip(wanted, replies):
+            if joined:
+                out[p] = [(int(seq), kinds[kind], key or None, old or None, new or None, int(ts))
+                          for seq, kind, key, old, new, ts in json.loads(b"[" + joined + b"]")]
         return out
 
     # --- lists -------------------------------------------------------------------------------
@@ -458,6 +520,17 @@ class RedisStore(Store):
     def list_clear(self, name: str) -> None:
         keys = self._list_keys(name)  # one hash tag, so one slot: a single DEL on a cluster too
         self._retrying(f"clearing list '{name}'", lambda: self._redis.delete(*keys))
+
+
+_EVENT_TYPES = {kind.value: kind for kind in EventType}
+
+
+def _pack(ops: list[list[str]]) -> str:
+    """The script's changes argument: the quads as one JSON array (decoded by cjson)."""
+    return _ENCODE_OPS(ops)
+
+
+_ENCODE_OPS = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), check_circular=False).encode
 
 
 def _op(change: Change) -> str:

@@ -12,6 +12,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
 from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
@@ -136,32 +137,15 @@ class SqliteStore(Store):
         with self._write() as db:
             if progress is not None and not _claim(db, f"map:{name}", progress):
                 return False
+            # Every partition's changes are gathered first and written with one statement per
+            # kind of row: a chunk touches all 271 partitions, and a statement per partition
+            # and kind cost more than the rows themselves.
+            batch = _WriteBatch(name, config, now, _heads(db, name) if config.partition_capacity else {})
             for partition, partition_keys in keys.items():
                 current = _select(db, name, partition, partition_keys)
-                changes = compute(partition, {k: current.get(k) for k in partition_keys})
-                self._apply_partition(db, name, config, partition, current, changes, now)
+                batch.add(partition, current, compute(partition, {k: current.get(k) for k in partition_keys}))
+            batch.write(db)
         return True
-
-    def _apply_partition(self, db: sqlite3.Connection, name: str, config: MapConfig, partition: int,
-                         current: dict[str, str], changes: Sequence[Change], now: int) -> None:
-        events: list[tuple[str, str | None, str | None, str | None]] = []
-        final: dict[str, str | None] = {}
-        for change in changes:
-            old = final[change.key] if change.key in final else current.get(change.key)
-            if change.value is not None:
-                events.append(("UPDATED" if old is not None else "ADDED", change.key, old, change.value))
-            elif old is not None:
-                events.append(("EVICTED" if change.evict else "REMOVED", change.key, old, None))
-            final[change.key] = change.value
-        db.executemany(
-            "INSERT INTO entries VALUES (?, ?, ?, ?) ON CONFLICT (map, partition, key) DO UPDATE SET value = excluded.value",
-            [(name, partition, k, v) for k, v in final.items() if v is not None],
-        )
-        db.executemany(
-            "DELETE FROM entries WHERE map = ? AND partition = ? AND key = ?",
-            [(name, partition, k) for k, v in final.items() if v is None and k in current],
-        )
-        _journal(db, name, config, partition, events, now)
 
     def get(self, name: str, partition: int, keys: Sequence[str]) -> dict[str, str]:
         with self._lock:
@@ -182,8 +166,10 @@ class SqliteStore(Store):
         now = int(time.time() * 1000)
         with self._write() as db:
             db.execute("DELETE FROM entries WHERE map = ?", (name,))
+            batch = _WriteBatch(name, config, now, _heads(db, name) if config.partition_capacity else {})
             for partition in range(config.partitions):
-                _journal(db, name, config, partition, [("CLEARED", None, None, None)], now)
+                batch.journal(partition, [("CLEARED", None, None, None)])
+            batch.write(db)
 
     # --- journal -----------------------------------------------------------------------------
 
@@ -250,20 +236,73 @@ def _select(db: sqlite3.Connection, name: str, partition: int, keys: Sequence[st
     return found
 
 
-def _journal(db: sqlite3.Connection, name: str, config: MapConfig, partition: int,
-             events: list[tuple[str, str | None, str | None, str | None]], now: int) -> None:
-    """Append ``events`` to the partition's ring, then drop what overflowed or expired."""
-    capacity = config.partition_capacity
-    if not capacity or not events:
-        return
-    row = db.execute("SELECT next_seq FROM journal_heads WHERE map = ? AND partition = ?", (name, partition)).fetchone()
-    first = row[0] if row else 0
-    nxt = first + len(events)
-    # Only the last `capacity` events can survive, so older ones of this batch are not written.
-    kept = [(name, partition, first + i, *e, now) for i, e in enumerate(events) if first + i >= nxt - capacity]
-    db.executemany("INSERT INTO journal VALUES (?, ?, ?, ?, ?, ?, ?, ?)", kept)
-    db.execute("INSERT OR REPLACE INTO journal_heads VALUES (?, ?, ?)", (name, partition, nxt))
-    db.execute("DELETE FROM journal WHERE map = ? AND partition = ? AND seq < ?", (name, partition, nxt - capacity))
-    if config.journal_ttl:
-        cutoff = now - int(config.journal_ttl * 1000)
-        db.execute("DELETE FROM journal WHERE map = ? AND partition = ? AND ts < ?", (name, partition, cutoff))
+def _heads(db: sqlite3.Connection, name: str) -> dict[int, int]:
+    """The next journal sequence of every partition of map ``name`` that has one (one query)."""
+    return dict(db.execute("SELECT partition, next_seq FROM journal_heads WHERE map = ?", (name,)))
+
+
+class _WriteBatch:
+    """The rows one write makes in every partition it touches, written with one statement each.
+
+    Per partition, the events follow the changes in order (ADDED or UPDATED against what the
+    entry held before, including earlier changes of the same write), the journal ring keeps
+    only its last ``partition_capacity`` events, and expired ones go when it is written.
+    """
+
+    def __init__(self, name: str, config: MapConfig, now: int, heads: dict[int, int]) -> None:
+        self.name, self.config, self.now, self.heads = name, config, now, heads
+        self.upserts: list[tuple[str, int, str, str]] = []
+        self.deletes: list[tuple[str, int, str]] = []
+        self.events: list[tuple[Any, ...]] = []
+        self.new_heads: list[tuple[str, int, int]] = []
+        self.trims: list[tuple[str, int, int]] = []
+        self.expiries: list[tuple[str, int, int]] = []
+
+    def add(self, partition: int, current: dict[str, str], changes: Sequence[Change]) -> None:
+        """Queue ``changes`` to ``partition`` whose entries hold ``current``, and their events."""
+        events: list[tuple[str, str | None, str | None, str | None]] = []
+        final: dict[str, str | None] = {}
+        for change in changes:
+            key, value = change.key, change.value
+            old = final[key] if key in final else current.get(key)
+            if value is not None:
+                events.append(("UPDATED" if old is not None else "ADDED", key, old, value))
+            elif old is not None:
+                events.append(("EVICTED" if change.evict else "REMOVED", key, old, None))
+            final[key] = value
+        name = self.name
+        for key, value in final.items():
+            if value is not None:
+                self.upserts.append((name, partition, key, value))
+            elif key in current:
+                self.deletes.append((name, partition, key))
+        self.journal(partition, events)
+
+    def journal(self, partition: int, events: list[tuple[str, str | None, str | None, str | None]]) -> None:
+        """Queue ``events`` for the partition's ring, and the removal of what overflowed or expired."""
+        capacity = self.config.partition_capacity
+        if not capacity or not events:
+            return
+        first = self.heads.get(partition, 0)
+        nxt = first + len(events)
+        self.heads[partition] = nxt
+        name, now = self.name, self.now
+        # Only the last `capacity` events can survive, so older ones of this write are not written.
+        skip = max(0, len(events) - capacity)
+        self.events.extend((name, partition, first + i, *events[i], now) for i in range(skip, len(events)))
+        self.new_heads.append((name, partition, nxt))
+        if nxt > capacity:
+            self.trims.append((name, partition, nxt - capacity))
+        if self.config.journal_ttl:
+            self.expiries.append((name, partition, now - int(self.config.journal_ttl * 1000)))
+
+    def write(self, db: sqlite3.Connection) -> None:
+        db.executemany(
+            "INSERT INTO entries VALUES (?, ?, ?, ?) ON CONFLICT (map, partition, key) DO UPDATE SET value = excluded.value",
+            self.upserts,
+        )
+        db.executemany("DELETE FROM entries WHERE map = ? AND partition = ? AND key = ?", self.deletes)
+        db.executemany("INSERT INTO journal VALUES (?, ?, ?, ?, ?, ?, ?, ?)", self.events)
+        db.executemany("INSERT OR REPLACE INTO journal_heads VALUES (?, ?, ?)", self.new_heads)
+        db.executemany("DELETE FROM journal WHERE map = ? AND partition = ? AND seq < ?", self.trims)
+        db.executemany("DELETE FROM journal WHERE map = ? AND partition = ? AND ts < ?", self.expiries)
