@@ -15,12 +15,12 @@ from __future__ import annotations
 import math
 import os
 import re
-import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+from jetconnect.clients import ClientCache
 from jetconnect.errors import JetconnectError
 from jetconnect.redaction import redact_url, split_credentials, url_secrets  # re-exported: public since 0.1
 from jetconnect_imap.events import Change, EventType
@@ -192,6 +192,11 @@ class Store(ABC):
     def read_journal(self, name: str, partition: int, start: int, end: int) -> list[RawEvent]:
         """The kept events of ``partition`` with ``start <= sequence < end``, in order."""
 
+    def read_journals(self, name: str, spans: Mapping[int, tuple[int, int]]) -> dict[int, list[RawEvent]]:
+        """:meth:`read_journal` of several partitions, ``{partition: (start, end)}``; a store
+        that can fetch them in one round trip does."""
+        return {p: self.read_journal(name, p, start, end) for p, (start, end) in spans.items()}
+
     # --- lists -------------------------------------------------------------------------------
 
     @abstractmethod
@@ -217,19 +222,14 @@ def default_url() -> str:
     return os.environ.get(STORE_ENV) or "sqlite:///" + os.path.join(os.path.expanduser("~"), ".jetconnect", "imap.db")
 
 
-_stores: dict[tuple[int, str], Store] = {}
-_stores_lock = threading.Lock()
+#: One store per URL and process: a forked Spark worker starts without its parent's connections.
+_stores: ClientCache[str, Store] = ClientCache("imap stores", on_close=lambda store: store.close())
 
 
 def open_store(url: str | None = None) -> Store:
     """The store at ``url``, one per URL per process (Spark reuses its Python workers)."""
     url = url or default_url()
-    key = (os.getpid(), url)  # a forked worker must not share its parent's sockets
-    with _stores_lock:
-        store = _stores.get(key)
-        if store is None:
-            store = _stores[key] = _create(url)
-        return store
+    return _stores.get(url, lambda: _create(url))
 
 
 def _create(url: str) -> Store:
