@@ -89,7 +89,7 @@ def draw(runs: list[dict[str, Any]], out: Path) -> None:
     ax.set_yticks(range(len(lines)), labels, fontsize=8.5)
     ax.tick_params(axis="y", length=0)
     ax.axvline(1.0, color="black", linestyle=":", linewidth=1)
-    ticks = [t for t in (0.05, 0.1, 0.25, 0.5, 0.8, 1, 1.25, 2, 4, 8) if low <= t <= high]
+    ticks = [t for t in (0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 0.8, 1, 1.25, 2, 4, 8) if low <= t <= high]
     ax.set_xticks(ticks, [f"{t:g}x" for t in ticks])
     ax.minorticks_off()
     ax.grid(axis="x", color="#dddddd", linewidth=0.6)
