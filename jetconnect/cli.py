@@ -1,6 +1,7 @@
 """``jetconnect plugins``: what is installed, with versions, connectors and guarantees
 (``--matrix``: the source × sink guarantee matrix README.md shows);
-``jetconnect doctor``: whether Spark's workers and a connector's server are ready (:mod:`jetconnect.doctor`)."""
+``jetconnect doctor``: whether Spark's workers and a connector's server are ready (:mod:`jetconnect.doctor`);
+``jetconnect new-plugin NAME``: a plugin package to start from, with its own test."""
 
 from __future__ import annotations
 
@@ -9,7 +10,9 @@ import json
 import sys
 from collections.abc import Sequence
 
+from jetconnect import _scaffold
 from jetconnect import doctor as _doctor
+from jetconnect.errors import OptionError
 from jetconnect.guarantees import matrix
 from jetconnect.registry import get_registry
 
@@ -57,7 +60,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         description=_doctor.__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     _doctor.add_arguments(doctor)
+    new_plugin = commands.add_parser(
+        "new-plugin", help="write a plugin package (a builder source and sink, README, a Spark test) to start from"
+    )
+    new_plugin.add_argument("name", help="the plugin's name: sources.NAME, sinks.NAME (a lower-case identifier)")
+    new_plugin.add_argument("--dir", default=".", help="where to create jetconnect-NAME/ (default: here)")
     args = parser.parse_args(argv)
+    if args.command == "new-plugin":
+        try:
+            root = _scaffold.new_plugin(args.name, args.dir)
+        except OptionError as exc:
+            print(f"jetconnect: {exc}", file=sys.stderr)
+            return 2
+        print(f"wrote {root}: pip install -e '{root}[test]' && pytest '{root}/tests'")
+        return 0
     if args.command == "doctor":
         return _doctor.run(args)
     if args.command == "plugins":
