@@ -224,17 +224,17 @@ class StreamCase:
         self.retries = 0
 
     def run(self, spark) -> Run:
-        """One timed delivery; a query whose Python process did not start is run again (at most 3 times).
+        """One timed delivery; a query whose Python process did not start is run again (at most 5 times).
 
         Spark gives a new Python process 10 s to start and connect back, not configurable: on a
         machine at load 15+ the stream reader's sometimes misses it and the query fails before its
         first micro-batch. Nothing of the case was timed then, so running it again is fair.
         """
-        for attempt in range(3):
+        for attempt in range(5):
             try:
                 return self._run(spark)
             except Exception as exc:
-                if "failed to connect back" not in str(exc) or attempt == 2:
+                if "failed to connect back" not in str(exc) or attempt == 4:
                     raise
                 self.retries += 1
                 print(f"  ({self.name}: the query's Python process did not connect back in time; running it again)", flush=True)
