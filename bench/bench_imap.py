@@ -1,124 +1,177 @@
-"""IMap benchmark: puts/s and journal events/s through Spark, next to each store's raw rate.
+"""IMap benchmark: puts and journal reads through Spark, next to each store's raw client doing the same work.
 
-    python bench/bench_imap.py [--rows N] [--stores sqlite,redis]
+    python bench/bench_imap.py [--rows 100000] [--stores sqlite,redis] [--repeat 2] [--warmup 1]
 
-For each store (SQLite file; Redis on 127.0.0.1:6379, started with scripts/servers/redis.sh):
+For each store (an SQLite file; Redis on 127.0.0.1:6379, started with scripts/servers/redis.sh):
 
-* puts/s: ``sinks.map(...).write(df)`` of N rows (Spark job included) vs. the raw client writing
-  the same N key/value pairs (SQLite ``executemany`` in one transaction; a redis-py pipeline of
-  ``SET``), which keeps no journal and no partitions;
-* journal events/s: ``sources.map_journal(...)`` read as a stream (``availableNow``) of the N
-  events the puts made, vs. the raw client reading N rows back (an SQLite ``SELECT``; a
-  redis-py pipeline of ``MGET``).
+* puts: ``sinks.map(...).write(df)`` of N rows (the Spark job included; each put reads the old
+  value and appends a journal event, atomically per partition) vs. the raw client writing the
+  same N entries *and* one journal event each, the least a map with a journal must write: SQLite
+  ``executemany`` into an entries table and a journal table in one transaction; Redis pipelines
+  (10,000 commands each) of ``HSET`` of the entry and ``ZADD`` of its JSON event;
+* journal read: ``sources.map_journal(...)`` read as a stream (``availableNow``, into Spark's
+  ``noop`` sink) of the N events the puts made, vs. the raw client fetching those N events (an
+  SQLite ``SELECT`` of the journal table; Redis ``ZRANGEBYSCORE`` pages of 10,000), which
+  neither decodes nor hands them to anyone. Two rows: the whole query, which includes starting
+  a streaming query (its driver-side reader process, the checkpoint), and its one micro-batch
+  (Spark's ``triggerExecution``), the part that grows with N.
 
-Prints one table; the ratio is jetconnect's rate over the raw rate.
+``--without-spark`` times the connector's own part instead, in this process: one sink task's
+``write_partition`` of all N rows and the journal source's ``read_range`` of every range
+(writes bench/results/imap-without-spark.json).
+
+Every case is timed as the best of ``--repeat`` runs after ``--warmup``, both sides taking turns.
+Writes bench/results/imap.json (bench/_harness.py).
 """
 
 from __future__ import annotations
 
-import argparse
-import os
+import json
 import sqlite3
 import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 import redis
+from _harness import Bench, Row, best_of_turns, bench_parser, bench_spark
 from jetconnect_imap import connect
 
 from jetconnect import sinks, sources
-from jetconnect.testing import shared_spark_session
 
 CHUNK = 10_000
 
 
-def timed(fn) -> float:
-    start = time.perf_counter()
-    fn()
-    return time.perf_counter() - start
+class RawSqlite:
+    """The same entries and one journal event each, written and read with the bare sqlite3 module."""
+
+    def __init__(self, path: Path) -> None:
+        self.db = sqlite3.connect(path, isolation_level=None)
+        self.db.execute("PRAGMA journal_mode = WAL")
+        self.db.execute("PRAGMA synchronous = NORMAL")
+        self.table = ""
+
+    def put(self, rows: int) -> None:
+        self.table = f"t{uuid.uuid4().hex[:8]}"
+        self.db.execute(f"CREATE TABLE {self.table}_kv (key TEXT PRIMARY KEY, value TEXT) WITHOUT ROWID")
+        self.db.execute(f"CREATE TABLE {self.table}_journal (seq INTEGER PRIMARY KEY, type TEXT, key TEXT, "
+                        "old_value TEXT, new_value TEXT, ts INTEGER)")
+        now = int(time.time() * 1000)
+        self.db.execute("BEGIN")
+        self.db.executemany(f"INSERT INTO {self.table}_kv VALUES (?, ?)", ((str(i), str(i * 2)) for i in range(rows)))
+        self.db.executemany(f"INSERT INTO {self.table}_journal VALUES (?, 'ADDED', ?, NULL, ?, ?)",
+                            ((i, str(i), str(i * 2), now) for i in range(rows)))
+        self.db.execute("COMMIT")
+
+    def read(self, rows: int) -> None:
+        got = self.db.execute(f"SELECT seq, type, key, old_value, new_value, ts FROM {self.table}_journal").fetchall()
+        assert len(got) == rows
 
 
-def raw_sqlite(path: str, rows: int) -> tuple[float, float]:
-    db = sqlite3.connect(path, isolation_level=None)
-    db.execute("PRAGMA journal_mode = WAL")
-    db.execute("PRAGMA synchronous = NORMAL")
-    db.execute("CREATE TABLE kv (key TEXT PRIMARY KEY, value TEXT) WITHOUT ROWID")
+class RawRedis:
+    """The same entries and one journal event each, in one hash and one sorted set, with redis-py."""
 
-    def put() -> None:
-        db.execute("BEGIN")
-        db.executemany("INSERT INTO kv VALUES (?, ?)", ((str(i), str(i * 2)) for i in range(rows)))
-        db.execute("COMMIT")
+    def __init__(self, url: str) -> None:
+        self.client = redis.Redis.from_url(url)
+        self.prefix = ""
+        self.made: list[str] = []
 
-    def read() -> None:
-        assert len(db.execute("SELECT key, value FROM kv").fetchall()) == rows
-
-    return timed(put), timed(read)
-
-
-def raw_redis(url: str, rows: int) -> tuple[float, float]:
-    client = redis.Redis.from_url(url)
-    prefix = f"bench-raw-{uuid.uuid4().hex[:6]}:"
-
-    def put() -> None:
+    def put(self, rows: int) -> None:
+        self.prefix = f"bench-raw-{uuid.uuid4().hex[:8]}"
+        self.made += [f"{self.prefix}:entries", f"{self.prefix}:journal"]
+        now = int(time.time() * 1000)
         for start in range(0, rows, CHUNK):
-            pipe = client.pipeline(transaction=False)
+            pipe = self.client.pipeline(transaction=False)
             for i in range(start, min(rows, start + CHUNK)):
-                pipe.set(f"{prefix}{i}", str(i * 2))
+                pipe.hset(f"{self.prefix}:entries", str(i), str(i * 2))
+                pipe.zadd(f"{self.prefix}:journal", {json.dumps([str(i), "ADDED", str(i), False, str(i * 2), now]): i})
             pipe.execute()
 
-    def read() -> None:
+    def read(self, rows: int) -> None:
         got = 0
         for start in range(0, rows, CHUNK):
-            got += len(client.mget([f"{prefix}{i}" for i in range(start, min(rows, start + CHUNK))]))
+            got += len(self.client.zrangebyscore(f"{self.prefix}:journal", start, start + CHUNK - 1))
         assert got == rows
 
-    times = timed(put), timed(read)
-    for start in range(0, rows, CHUNK):
-        client.delete(*[f"{prefix}{i}" for i in range(start, min(rows, start + CHUNK))])
-    return times
+    def clean(self) -> None:
+        for key in self.made:
+            self.client.delete(key)
 
 
-def through_spark(spark, url: str, rows: int, workdir: Path) -> tuple[float, float]:
-    name = f"bench-{uuid.uuid4().hex[:6]}"
-    # Capacity is split evenly over 271 partitions: leave room for uneven ones, keep every event.
-    connect(url).map(name, journal_capacity=rows * 10)
+def through_spark(spark, url: str, rows: int, workdir: Path, made: list[str],
+                  batch_s: list[float]) -> tuple[Callable[[], None], Callable[[], None]]:
+    """Our put and our journal read of ``rows`` entries; the maps made go to ``made``, each
+    read's micro-batch seconds to ``batch_s``."""
     df = spark.range(0, rows, numPartitions=4).selectExpr("id AS key", "id * 2 AS value")
-    put = timed(lambda: sinks.map(name, store=url).write(df))
+
+    def put() -> None:
+        name = f"bench-{uuid.uuid4().hex[:8]}"
+        # Capacity is split evenly over 271 partitions: leave room for uneven ones, keep every event.
+        connect(url).map(name, journal_capacity=rows * 10)
+        sinks.map(name, store=url).write(df)
+        made.append(name)
 
     def read() -> None:
-        stream = sources.map_journal(name, store=url).read_stream(spark)
+        stream = sources.map_journal(made[-1], store=url).read_stream(spark)
         query = (stream.writeStream.format("noop").trigger(availableNow=True)
-                 .option("checkpointLocation", str(workdir / f"cp-{name}")).start())
+                 .option("checkpointLocation", str(workdir / f"cp-{uuid.uuid4().hex[:8]}")).start())
         query.awaitTermination()
-        assert query.recentProgress and sum(p["numInputRows"] for p in query.recentProgress) == rows
+        progress = [p for p in query.recentProgress if p["numInputRows"]]
+        assert sum(p["numInputRows"] for p in progress) == rows, [p["numInputRows"] for p in query.recentProgress]
+        batch_s.append(sum(p["durationMs"]["triggerExecution"] for p in progress) / 1000)
 
-    read_time = timed(read)
-    connect(url).map(name).clear()
-    return put, read_time
+    return put, read
+
+
+def without_spark(url: str, rows: int, made: list[str]) -> tuple[Callable[[], None], Callable[[], None]]:
+    """The connector's own part, no Spark: one sink task's ``write_partition`` of all ``rows``
+    and the journal source's ``read_range`` of every range, in this process."""
+    import pyarrow as pa
+    from jetconnect_imap.factories import map_journal, map_sink
+    from pyspark.sql.types import StructType
+
+    from jetconnect.connector import WriteContext
+
+    batch = pa.RecordBatch.from_pydict({"key": list(range(rows)), "value": [i * 2 for i in range(rows)]})
+
+    def put() -> None:
+        name = f"bench-{uuid.uuid4().hex[:8]}"
+        connect(url).map(name, journal_capacity=rows * 10)
+        ctx = WriteContext(partition_id=0, attempt=0, batch_id=None, query_id=None, schema=StructType())
+        map_sink(name, store=url).write_partition(iter([batch]), ctx)
+        made.append(name)
+
+    def read() -> None:
+        source = map_journal(made[-1], store=url, parallelism=4)
+        start = source.initial_offset()
+        end = source.latest_offset(start, None)
+        assert sum(b.num_rows for r in source.ranges(start, end) for b in source.read_range(r)) == rows
+
+    return put, read
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = bench_parser(__doc__.split("\n\n")[0], repeat=2)
     parser.add_argument("--rows", type=int, default=100_000)
     parser.add_argument("--stores", default="sqlite,redis")
     parser.add_argument("--redis", default="redis://127.0.0.1:6379/0")
+    parser.add_argument("--without-spark", action="store_true",
+                        help="time the connector's store path in this process instead (no Spark job or query)")
     args = parser.parse_args()
     rows = args.rows
 
-    spark = shared_spark_session()
-    # Warm up: the first Spark job of a session pays for starting Python workers.
-    with tempfile.TemporaryDirectory() as warm:
-        through_spark(spark, f"sqlite:///{warm}/warm.db", 1000, Path(warm))
-
-    results = []
-    with tempfile.TemporaryDirectory() as tmp:
+    spark = None if args.without_spark else bench_spark("bench-imap", master="local[2]")
+    title = (f"{rows:,} entries, " + ("no Spark: one sink task, the source's read_range" if spark is None
+                                      else "Spark local[2]") + "; ratio = raw client seconds / jetconnect seconds")
+    name = "imap-without-spark" if spark is None else "imap"
+    with tempfile.TemporaryDirectory() as tmp, Bench(name, args, results=args.results, title=title) as bench:
         workdir = Path(tmp)
         for store in args.stores.split(","):
             if store == "sqlite":
                 url = f"sqlite:///{workdir}/imap.db"
-                raw_put, raw_read = raw_sqlite(str(workdir / "raw.db"), rows)
+                raw: RawSqlite | RawRedis = RawSqlite(workdir / "raw.db")
             else:
                 url = args.redis
                 try:
@@ -126,16 +179,36 @@ def main() -> None:
                 except redis.RedisError as exc:
                     print(f"skipping redis: {exc} (start it with scripts/servers/redis.sh start)", file=sys.stderr)
                     continue
-                raw_put, raw_read = raw_redis(url, rows)
-            jc_put, jc_read = through_spark(spark, url, rows, workdir)
-            results.append((store, "puts/s", rows / jc_put, rows / raw_put))
-            results.append((store, "journal events/s", rows / jc_read, rows / raw_read))
-
-    print(f"\nIMap benchmark: {rows:,} entries, {os.cpu_count()} cores, Spark local[2]")
-    print(f"{'store':<8} {'measure':<18} {'jetconnect via Spark':>21} {'raw client':>12} {'ratio':>7}")
-    for store, measure, jc, raw in results:
-        print(f"{store:<8} {measure:<18} {jc:>21,.0f} {raw:>12,.0f} {jc / raw:>7.2f}")
-    spark.stop()
+                raw = RawRedis(url)
+            made: list[str] = []
+            batch_s: list[float] = []
+            if spark is None:
+                put, read = without_spark(url, rows, made)
+            else:
+                put, read = through_spark(spark, url, rows, workdir, made, batch_s)
+            puts, journal, micro = (f"{store}: puts", f"{store}: journal read, whole query",
+                                    f"{store}: journal read, its micro-batch")
+            with bench.measure(puts):
+                ours_put, raw_put = best_of_turns([put, lambda: raw.put(rows)], args.repeat, args.warmup)
+            with bench.measure(journal, micro):
+                ours_read, raw_read = best_of_turns([read, lambda: raw.read(rows)], args.repeat, args.warmup)
+            if isinstance(raw, RawRedis):
+                raw.clean()
+            for name in made:
+                connect(url).map(name).clear()
+            target = 0.5 if store == "sqlite" else 0.8
+            bench.add(Row(puts, ours_put, raw_put, target=target,
+                          note="raw: the entries and one journal event each, same data, one client, no Spark"))
+            if spark is None:
+                bench.add(Row(f"{store}: journal read", ours_read, raw_read, target=0.5,
+                              note="ours: read_range of every range, Arrow out; raw: fetch only"))
+                continue
+            bench.add(Row(journal, ours_read, raw_read, target=0.5,
+                          note="ours: streaming query start to end (availableNow, noop sink); raw: fetch only"))
+            bench.add(Row(micro, min(batch_s[args.warmup:] or batch_s), raw_read, target=0.5,
+                          note="ours: Spark's triggerExecution of the micro-batch that read the N events"))
+    if spark is not None:
+        spark.stop()
 
 
 if __name__ == "__main__":
