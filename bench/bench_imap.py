@@ -190,7 +190,7 @@ def main() -> None:
                                     f"{store}: journal read, its micro-batch")
             with bench.measure(puts):
                 ours_put, raw_put = best_of_turns([put, lambda: raw.put(rows)], args.repeat, args.warmup)
-            with bench.measure(journal, micro):
+            with bench.measure(journal, micro, f"{store}: journal read"):
                 ours_read, raw_read = best_of_turns([read, lambda: raw.read(rows)], args.repeat, args.warmup)
             if isinstance(raw, RawRedis):
                 raw.clean()
