@@ -36,6 +36,10 @@ from jetconnect.errors import (
 from jetconnect.hookspecs import hookimpl
 from jetconnect.options import Options
 from jetconnect.spark import register
+from jetconnect import builtins as _builtins
+from jetconnect.registry import add_builtin_plugin
+
+add_builtin_plugin("jetconnect", __version__, _builtins)
 
 __all__ = [
     "BatchSource",

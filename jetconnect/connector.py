@@ -36,6 +36,24 @@ Offset = dict[str, Json]
 ReadOutput = Iterator[Union[pa.RecordBatch, tuple, dict, "Row"]]
 
 
+#: The Spark adapter (:mod:`jetconnect.spark`), which plugs itself in when it is imported: the
+#: contracts' convenience methods (``source.read(spark)``, ``sink.write(df)``) reach Spark through it
+#: without importing the package that imports them. ``import jetconnect`` always loads it.
+_adapter: Any = None
+
+
+def plug_spark_adapter(adapter: Any) -> None:
+    """Called once by :mod:`jetconnect.spark`: the module whose ``read``/``write`` functions the methods call."""
+    global _adapter
+    _adapter = adapter
+
+
+def _spark_adapter() -> Any:
+    if _adapter is None:  # cannot happen after `import jetconnect`, which imports the adapter
+        raise RuntimeError("jetconnect's Spark adapter is not loaded: import jetconnect.spark")
+    return _adapter
+
+
 class Guarantee(str, enum.Enum):
     """What a connector promises after a crash and a restart from the checkpoint."""
 
@@ -89,15 +107,11 @@ class Source(ABC):
 
     def read(self, spark: "SparkSession", **options: Any) -> "DataFrame":
         """A batch DataFrame of this source."""
-        from jetconnect.spark import read
-
-        return read(self, spark, **options)
+        return _spark_adapter().read(self, spark, **options)
 
     def read_stream(self, spark: "SparkSession", **options: Any) -> "DataFrame":
         """A streaming DataFrame of this source (options: ``max_records_per_batch``)."""
-        from jetconnect.spark import read_stream
-
-        return read_stream(self, spark, **options)
+        return _spark_adapter().read_stream(self, spark, **options)
 
 
 class BatchSource(Source):
@@ -261,9 +275,7 @@ class Sink(ABC):
 
     def write(self, df: "DataFrame", **options: Any) -> None:
         """Write a batch DataFrame to this sink."""
-        from jetconnect.spark import write
-
-        write(self, df, **options)
+        _spark_adapter().write(self, df, **options)
 
     def write_stream(
         self,
@@ -273,9 +285,7 @@ class Sink(ABC):
         **options: Any,
     ) -> "StreamingQuery":
         """Start a streaming query writing ``df`` here, committed per micro-batch."""
-        from jetconnect.spark import write_stream
-
-        return write_stream(self, df, checkpoint_location=checkpoint_location, trigger=trigger, **options)
+        return _spark_adapter().write_stream(self, df, checkpoint_location=checkpoint_location, trigger=trigger, **options)
 
 
 __all__ = [

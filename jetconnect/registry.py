@@ -196,7 +196,7 @@ def get_registry() -> Registry:
     global _registry
     with _lock:
         if _registry is None:
-            _registry = Registry().load(_builtin_plugins())
+            _registry = Registry().load(list(_builtin_plugins))
         return _registry
 
 
@@ -207,10 +207,16 @@ def reset_registry() -> None:
         _registry = None
 
 
-def _builtin_plugins() -> list[tuple[str, str, types.ModuleType]]:
-    from jetconnect import __version__, builtins
+#: The core's own connectors, a plugin like the others: ``jetconnect/__init__`` hands them over,
+#: so the registry never imports the builders (which reach the registry for file systems).
+_builtin_plugins: list[tuple[str, str, types.ModuleType]] = []
 
-    return [("jetconnect", __version__, builtins)]
+
+def add_builtin_plugin(name: str, version: str, module: types.ModuleType) -> None:
+    """Register ``module``'s hooks before every installed plugin's, under ``name``."""
+    with _lock:
+        if all(existing is not module for _, _, existing in _builtin_plugins):
+            _builtin_plugins.append((name, version, module))
 
 
 # --- string options -> factory arguments -------------------------------------------------------

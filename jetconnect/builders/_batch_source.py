@@ -10,7 +10,7 @@ from pyspark.sql.types import StructType
 
 from jetconnect.arrow import DEFAULT_BATCH_ROWS
 from jetconnect.builders._processor import Idle, Items, Processor
-from jetconnect.builders._source_builder import SourceSpec
+from jetconnect.builders._spec import SourceSpec
 from jetconnect.connector import BatchSource, Guarantee, ReadOutput
 from jetconnect.options import Options
 

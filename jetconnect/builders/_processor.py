@@ -22,7 +22,7 @@ import pyarrow.compute as pc
 
 from jetconnect.arrow import rows_to_batch, to_arrow_schema
 from jetconnect.builders._contexts import ProcessorContext, SourceBuffer
-from jetconnect.builders._source_builder import SourceSpec
+from jetconnect.builders._spec import SourceSpec
 from jetconnect.errors import SourceError
 from jetconnect.options import Options
 

@@ -27,7 +27,7 @@ import pyarrow as pa
 from jetconnect.arrow import DEFAULT_BATCH_ROWS, to_arrow_schema
 from jetconnect.builders._processor import LIVE, Items, LiveProcessor, Processor, destroy_quietly
 from jetconnect.builders._receiver import Backlog, Lease, Receiver, owner_description, raise_receiver_error
-from jetconnect.builders._source_builder import SourceSpec
+from jetconnect.builders._spec import SourceSpec
 from jetconnect.errors import OffsetError, SourceError
 from jetconnect.options import Options
 from jetconnect.rounds import Round, RoundFacts, RoundLog, new_attempt_id

@@ -27,7 +27,7 @@ from pyspark.sql.types import StructType
 from jetconnect.builders._position import RoundPosition, parse_offset, parse_position
 from jetconnect.builders._receiver import DEFAULT_MAX_BACKLOG, DEFAULT_MAX_BACKLOG_BYTES, Backlog
 from jetconnect.builders._rounds import LogRounds, RoundReader, SnapshotRounds, spool_of, stop_marker
-from jetconnect.builders._source_builder import SourceSpec
+from jetconnect.builders._spec import SourceSpec
 from jetconnect.connector import Guarantee, Offset, Range, ReadOutput, StreamSource
 from jetconnect.errors import OffsetError, OptionError
 from jetconnect.locations import resolve_location

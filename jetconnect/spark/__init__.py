@@ -6,12 +6,13 @@ something it cannot express, the adapter grows.
 
 from __future__ import annotations
 
+import sys
 import uuid
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from jetconnect.builders import MEMBERS
-from jetconnect.connector import Sink, Source
+from jetconnect.connector import Sink, Source, plug_spark_adapter
 from jetconnect.errors import ConnectSetupError, WorkerSetupError
 from jetconnect.options import Options, _to_option_string
 from jetconnect.spark._connect import check_plugins_on_server, check_server_imports, is_connect
@@ -177,3 +178,5 @@ __all__ = [
     "write",
     "write_stream",
 ]
+
+plug_spark_adapter(sys.modules[__name__])  # source.read(spark) and sink.write(df) come here
