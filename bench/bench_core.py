@@ -35,7 +35,7 @@ from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceStrea
 
 from _harness import Bench, Row, best_of_turns, bench_parser, bench_spark
 from jetconnect import SourceBuilder
-from jetconnect.builders import stop_receivers
+from jetconnect._builders import stop_receivers
 
 CHUNK = 8192
 #: Target from issue 17: a builder stream delivers at least this fraction of the batch source's rate.

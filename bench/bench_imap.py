@@ -132,7 +132,7 @@ def without_spark(url: str, rows: int, made: list[str]) -> tuple[Callable[[], No
     from jetconnect_imap.factories import map_journal, map_sink
     from pyspark.sql.types import StructType
 
-    from jetconnect.connector import WriteContext
+    from jetconnect._connector import WriteContext
 
     batch = pa.RecordBatch.from_pydict({"key": list(range(rows)), "value": [i * 2 for i in range(rows)]})
 

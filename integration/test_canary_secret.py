@@ -40,7 +40,7 @@ from urllib.parse import quote, quote_plus
 import pytest
 
 from jetconnect import sinks, sources
-from jetconnect.options import Options
+from jetconnect._options import Options
 
 CANARY = "c@n#a/r%y'\\x"
 WRONG = "not-" + CANARY

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-from jetconnect.builders import ProcessorContext, SinkBuilder, SinkContext, SourceBuffer, SourceBuilder
-from jetconnect.catalog import sinks, sources
-from jetconnect.connector import (
+from jetconnect._builders import ProcessorContext, SinkBuilder, SinkContext, SourceBuffer, SourceBuilder
+from jetconnect._catalog import sinks, sources
+from jetconnect._connector import (
     BatchSource,
     CommitContext,
     Guarantee,
@@ -33,11 +33,11 @@ from jetconnect.errors import (
     SourceError,
     WorkerSetupError,
 )
-from jetconnect.hookspecs import hookimpl
-from jetconnect.options import Options
+from jetconnect._hookspecs import hookimpl
+from jetconnect._options import Options
 from jetconnect.spark import register
-from jetconnect import builtins as _builtins
-from jetconnect.registry import add_builtin_plugin
+import jetconnect._builtins as _builtins
+from jetconnect._registry import add_builtin_plugin
 
 add_builtin_plugin("jetconnect", __version__, _builtins)
 

@@ -10,10 +10,11 @@ a plugin reaches past this module. See docs/ARCHITECTURE.md for how the pieces f
 from __future__ import annotations
 
 # The contracts: what a connector implements and what Spark hands it.
-from jetconnect.connector import (
+from jetconnect._connector import (
     BatchSource,
     CommitContext,
     Guarantee,
+    GuaranteeOption,
     Json,
     Offset,
     Range,
@@ -25,10 +26,10 @@ from jetconnect.connector import (
     WriteKey,
 )
 from jetconnect.errors import JetconnectError, OffsetError, OptionError, SchemaError, SinkError, SourceError
-from jetconnect.hookspecs import hookimpl
+from jetconnect._hookspecs import hookimpl
 
 # Builders and the write-ahead-logged stream they share with pull-based plugins (JMS, sockets).
-from jetconnect.builders import (
+from jetconnect._builders import (
     BACKLOG_PAST_COMMITS,
     IDLE_POLL_MS,
     KEEP_ALIVE_MS,
@@ -45,17 +46,17 @@ from jetconnect.builders import (
     SourceBuilder,
     spool_of,
 )
-from jetconnect.rounds import RoundLog
-from jetconnect.spool import Spool
+from jetconnect._rounds import RoundLog
+from jetconnect._spool import Spool
 
 # Arrow and Spark schemas, rows and admission control.
-from jetconnect.admission import admit_offsets, share_budget, spread
-from jetconnect.arrow import parse_schema, rows_to_batch, spark_rows, to_arrow_schema
-from jetconnect.offsets import integer_positions
+from jetconnect._admission import admit_offsets, share_budget, spread
+from jetconnect._arrow import parse_schema, rows_to_batch, spark_rows, to_arrow_schema
+from jetconnect._offsets import integer_positions
 
 # Where state lives, retries, and keeping secrets out of what a user sees.
-from jetconnect.locations import resolve_location
-from jetconnect.redaction import (
+from jetconnect._locations import resolve_location
+from jetconnect._redaction import (
     describe,
     raise_unchained,
     redact,
@@ -65,7 +66,19 @@ from jetconnect.redaction import (
     split_credentials,
     url_secrets,
 )
-from jetconnect.retry import Backoff, RetriesExhausted, retry_call
+from jetconnect._retry import Backoff, RetriesExhausted, retry_call
+from jetconnect._clients import ClientCache
+from jetconnect._charsets import check_charset
+
+# The files family: file systems, line splits, the lines sources, staged exactly-once file sinks, Avro.
+from jetconnect._files.avro_schema import load_avro_schema, may_be_empty, needs_fixing, to_avro_schema, to_spark_schema, value_fixer
+from jetconnect._files.filesystem import FileInfo, FileSystem, LocalFileSystem, is_hidden, shared_path
+from jetconnect._files.growing_files import GrowingLinesSource
+from jetconnect._files.line_splits import FileRange, check_count, plan_splits
+from jetconnect._files.lines_source import LinesSource
+from jetconnect._files.sink import Encoder, FileWriters, StagedFileSink, encode_lines
+from jetconnect._files.staged_commit import StagedCommit
+from jetconnect._files.whole_files import WholeFilesSource
 
 __all__ = [
     "BACKLOG_PAST_COMMITS",
@@ -79,10 +92,20 @@ __all__ = [
     "BatchSource",
     "BuilderSink",
     "BuilderStreamSource",
+    "ClientCache",
     "CommitContext",
+    "Encoder",
+    "FileInfo",
+    "FileRange",
+    "FileSystem",
+    "FileWriters",
+    "GrowingLinesSource",
     "Guarantee",
+    "GuaranteeOption",
     "JetconnectError",
     "Json",
+    "LinesSource",
+    "LocalFileSystem",
     "Offset",
     "OffsetError",
     "OptionError",
@@ -101,14 +124,25 @@ __all__ = [
     "SourceBuilder",
     "SourceError",
     "Spool",
+    "StagedCommit",
+    "StagedFileSink",
     "StreamSource",
+    "WholeFilesSource",
     "WriteContext",
     "WriteKey",
     "admit_offsets",
+    "check_charset",
+    "check_count",
     "describe",
+    "encode_lines",
     "hookimpl",
     "integer_positions",
+    "is_hidden",
+    "load_avro_schema",
+    "may_be_empty",
+    "needs_fixing",
     "parse_schema",
+    "plan_splits",
     "raise_unchained",
     "redact",
     "redact_options",
@@ -118,10 +152,14 @@ __all__ = [
     "rows_to_batch",
     "secrets_of",
     "share_budget",
+    "shared_path",
     "spark_rows",
     "split_credentials",
     "spool_of",
     "spread",
     "to_arrow_schema",
+    "to_avro_schema",
+    "to_spark_schema",
     "url_secrets",
+    "value_fixer",
 ]

@@ -1,6 +1,6 @@
 """``jetconnect plugins``: what is installed, with versions, connectors and guarantees
 (``--matrix``: the source × sink guarantee matrix README.md shows);
-``jetconnect doctor``: whether Spark's workers and a connector's server are ready (:mod:`jetconnect.doctor`);
+``jetconnect doctor``: whether Spark's workers and a connector's server are ready (:mod:`jetconnect._doctor`);
 ``jetconnect new-plugin NAME``: a plugin package to start from, with its own test."""
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ import sys
 from collections.abc import Sequence
 
 from jetconnect import _scaffold
-from jetconnect import doctor as _doctor
+import jetconnect._doctor as _doctor
 from jetconnect.errors import OptionError
-from jetconnect.guarantees import matrix
-from jetconnect.registry import get_registry
+from jetconnect._guarantees import matrix
+from jetconnect._registry import get_registry
 
 
 def plugins_table() -> list[dict[str, object]]:

@@ -18,7 +18,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from jetconnect.connector import StreamSource
+from jetconnect._connector import StreamSource
 from jetconnect.errors import JetconnectError
 
 #: Any JSON value Spark could read back, with the strings hostile offsets use.

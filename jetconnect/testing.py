@@ -102,7 +102,7 @@ def counter_stream(total: int, per_fill: int = 5, local_parallelism: int = 2) ->
     Crash and restart tests count on it: every number once, no matter how many processors the
     cluster gives it, and a restart from a snapshot continues exactly.
     """
-    from jetconnect.builders import SourceBuilder
+    from jetconnect._builders import SourceBuilder
 
     def fill(state: _Strided, buf: Any) -> None:
         for _ in range(per_fill):

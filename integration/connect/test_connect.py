@@ -18,8 +18,8 @@ import pytest
 from pyspark import cloudpickle
 
 from jetconnect import ConnectSetupError, SourceBuilder, sinks, sources
-from jetconnect.builders import fill_from_iterator
-from jetconnect.registry import reset_registry
+from jetconnect._builders import fill_from_iterator
+from jetconnect._registry import reset_registry
 from jetconnect.spark import members
 from jetconnect.spark._connect import ConnectPluginWarning, is_connect
 from jetconnect.testing import checkpoint_batches, counter_stream, wait_until

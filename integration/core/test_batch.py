@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from jetconnect import SinkBuilder, SourceBuilder, sources
-from jetconnect.builders import fill_from_iterator
+from jetconnect._builders import fill_from_iterator
 from jetconnect.spark import members
 
 

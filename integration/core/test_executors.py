@@ -7,7 +7,7 @@ which executor process read each partition, as evidence that nothing leaned on d
 from __future__ import annotations
 
 from jetconnect import SourceBuilder
-from jetconnect.builders import fill_from_iterator
+from jetconnect._builders import fill_from_iterator
 from jetconnect.spark import members
 from jetconnect.testing import executor_process
 

@@ -14,7 +14,7 @@ from urllib.parse import quote
 import pytest
 from pyspark.sql.types import LongType, StructField, StructType
 
-from jetconnect.connector import BatchSource, Sink, StreamSource, WriteContext
+from jetconnect._connector import BatchSource, Sink, StreamSource, WriteContext
 from jetconnect.errors import SourceError
 
 CANARY = "c@n#a/r%y'\\x"

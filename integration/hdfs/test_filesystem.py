@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from jetconnect.files.filesystem import FileSystem
+from jetconnect._files.filesystem import FileSystem
 
 BLOCK = 1 << 20  # the test server's block size
 

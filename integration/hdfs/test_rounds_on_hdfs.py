@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from jetconnect import SourceBuilder
-from jetconnect.locations import resolve_location
+from jetconnect._locations import resolve_location
 
 TOTAL = 300
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from jetconnect import sinks
-from jetconnect.connector import CommitContext, WriteContext
+from jetconnect._connector import CommitContext, WriteContext
 
 WEBHDFS_URL, USER = "http://127.0.0.1:9870", "root"  # scripts/servers/hdfs.sh
 

@@ -2,7 +2,7 @@
 
 The HDFS plugin's own reading copy once took the file's length as the offset, so a line appended in
 two WebHDFS calls came out as two rows, and a replay of that micro-batch read a different line. HDFS
-now reads through the core's growing-files stream (jetconnect.files.growing_files), whose offsets stop
+now reads through the core's growing-files stream (jetconnect._files.growing_files), whose offsets stop
 after the last complete line: the defect is gone by construction, on HDFS as on the local disk.
 """
 

@@ -18,7 +18,7 @@ from jetconnect_imap.factories import list_sink, map_sink, map_with_merging
 from jetconnect_imap.map_sinks import row_chunks
 from pyspark.sql.types import StructType
 
-from jetconnect.connector import WriteContext
+from jetconnect._connector import WriteContext
 from jetconnect.errors import OptionError
 
 ALL_STORES = pytest.mark.parametrize("store_url", ["sqlite", "redis", "cluster"], indirect=True)

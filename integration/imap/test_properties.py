@@ -27,7 +27,7 @@ from jetconnect_imap.factories import map_journal, map_sink, map_source
 from jetconnect_imap.serde import dumps, partition_of
 from pyspark.sql.types import StructType
 
-from jetconnect.connector import WriteContext
+from jetconnect._connector import WriteContext
 
 ALL_STORES = pytest.mark.parametrize("store_url", ["sqlite", "redis", "cluster"], indirect=True)
 # Bounded: each test adds seconds per store, not minutes. The store URL is the same for every

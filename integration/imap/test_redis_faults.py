@@ -22,7 +22,7 @@ from jetconnect_imap.factories import list_sink, map_journal, map_sink, map_sour
 from jetconnect_imap.store import open_store
 from pyspark.sql.types import StructType
 
-from jetconnect.connector import WriteContext
+from jetconnect._connector import WriteContext
 from jetconnect.errors import SinkError
 
 # What `appendonly yes` buys in production: a restarted Redis still has what it acknowledged

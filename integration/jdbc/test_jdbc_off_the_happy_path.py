@@ -22,7 +22,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from jetconnect import sinks, sources
-from jetconnect.connector import WriteContext
+from jetconnect._connector import WriteContext
 
 PASSWORD = "pg-Secret-7f3a"  # set by scripts/servers/postgresql.sh
 POSTGRES = os.environ.get("JETCONNECT_PG_URL", f"postgresql+psycopg://jetconnect:{PASSWORD}@127.0.0.1:5432/jetconnect")

@@ -25,8 +25,8 @@ from hypothesis import strategies as st
 from pyspark.sql import types as T
 
 from jetconnect import sinks, sources
-from jetconnect.arrow import to_arrow_schema
-from jetconnect.connector import WriteContext
+from jetconnect._arrow import to_arrow_schema
+from jetconnect._connector import WriteContext
 from jetconnect.errors import SinkError
 
 POSTGRES = os.environ.get("JETCONNECT_PG_URL", "postgresql+psycopg://jetconnect:pg-Secret-7f3a@127.0.0.1:5432/jetconnect")

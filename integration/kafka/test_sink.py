@@ -11,7 +11,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import LongType, StructField, StructType
 
 from jetconnect import sinks, sources
-from jetconnect.connector import WriteContext
+from jetconnect._connector import WriteContext
 from jetconnect_kafka.errors import KafkaSinkError
 
 pytestmark = pytest.mark.spark
@@ -108,7 +108,7 @@ def test_a_kept_producer_fenced_by_another_attempt_gives_way_and_nothing_is_writ
     must be skipped."""
     from confluent_kafka import Producer
 
-    from jetconnect.connector import WriteKey
+    from jetconnect._connector import WriteKey
     from jetconnect_kafka.ledger import DEFAULT_TOPIC, Ledger, marker
     from jetconnect_kafka.producers import idle_count
 

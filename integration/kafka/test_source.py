@@ -14,7 +14,7 @@ from confluent_kafka.admin import NewTopic
 from pyspark.sql import functions as F
 
 from jetconnect import sources
-from jetconnect.retry import RetriesExhausted
+from jetconnect._retry import RetriesExhausted
 from jetconnect_kafka.errors import KafkaOffsetError
 
 pytestmark = pytest.mark.spark

@@ -11,10 +11,10 @@ import uuid
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from jetconnect.builders import MEMBERS
-from jetconnect.connector import Sink, Source, plug_spark_adapter
+from jetconnect._builders import MEMBERS
+from jetconnect._connector import Sink, Source, plug_spark_adapter
 from jetconnect.errors import ConnectSetupError, WorkerSetupError
-from jetconnect.options import Options, _to_option_string
+from jetconnect._options import Options, _to_option_string
 from jetconnect.spark._connect import check_plugins_on_server, check_server_imports, is_connect
 from jetconnect.spark._datasource import MAX_RECORDS_PER_BATCH, Bound, FromRegistry, data_source_class
 from jetconnect.spark._imports import check_worker_imports
@@ -54,7 +54,7 @@ def register(spark: "SparkSession") -> list[str]:
     plugin it lacks gets a ConnectPluginWarning: its formats are registered but fail there. In a
     classic session the Python workers must import jetconnect and pyarrow (else WorkerSetupError).
     """
-    from jetconnect.registry import get_registry
+    from jetconnect._registry import get_registry
 
     registry = get_registry()
     if is_connect(spark):

@@ -16,9 +16,9 @@ from typing import Any, ClassVar
 from pyspark.sql.datasource import DataSource
 from pyspark.sql.types import StructType
 
-from jetconnect.connector import BatchSource, Sink, Source, StreamSource
+from jetconnect._connector import BatchSource, Sink, Source, StreamSource
 from jetconnect.errors import PluginError, SinkError, SourceError
-from jetconnect.options import Options
+from jetconnect._options import Options
 from jetconnect.spark._guard import guarded
 from jetconnect.spark._readers import BatchReader, FilteringBatchReader, StreamReader
 from jetconnect.spark._writers import make_writer
@@ -49,7 +49,7 @@ class FromRegistry:
     name: str
 
     def __call__(self, options: Options) -> Any:
-        from jetconnect.registry import get_registry
+        from jetconnect._registry import get_registry
 
         registry = get_registry()
         table = registry.sources if self.kind == "source" else registry.sinks

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
-from jetconnect.redaction import quotes_secret, raise_unchained, scrubbed, secrets_in
+from jetconnect._redaction import quotes_secret, raise_unchained, scrubbed, secrets_in
 
 T = TypeVar("T")
 

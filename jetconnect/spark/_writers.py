@@ -16,8 +16,8 @@ from pyspark.sql.datasource import (
 )
 from pyspark.sql.types import StructType
 
-from jetconnect.connector import CommitContext, Sink, WriteContext
-from jetconnect.options import Options
+from jetconnect._connector import CommitContext, Sink, WriteContext
+from jetconnect._options import Options
 from jetconnect.spark._guard import guarded
 from jetconnect.spark._worker import settle
 

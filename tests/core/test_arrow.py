@@ -12,7 +12,7 @@ from pyspark.sql import Row
 from pyspark.sql.types import ArrayType, IntegerType, StructField, StructType
 
 from jetconnect import SchemaError
-from jetconnect.arrow import conform_batch, parse_schema, rows_to_batch, to_arrow_schema, to_batches
+from jetconnect._arrow import conform_batch, parse_schema, rows_to_batch, to_arrow_schema, to_batches
 
 UTC = dt.timezone.utc
 

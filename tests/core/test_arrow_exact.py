@@ -47,7 +47,7 @@ from pyspark.sql.types import (
 )
 
 from jetconnect import SchemaError
-from jetconnect.arrow import conform_batch, parse_schema, rows_to_batch, to_arrow_schema
+from jetconnect._arrow import conform_batch, parse_schema, rows_to_batch, to_arrow_schema
 
 # --- the model -----------------------------------------------------------------------------------
 

@@ -6,10 +6,10 @@ import pyarrow as pa
 import pytest
 
 from jetconnect import SinkBuilder, SourceBuilder, SourceError, SinkError, SchemaError, WriteContext
-from jetconnect.builders import SourceBuffer, fill_from_iterator
-from jetconnect.connector import Range
+from jetconnect._builders import SourceBuffer, fill_from_iterator
+from jetconnect._connector import Range
 from jetconnect.errors import OptionError
-from jetconnect.arrow import parse_schema
+from jetconnect._arrow import parse_schema
 
 
 def _numbers(n: int, parallelism: int = 1):
@@ -34,7 +34,7 @@ def test_batch_source_splits_work_by_processor_index():
 
 
 def test_batch_source_hands_spark_fewer_larger_batches_within_a_byte_bound(monkeypatch):
-    from jetconnect.builders import _batch_source
+    from jetconnect._builders import _batch_source
 
     source = _numbers(150_000)
     batches = list(source.read_split(0))
@@ -127,7 +127,7 @@ def test_schema_mismatch_names_source_and_item():
 
 def test_wrong_number_of_fields_is_a_schema_error():
     with pytest.raises(SchemaError, match="2 values for 3 columns"):
-        from jetconnect.arrow import rows_to_batch
+        from jetconnect._arrow import rows_to_batch
 
         rows_to_batch([(1, 2)], parse_schema("a int, b int, c int"), "source 'x'")
 

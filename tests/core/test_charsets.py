@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from jetconnect.charsets import check_charset
+from jetconnect._charsets import check_charset
 from jetconnect.errors import OptionError
 
 

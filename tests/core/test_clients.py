@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from jetconnect.clients import ClientCache
+from jetconnect._clients import ClientCache
 
 
 class EchoServer:

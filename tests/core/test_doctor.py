@@ -11,9 +11,9 @@ from urllib.parse import quote, quote_plus
 import pytest
 
 from jetconnect import cli
-from jetconnect.connector import BatchSource
-from jetconnect.doctor import DIFFERS, FAIL, OK, conf_report, parse_option, worker_report
-from jetconnect.registry import ConnectorSpec, get_registry
+from jetconnect._connector import BatchSource
+from jetconnect._doctor import DIFFERS, FAIL, OK, conf_report, parse_option, worker_report
+from jetconnect._registry import ConnectorSpec, get_registry
 
 CANARY = "c@n#a/r%y'\\x"
 SPELLINGS = [CANARY, quote(CANARY, safe=""), quote_plus(CANARY), repr(CANARY)[1:-1], json.dumps(CANARY)[1:-1]]

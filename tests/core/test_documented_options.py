@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from jetconnect.registry import get_registry
+from jetconnect._registry import get_registry
 
 ROOT = Path(__file__).resolve().parents[2]
 #: Options the Spark adapter and the core take for every source or stream (not a factory's).

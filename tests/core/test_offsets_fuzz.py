@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from jetconnect import SourceBuilder, sources
-from jetconnect.builders import _rounds
+from jetconnect._builders import _rounds
 from jetconnect.fuzzing import JSON, edited, exercise
 
 FUZZ = settings(max_examples=60, deadline=3000, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])

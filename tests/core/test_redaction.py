@@ -19,8 +19,8 @@ from hypothesis import strategies as st
 
 from jetconnect import sinks, sources
 from jetconnect.errors import OptionError
-from jetconnect.options import Options
-from jetconnect.redaction import (
+from jetconnect._options import Options
+from jetconnect._redaction import (
     is_secret_name,
     quotes_secret,
     raise_unchained,
@@ -32,7 +32,7 @@ from jetconnect.redaction import (
     split_credentials,
     url_secrets,
 )
-from jetconnect.retry import Backoff, RetriesExhausted, retry_call
+from jetconnect._retry import Backoff, RetriesExhausted, retry_call
 
 BOUNDED = settings(max_examples=150, deadline=dt.timedelta(seconds=2))
 CANARY = "c@n#a/r%y'\\x"

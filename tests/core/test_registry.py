@@ -7,9 +7,9 @@ import types
 import pytest
 
 from jetconnect import OptionError, PluginError, PluginLoadWarning, hookimpl
-from jetconnect.catalog import Catalog
-from jetconnect.registry import Registry, call_with_options
-from jetconnect.options import Options
+from jetconnect._catalog import Catalog
+from jetconnect._registry import Registry, call_with_options
+from jetconnect._options import Options
 
 
 def _plugin(name, **factories):
@@ -26,7 +26,7 @@ def _plugin(name, **factories):
 
 def test_builtins_register_first_and_catalog_finds_them(monkeypatch):
     monkeypatch.setenv("JETCONNECT_PLUGINS", "")
-    registry = Registry().load([("jetconnect", "0.1.0", __import__("jetconnect.builtins", fromlist=["x"]))])
+    registry = Registry().load([("jetconnect", "0.1.0", __import__("jetconnect._builtins", fromlist=["x"]))])
     assert {"items", "item_stream"} <= set(registry.sources)
     assert registry.sources["items"].plugin == "jetconnect"
     assert registry.sinks["logger"].guarantee == "at-least-once"

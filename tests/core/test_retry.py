@@ -2,7 +2,7 @@
 
 import pytest
 
-from jetconnect.retry import Backoff, RetriesExhausted, retry_call
+from jetconnect._retry import Backoff, RetriesExhausted, retry_call
 
 FAST = Backoff(initial=0.001, maximum=0.002, deadline=0.05)
 

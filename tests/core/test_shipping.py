@@ -9,7 +9,7 @@ import pytest
 from pyspark import cloudpickle
 
 from jetconnect import SourceBuilder
-from jetconnect.builders import fill_from_iterator
+from jetconnect._builders import fill_from_iterator
 from jetconnect.spark._shipping import is_user_module, referenced_modules, ship_user_modules
 
 
@@ -37,8 +37,8 @@ def test_a_users_module_is_found_and_shipped_by_value(user_module):
     """)
     source = _source(mod.create)
     found = referenced_modules(source)
-    assert mod.__name__ in found and "jetconnect.builders._batch_source" in found  # the builders package's modules
-    assert is_user_module(mod.__name__) and not is_user_module("jetconnect.builders._batch_source")
+    assert mod.__name__ in found and "jetconnect._builders._batch_source" in found  # the builders package's modules
+    assert is_user_module(mod.__name__) and not is_user_module("jetconnect._builders._batch_source")
     try:
         assert ship_user_modules(source) == [mod.__name__]
         assert mod.__name__ not in referenced_modules(source)  # now pickled by value

@@ -8,11 +8,11 @@ import time
 import pyarrow as pa
 import pytest
 
-from jetconnect.builders import _receiver
-from jetconnect.builders._receiver import Lease
+from jetconnect._builders import _receiver
+from jetconnect._builders._receiver import Lease
 from jetconnect.errors import OffsetError
-from jetconnect.files.filesystem import LocalFileSystem
-from jetconnect.spool import Spool
+from jetconnect._files.filesystem import LocalFileSystem
+from jetconnect._spool import Spool
 
 
 def _rows(*values: str) -> pa.Table:

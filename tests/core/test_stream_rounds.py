@@ -16,8 +16,8 @@ import pytest
 from jetconnect import SourceBuilder, SourceError
 import itertools
 
-from jetconnect.builders import _processor, _rounds
-from jetconnect.connector import Range
+from jetconnect._builders import _processor, _rounds
+from jetconnect._connector import Range
 from jetconnect.errors import OffsetError, OptionError
 
 
@@ -246,7 +246,7 @@ def test_log_rounds_acknowledge_only_what_is_recorded(tmp_path):
 
 @pytest.mark.parametrize("keep, first_kept", [(None, 30), ("10", 20), ("1000", 0)])
 def test_commit_trims_the_spool_to_what_spark_committed_less_the_rows_asked_kept(tmp_path, keep, first_kept):
-    from jetconnect.builders import spool_of
+    from jetconnect._builders import spool_of
 
     sent = iter(range(30))
 
@@ -470,7 +470,7 @@ def test_available_now_stops_the_receivers_when_every_processor_is_done(tmp_path
 
 
 def test_stop_receivers_stops_the_receivers_of_a_run_whose_stop_was_never_called(tmp_path):
-    from jetconnect.builders import stop_receivers
+    from jetconnect._builders import stop_receivers
 
     source = (
         SourceBuilder.stream("endless", lambda ctx: itertools.count()).fill_buffer_fn(lambda s, b: b.add_all([str(v) for v in itertools.islice(s, 2)]))
@@ -493,8 +493,8 @@ def test_stop_receivers_stops_the_receivers_of_a_run_whose_stop_was_never_called
 def test_a_lease_whose_folder_was_deleted_is_given_up_not_an_error(tmp_path):
     import shutil
 
-    from jetconnect.builders._receiver import Lease
-    from jetconnect.files.filesystem import LocalFileSystem
+    from jetconnect._builders._receiver import Lease
+    from jetconnect._files.filesystem import LocalFileSystem
 
     lease = Lease(LocalFileSystem(), str(tmp_path / "p"))
     assert lease.acquire({"id": "a"})
@@ -554,7 +554,7 @@ def test_a_receiver_spools_at_most_the_backlog_past_the_last_round_taken(tmp_pat
     """Paused at the bound until a round takes rows (not until Spark commits them): the spool then
     holds at most the rounds not yet committed plus the backlog, and the receiver keeps pulling
     while Spark delivers a round."""
-    from jetconnect.builders import spool_of
+    from jetconnect._builders import spool_of
 
     def fill(state, buf):
         time.sleep(0.01)  # a few fills per gathered segment

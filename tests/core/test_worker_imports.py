@@ -9,7 +9,7 @@ from types import SimpleNamespace
 import pytest
 
 from jetconnect import SourceBuilder, WorkerSetupError
-from jetconnect.builders import fill_from_iterator
+from jetconnect._builders import fill_from_iterator
 from jetconnect.spark import _imports
 from jetconnect.spark._imports import cannot_import, check_worker_imports, import_probe, workers_run_driver_python
 from jetconnect.spark._shipping import referenced_modules
@@ -52,7 +52,7 @@ def test_the_message_names_interpreter_module_and_fix_but_no_secret(monkeypatch)
     assert message.startswith(f"source 'db' cannot run: Spark's Python workers run {BARE}, which cannot import")
     assert "  - pyarrow (ModuleNotFoundError: No module named 'pyarrow')" in message
     assert "  - jetconnect (ModuleNotFoundError: No module named 'jetconnect')" in message
-    assert "jetconnect.builders" not in message  # its package's line says it all
+    assert "jetconnect._builders" not in message  # its package's line says it all
     assert f"PYSPARK_PYTHON={sys.executable}" in message and f"spark.pyspark.python={sys.executable}" in message
     assert f"install into {BARE} on every node: pip install " in message
     assert SECRET not in message

@@ -14,12 +14,12 @@ from pyspark.sql.types import (
     TimestampNTZType, TimestampType,
 )
 
-from jetconnect.connector import CommitContext, WriteContext
+from jetconnect._connector import CommitContext, WriteContext
 from jetconnect.errors import SchemaError, SinkError
-from jetconnect.files.filesystem import LocalFileSystem
-from jetconnect.files.line_splits import FileRange
+from jetconnect._files.filesystem import LocalFileSystem
+from jetconnect._files.line_splits import FileRange
 from jetconnect_files.avro_container import AvroFileError, read_header
-from jetconnect.files.avro_schema import to_avro_schema, to_spark_schema
+from jetconnect._files.avro_schema import to_avro_schema, to_spark_schema
 from jetconnect_files.avro_sink import AvroSink
 from jetconnect_files.avro_source import AvroSource
 
@@ -129,7 +129,7 @@ def test_sink_schema_derivation_and_fastavro_reads_the_files(tmp_path) -> None:
     avro = to_avro_schema(schema)
     assert avro["fields"][0] == {"name": "id", "type": "long"}
     assert avro["fields"][1]["type"] == ["null", "int"]
-    from jetconnect.arrow import to_arrow_schema
+    from jetconnect._arrow import to_arrow_schema
 
     batch = pa.RecordBatch.from_pylist(
         [{"id": 1, "n": None, "m": {"a": [1, None]}, "s": {"x": {"k": "v"}}}], schema=to_arrow_schema(schema)

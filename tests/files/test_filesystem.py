@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from jetconnect import OptionError
-from jetconnect.files.filesystem import FileSystem, LocalFileSystem, is_hidden, relative_name
+from jetconnect._files.filesystem import FileSystem, LocalFileSystem, is_hidden, relative_name
 
 
 def test_local_file_system_implements_the_protocol() -> None:
@@ -93,8 +93,8 @@ def test_a_relative_sink_directory_is_refused():
 @pytest.mark.parametrize("value", [False, "false"])
 def test_jets_non_shared_file_system_is_refused_not_ignored(tmp_path, value):
     from jetconnect import sources
-    from jetconnect.options import Options
-    from jetconnect.registry import get_registry
+    from jetconnect._options import Options
+    from jetconnect._registry import get_registry
 
     with pytest.raises(OptionError, match=r"option 'shared_file_system' = false .* cannot be honoured on Spark"):
         if isinstance(value, str):  # through Spark's string options

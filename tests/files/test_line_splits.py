@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from jetconnect.charsets import check_charset
+from jetconnect._charsets import check_charset
 from jetconnect.errors import OptionError, SourceError
-from jetconnect.files.filesystem import FileInfo, LocalFileSystem
-from jetconnect.files.line_splits import FileRange, plan_splits, read_lines
+from jetconnect._files.filesystem import FileInfo, LocalFileSystem
+from jetconnect._files.line_splits import FileRange, plan_splits, read_lines
 
 
 def _lines(path, start: int, end: int, **kw) -> list[str]:

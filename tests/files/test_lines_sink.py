@@ -7,10 +7,10 @@ import pytest
 from pyspark.sql.types import LongType, StringType, StructField, StructType
 
 from jetconnect import sinks
-from jetconnect.connector import CommitContext, WriteContext
+from jetconnect._connector import CommitContext, WriteContext
 from jetconnect.errors import OptionError, SchemaError, SinkError
-from jetconnect.files.filesystem import LocalFileSystem
-from jetconnect.files.sink import encode_lines
+from jetconnect._files.filesystem import LocalFileSystem
+from jetconnect._files.sink import encode_lines
 from jetconnect_files.lines_sink import FilesSink
 
 SCHEMA = StructType([StructField("value", StringType())])

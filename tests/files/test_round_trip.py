@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from pyspark.sql.types import LongType, StringType, StructField, StructType
 
 from jetconnect import sinks, sources
-from jetconnect.connector import CommitContext, WriteContext
+from jetconnect._connector import CommitContext, WriteContext
 from jetconnect.errors import SinkError
 
 ROUND_TRIP = settings(max_examples=50, deadline=None)

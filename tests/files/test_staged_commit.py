@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pickle
 
-from jetconnect.connector import CommitContext, WriteContext
-from jetconnect.files.filesystem import LocalFileSystem
-from jetconnect.files.staged_commit import StagedCommit
+from jetconnect._connector import CommitContext, WriteContext
+from jetconnect._files.filesystem import LocalFileSystem
+from jetconnect._files.staged_commit import StagedCommit
 
 
 def _ctx(partition: int, batch: int | None, attempt: int = 0, query: str | None = "q-1234-5678") -> WriteContext:

@@ -8,10 +8,10 @@ import pyarrow as pa
 import pytest
 
 from jetconnect import sources
-from jetconnect.connector import Range
+from jetconnect._connector import Range
 from jetconnect.errors import OffsetError, OptionError, SourceError
-from jetconnect.files.filesystem import LocalFileSystem
-from jetconnect.files import GrowingLinesSource
+from jetconnect._files.filesystem import LocalFileSystem
+from jetconnect._files import GrowingLinesSource
 
 
 def _read(source: GrowingLinesSource, start: dict, end: dict) -> list[str]:

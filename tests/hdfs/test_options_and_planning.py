@@ -9,7 +9,7 @@ import pytest
 from hdfs.util import HdfsError
 
 from jetconnect.errors import OffsetError, OptionError
-from jetconnect.files.line_splits import FileRange
+from jetconnect._files.line_splits import FileRange
 from jetconnect_hdfs import HdfsConnection, WebHdfsFileSystem, hdfs_sink, hdfs_source
 from jetconnect_hdfs.errors import as_os_error, is_transient
 from jetconnect_hdfs.filesystem import hdfs_path
@@ -116,7 +116,7 @@ def test_the_file_system_pickles_without_a_client():
 
 
 def test_no_secret_in_errors_or_log_lines_when_the_server_is_unreachable(caplog):
-    from jetconnect.retry import Backoff
+    from jetconnect._retry import Backoff
 
     from jetconnect_hdfs import WebHdfsError
 
@@ -138,7 +138,7 @@ def test_an_offset_entry_outside_the_path_is_an_offset_error(entry):
     with pytest.raises(OffsetError, match=rf"hdfs: offset entry {re.escape(repr(entry))} does not name a file inside"):
         source.ranges({"a": 10}, edited)
     # the executor checks the entry before it contacts the server (URL is never contacted)
-    from jetconnect.connector import Range
+    from jetconnect._connector import Range
 
     with pytest.raises(OffsetError, match="names a file outside"):
         list(source.read_range(Range(entry, 0, 20)))
@@ -152,7 +152,7 @@ def test_the_lines_sink_refuses_a_value_that_would_read_back_as_two_lines():
     import pyarrow as pa
     from pyspark.sql.types import StringType, StructField, StructType
 
-    from jetconnect.connector import WriteContext
+    from jetconnect._connector import WriteContext
     from jetconnect.errors import SinkError
 
     sink = hdfs_sink(URL, "/out")

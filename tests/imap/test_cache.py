@@ -17,9 +17,9 @@ from jetconnect_imap.factories import cache_journal, cache_sink, cache_source, m
 from jetconnect_imap.store import StoreError, open_store
 from pyspark.sql.types import StructType
 
-from jetconnect.connector import WriteContext
+from jetconnect._connector import WriteContext
 from jetconnect.errors import OptionError, SourceError
-from jetconnect.registry import get_registry
+from jetconnect._registry import get_registry
 
 
 @pytest.fixture

@@ -17,11 +17,11 @@ from jetconnect_imap.factories import (
     map_source,
     map_with_merging,
 )
-from jetconnect.admission import share_budget
+from jetconnect._admission import share_budget
 from jetconnect_imap.serde import dumps, partition_of
 from pyspark.sql.types import StructType
 
-from jetconnect.connector import WriteContext
+from jetconnect._connector import WriteContext
 from jetconnect.errors import OffsetError, OptionError, SchemaError
 
 

@@ -1,6 +1,6 @@
 """URLs and driver messages never carry the password."""
 
-from jetconnect.redaction import redact, url_secrets
+from jetconnect._redaction import redact, url_secrets
 from jetconnect_jdbc.engines import safe_url
 
 

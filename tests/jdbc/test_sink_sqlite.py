@@ -6,7 +6,7 @@ import sqlalchemy as sa
 from pyspark.sql import types as T
 
 from jetconnect import sinks, sources
-from jetconnect.connector import CommitContext, WriteContext
+from jetconnect._connector import CommitContext, WriteContext
 from jetconnect.errors import OptionError, SinkError
 from jetconnect_jdbc import JdbcSink
 

@@ -8,7 +8,7 @@ import pytest
 import sqlalchemy as sa
 from pyspark.sql.datasource import EqualTo, GreaterThan, In, IsNull, Not, StringStartsWith
 
-from jetconnect.connector import Range
+from jetconnect._connector import Range
 from jetconnect.errors import OffsetError, OptionError, SchemaError, SourceError
 from jetconnect_jdbc import JdbcSource
 

@@ -15,9 +15,9 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from jetconnect.arrow import rows_to_batch
-from jetconnect.builders import _rounds
-from jetconnect.builders._processor import Processor
+from jetconnect._arrow import rows_to_batch
+from jetconnect._builders import _rounds
+from jetconnect._builders._processor import Processor
 from jetconnect.errors import SourceError
 from jetconnect_jms import jms_queue_source
 from jetconnect_jms.consumer import RUN_OPTION, run_spools

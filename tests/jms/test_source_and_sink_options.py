@@ -8,10 +8,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from jetconnect.arrow import parse_schema, rows_to_batch
+from jetconnect._arrow import parse_schema, rows_to_batch
 
 from jetconnect.errors import OptionError
-from jetconnect.retry import RetriesExhausted
+from jetconnect._retry import RetriesExhausted
 from jetconnect_jms import jms_queue_sink, jms_queue_source, jms_topic_source
 from jetconnect_jms.sink import _bodies
 from jetconnect_jms.consumer import SPOOL_SCHEMA, RecentIds, spool_rows, spooled_to_raw

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from jetconnect.retry import RetriesExhausted
+from jetconnect._retry import RetriesExhausted
 from jetconnect_jms.stomp_client import StompClient, StompSettings
 
 CANARY = "c4n'ary\\@#/%pw"

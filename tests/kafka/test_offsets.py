@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from jetconnect.errors import OptionError
-from jetconnect.admission import admit_offsets
+from jetconnect._admission import admit_offsets
 from jetconnect_kafka.offsets import EARLIEST, parse_starting_offsets, partition_key, resolve_starting_offsets, split_key
 
 

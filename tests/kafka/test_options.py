@@ -7,8 +7,8 @@ import pickle
 import pytest
 
 from jetconnect.errors import OptionError
-from jetconnect.options import Options
-from jetconnect.registry import call_with_options
+from jetconnect._options import Options
+from jetconnect._registry import call_with_options
 from jetconnect_kafka import kafka_sink, kafka_source
 
 

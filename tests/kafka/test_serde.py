@@ -79,7 +79,7 @@ def test_unknown_format_names_the_option() -> None:
 
 
 def test_avro_values_map_as_the_avro_files_source_maps_them() -> None:
-    """The core's Avro mapping (jetconnect.files.avro_schema): a uuid is a string, a time of day an int."""
+    """The core's Avro mapping (jetconnect._files.avro_schema): a uuid is a string, a time of day an int."""
     schema = {"type": "record", "name": "Event", "fields": [
         {"name": "id", "type": {"type": "string", "logicalType": "uuid"}},
         {"name": "at", "type": {"type": "int", "logicalType": "time-millis"}},

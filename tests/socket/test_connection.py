@@ -6,7 +6,7 @@ import threading
 import pytest
 
 from jetconnect.errors import OptionError, SourceError
-from jetconnect.retry import RetriesExhausted
+from jetconnect._retry import RetriesExhausted
 from jetconnect_socket import socket_sink, socket_source
 from jetconnect_socket.connection import Endpoint, LineReader
 

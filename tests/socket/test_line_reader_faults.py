@@ -17,10 +17,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from jetconnect import sources
-from jetconnect.builders import ProcessorContext
+from jetconnect._builders import ProcessorContext
 from jetconnect.errors import OptionError, SourceError
-from jetconnect.options import Options
-from jetconnect.retry import RetriesExhausted
+from jetconnect._options import Options
+from jetconnect._retry import RetriesExhausted
 from jetconnect_socket.connection import DEFAULT_MAX_LINE_BYTES, Endpoint, LineReader
 
 

@@ -24,9 +24,9 @@ import fastavro
 import fastavro.read
 
 from jetconnect.errors import SourceError
-from jetconnect.files.filesystem import FileSystem
+from jetconnect.api import FileSystem
 
-from jetconnect.files.avro_schema import may_be_empty
+from jetconnect.api import may_be_empty
 
 MAGIC = b"Obj\x01"
 SYNC_SIZE = 16

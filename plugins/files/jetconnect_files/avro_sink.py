@@ -1,7 +1,7 @@
 """``sinks.avro``: Avro Object Container Files, one per partition and micro-batch, exactly-once.
 
 The Avro schema is the user's, or derived from the DataFrame's (nullable columns become unions
-with null). Files are staged, rolled and committed like the lines sink (:mod:`jetconnect.files.sink`);
+with null). Files are staged, rolled and committed like the lines sink (:mod:`jetconnect._files.sink`);
 this module only writes the records of each file.
 """
 
@@ -15,14 +15,14 @@ import fastavro
 import fastavro.write
 import pyarrow as pa
 
-from jetconnect.connector import WriteContext
+from jetconnect.api import WriteContext
 from jetconnect.errors import OptionError, SinkError
-from jetconnect.files.sink import FileWriters, StagedFileSink
-from jetconnect.files.line_splits import check_count
-from jetconnect.files.filesystem import FileSystem
-from jetconnect.files.staged_commit import StagedCommit
+from jetconnect.api import FileWriters, StagedFileSink
+from jetconnect.api import check_count
+from jetconnect.api import FileSystem
+from jetconnect.api import StagedCommit
 
-from jetconnect.files.avro_schema import load_avro_schema, to_avro_schema
+from jetconnect.api import load_avro_schema, to_avro_schema
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql.types import DataType, StructType

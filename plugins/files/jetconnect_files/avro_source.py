@@ -8,14 +8,14 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from jetconnect.arrow import to_arrow_schema
-from jetconnect.connector import BatchSource, Guarantee, ReadOutput
+from jetconnect.api import to_arrow_schema
+from jetconnect.api import BatchSource, Guarantee, ReadOutput
 from jetconnect.errors import SourceError
-from jetconnect.files.filesystem import FileSystem
-from jetconnect.files.line_splits import FileRange, check_count, plan_splits
+from jetconnect.api import FileSystem
+from jetconnect.api import FileRange, check_count, plan_splits
 
 from jetconnect_files.avro_container import AvroFileError, decode_records, read_block_groups, read_header
-from jetconnect.files.avro_schema import load_avro_schema, needs_fixing, to_spark_schema, value_fixer
+from jetconnect.api import load_avro_schema, needs_fixing, to_spark_schema, value_fixer
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql.types import StructType

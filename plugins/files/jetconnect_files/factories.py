@@ -1,7 +1,7 @@
 """The registered factories: keyword parameters typed so Spark's string options convert to them.
 
 Each builds its connector on the local file system (or any POSIX mount); another file system
-plugs in by building the connector classes with its own :class:`~jetconnect.files.filesystem.FileSystem`.
+plugs in by building the connector classes with its own :class:`~jetconnect.api.FileSystem`.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from jetconnect.errors import OptionError
-from jetconnect.files import GrowingLinesSource, LinesSource, LocalFileSystem, shared_path
+from jetconnect.api import GrowingLinesSource, LinesSource, LocalFileSystem, shared_path
 
 from jetconnect_files.avro_sink import AvroSink
 from jetconnect_files.avro_source import AvroSource

@@ -4,7 +4,7 @@ The line is a string column, or what Jet's ``toStringFn`` makes of the row (``to
 a Python function called per row: the columnar path stays the fast default). Jet's ``append``
 is Spark's write mode: ``append=False`` replaces the directory's files, as ``mode("overwrite")``.
 
-Exactly-once through :mod:`jetconnect.files.staged_commit`: tasks write hidden staging files, the commit
+Exactly-once through :mod:`jetconnect._files.staged_commit`: tasks write hidden staging files, the commit
 renames them to deterministic names, and a micro-batch Spark re-delivers after a crash lands on
 the names already committed instead of adding a second copy.
 """
@@ -17,14 +17,14 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from jetconnect.arrow import spark_rows
-from jetconnect.connector import CommitContext, WriteContext
+from jetconnect.api import spark_rows
+from jetconnect.api import CommitContext, WriteContext
 from jetconnect.errors import OptionError, SchemaError, SinkError
-from jetconnect.files.sink import Encoder, StagedFileSink, encode_lines
-from jetconnect.files.filesystem import FileSystem
-from jetconnect.charsets import check_charset
-from jetconnect.files.line_splits import check_count
-from jetconnect.files.staged_commit import StagedCommit
+from jetconnect.api import Encoder, StagedFileSink, encode_lines
+from jetconnect.api import FileSystem
+from jetconnect.api import check_charset
+from jetconnect.api import check_count
+from jetconnect.api import StagedCommit
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql.types import StructType

@@ -12,9 +12,9 @@ from typing import Any
 
 import hdfs
 
-from jetconnect.clients import ClientCache
+from jetconnect.api import ClientCache
 from jetconnect.errors import OptionError
-from jetconnect.redaction import redact
+from jetconnect.api import redact
 
 #: This process's clients (a forked Spark worker makes its own: the session's sockets are not shared).
 _clients: ClientCache["HdfsConnection", hdfs.Client] = ClientCache("hdfs clients")

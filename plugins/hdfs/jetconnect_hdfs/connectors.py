@@ -1,7 +1,7 @@
 """The user-facing factories: ``sources.hdfs(...)`` and ``sinks.hdfs(...)``.
 
 HDFS is a file system (:class:`~jetconnect_hdfs.filesystem.WebHdfsFileSystem`) plus these factories:
-they build the core's files family (:mod:`jetconnect.files`) on it, so reading lines, following
+they build the core's files family (:mod:`jetconnect._files`) on it, so reading lines, following
 growing files, whole files, Avro and the exactly-once sink are the same code as the files plugin's.
 Their parameters are the options of ``spark.read.format("jetconnect.hdfs")`` too: the registry
 converts Spark's string options by these annotations.
@@ -13,9 +13,9 @@ import posixpath
 from collections.abc import Callable
 from typing import Any
 
-from jetconnect.charsets import check_charset
+from jetconnect.api import check_charset
 from jetconnect.errors import OptionError
-from jetconnect.files import GrowingLinesSource, WholeFilesSource, check_count
+from jetconnect.api import GrowingLinesSource, WholeFilesSource, check_count
 from jetconnect_hdfs.connection import HdfsConnection
 from jetconnect_hdfs.filesystem import WebHdfsFileSystem, hdfs_path
 from jetconnect_hdfs.sink import HdfsSink, make_sink

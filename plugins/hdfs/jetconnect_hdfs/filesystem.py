@@ -1,4 +1,4 @@
-"""HDFS as a :class:`jetconnect.files.filesystem.FileSystem`, through WebHDFS and the ``hdfs`` client.
+"""HDFS as a :class:`jetconnect.api.FileSystem`, through WebHDFS and the ``hdfs`` client.
 
 Everything the core's file machinery (split planning, line reading, the staged commit) needs, plus
 what only HDFS has: block sizes and block locations, ranged reads with a length, append, checksums.
@@ -22,9 +22,9 @@ from urllib.parse import urlsplit
 
 from hdfs.util import HdfsError
 
-from jetconnect.files.filesystem import FileInfo, is_hidden
-from jetconnect.redaction import describe, raise_unchained
-from jetconnect.retry import Backoff, RetriesExhausted, retry_call
+from jetconnect.api import FileInfo, is_hidden
+from jetconnect.api import describe, raise_unchained
+from jetconnect.api import Backoff, RetriesExhausted, retry_call
 from jetconnect_hdfs.connection import HdfsConnection
 from jetconnect_hdfs.errors import NETWORK_ERRORS, WebHdfsError, as_os_error, is_transient
 
@@ -56,7 +56,7 @@ class _Transient(Exception):
 
 @dataclass(frozen=True)
 class WebHdfsFileSystem:
-    """:class:`~jetconnect.files.filesystem.FileSystem` over WebHDFS; picklable (clients are per process)."""
+    """:class:`~jetconnect.api.FileSystem` over WebHDFS; picklable (clients are per process)."""
 
     connection: HdfsConnection
     backoff: Backoff = Backoff(initial=0.2, maximum=2.0, deadline=60.0)

@@ -1,7 +1,7 @@
 """The HDFS sink: one file per partition and micro-batch, visible only once the batch commits.
 
 Tasks write under hidden staging names and the commit renames them to deterministic final names
-(:mod:`jetconnect.files.staged_commit`); HDFS's rename never overwrites, so a micro-batch that Spark
+(:mod:`jetconnect._files.staged_commit`); HDFS's rename never overwrites, so a micro-batch that Spark
 re-delivers after a crash finds its final names taken and drops its copy: exactly once, as long
 as the source replays the batch identically. A killed attempt leaves only hidden files, which
 readers skip and the next commit removes.
@@ -15,12 +15,12 @@ from typing import Any
 
 import pyarrow as pa
 
-from jetconnect.charsets import check_charset
-from jetconnect.connector import WriteContext
+from jetconnect.api import check_charset
+from jetconnect.api import WriteContext
 from jetconnect.errors import OptionError, SchemaError
-from jetconnect.files.sink import Encoder, StagedFileSink, encode_lines
-from jetconnect.files.line_splits import check_count
-from jetconnect.files.staged_commit import StagedCommit
+from jetconnect.api import Encoder, StagedFileSink, encode_lines
+from jetconnect.api import check_count
+from jetconnect.api import StagedCommit
 from jetconnect_hdfs.filesystem import WebHdfsFileSystem, hdfs_path
 
 FORMATS = ("lines", "jsonl")

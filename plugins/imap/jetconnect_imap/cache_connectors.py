@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from jetconnect.connector import ReadOutput
+from jetconnect.api import ReadOutput
 from jetconnect.errors import OptionError
 from jetconnect_imap.events import Change, EventType
 from jetconnect_imap.journal_source import MapJournalSource

@@ -19,13 +19,13 @@ from typing import Any
 import pyarrow as pa
 from pyspark.sql.types import StructType
 
-from jetconnect.arrow import parse_schema, to_arrow_schema
-from jetconnect.connector import Guarantee, Offset, Range, ReadOutput, StreamSource
+from jetconnect.api import parse_schema, to_arrow_schema
+from jetconnect.api import Guarantee, Offset, Range, ReadOutput, StreamSource
 from jetconnect.errors import OffsetError, OptionError
-from jetconnect.offsets import integer_positions
+from jetconnect.api import integer_positions
 from jetconnect_imap.events import EventType, JournalEvent
 from jetconnect_imap.map_source import DEFAULT_PROJECTED_SCHEMA
-from jetconnect.admission import share_budget, spread
+from jetconnect.api import share_budget, spread
 from jetconnect_imap.rows import row_shaper
 from jetconnect_imap.serde import loads, text_of
 from jetconnect_imap.store import MapConfig, RawEvent, Store, check_name, default_url, open_store, redact_url

@@ -13,8 +13,8 @@ from typing import Any
 import pyarrow as pa
 from pyspark.sql.types import StructType
 
-from jetconnect.arrow import parse_schema
-from jetconnect.connector import BatchSource, Guarantee, ReadOutput, Sink, WriteContext
+from jetconnect.api import parse_schema
+from jetconnect.api import BatchSource, Guarantee, ReadOutput, Sink, WriteContext
 from jetconnect_imap.map_sinks import (
     DEFAULT_CHUNK_ROWS,
     WriteReport,

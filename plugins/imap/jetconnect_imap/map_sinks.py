@@ -19,7 +19,7 @@ from typing import Any
 import pyarrow as pa
 from pyspark.sql.types import StructType
 
-from jetconnect.connector import Guarantee, Sink, WriteContext
+from jetconnect.api import Guarantee, Sink, WriteContext
 from jetconnect.errors import OptionError, SchemaError, SinkError
 from jetconnect_imap.events import Change
 from jetconnect_imap.serde import dumps, loads, partition_of

@@ -8,10 +8,10 @@ from typing import Any
 
 from pyspark.sql.types import StructType
 
-from jetconnect.arrow import parse_schema
-from jetconnect.connector import BatchSource, Guarantee, ReadOutput
+from jetconnect.api import parse_schema
+from jetconnect.api import BatchSource, Guarantee, ReadOutput
 from jetconnect.errors import SchemaError
-from jetconnect.admission import spread
+from jetconnect.api import spread
 from jetconnect_imap.rows import raw_decoder, row_shaper
 from jetconnect_imap.serde import loads
 from jetconnect_imap.store import check_name, default_url, open_store, redact_url

@@ -12,7 +12,7 @@ Read-modify-writes (merging and updating sinks) are optimistic: the script first
 every key still has the value the client read and otherwise changes nothing, and the client
 reads again and retries. That needs no WATCH, so it works the same on a cluster.
 
-Every command goes through :func:`jetconnect.retry.retry_call`: a Redis restart, a dropped
+Every command goes through :func:`jetconnect.api.retry_call`: a Redis restart, a dropped
 connection or a cluster briefly down is retried with backoff for ``retry_deadline`` seconds
 (30 by default; ``redis://host:port/0?retry_deadline=60``), then a :class:`StoreError` names the
 store (never its password). A write retried after Redis applied it but before the reply arrived
@@ -42,8 +42,8 @@ from redis.exceptions import (
 )
 from redis.retry import Retry
 
-from jetconnect.redaction import redact
-from jetconnect.retry import Backoff, RetriesExhausted, retry_call
+from jetconnect.api import redact
+from jetconnect.api import Backoff, RetriesExhausted, retry_call
 from jetconnect_imap.events import Change, EventType
 from jetconnect_imap.store import (
     Compute,

@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-from jetconnect.retry import Backoff, RetriesExhausted, retry_call
+from jetconnect.api import Backoff, RetriesExhausted, retry_call
 from jetconnect_imap.events import Change, EventType
 from jetconnect_imap.store import (
     Compute,

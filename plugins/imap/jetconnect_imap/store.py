@@ -20,9 +20,9 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from jetconnect.clients import ClientCache
+from jetconnect.api import ClientCache
 from jetconnect.errors import JetconnectError
-from jetconnect.redaction import redact_url, split_credentials, url_secrets  # re-exported: public since 0.1
+from jetconnect.api import redact_url, split_credentials, url_secrets  # re-exported: public since 0.1
 from jetconnect_imap.events import Change, EventType
 from jetconnect_imap.serde import DEFAULT_PARTITIONS
 

@@ -63,7 +63,7 @@ def describe_query(conn: sa.Connection, query: sa.Select) -> list[Column]:
 def from_spark_schema(schema: T.StructType) -> list[Column]:
     """Columns as the user declared them; the matching SQL type lets SQLAlchemy convert values that a
     database stores loosely (SQLite keeps dates as text)."""
-    from jetconnect.arrow import to_arrow_schema
+    from jetconnect.api import to_arrow_schema
 
     arrow = to_arrow_schema(schema)
     return [

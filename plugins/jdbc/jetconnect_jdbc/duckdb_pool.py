@@ -5,7 +5,7 @@ DuckDB's PostgreSQL scanner (its ``postgres_scanner`` extension, shipped on PyPI
 no Python object per row. On the bench's table it takes half the client CPU of ADBC's PostgreSQL
 driver, which jetconnect used before. Attaching opens a PostgreSQL connection (tens of
 milliseconds, a noticeable share of one Spark partition's read), so each Python worker keeps the
-ones it opened for later tasks, in a core :class:`~jetconnect.clients.ClientCache` of idle lists:
+ones it opened for later tasks, in a core :class:`~jetconnect.api.ClientCache` of idle lists:
 a forked worker starts with none of its parent's.
 """
 
@@ -19,8 +19,8 @@ from typing import Any
 
 from sqlalchemy.engine import make_url
 
-from jetconnect.clients import ClientCache
-from jetconnect.redaction import raise_unchained, redact, url_secrets
+from jetconnect.api import ClientCache
+from jetconnect.api import raise_unchained, redact, url_secrets
 
 #: The name the PostgreSQL database is attached under, for ``postgres_query``.
 ATTACHED = "pg"

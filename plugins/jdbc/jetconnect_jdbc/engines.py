@@ -2,7 +2,7 @@
 
 Sources and sinks are pickled to executors with their URL only; each Python worker builds its own
 engine (connection pool) the first time it needs one and reuses it for every later task. The
-engines live in a core :class:`~jetconnect.clients.ClientCache`: a forked worker never uses its
+engines live in a core :class:`~jetconnect.api.ClientCache`: a forked worker never uses its
 parent's pooled connections.
 """
 
@@ -16,9 +16,9 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import URL, Engine, make_url
 
-from jetconnect.clients import ClientCache
+from jetconnect.api import ClientCache
 from jetconnect.errors import OptionError
-from jetconnect.redaction import redact_url
+from jetconnect.api import redact_url
 
 #: Engines by (URL, connection function's key); disposing one closes its pooled connections.
 _engines: ClientCache[tuple[str, str], Engine] = ClientCache("jdbc engines", on_close=Engine.dispose)

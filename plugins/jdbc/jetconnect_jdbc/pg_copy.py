@@ -20,7 +20,7 @@ import sqlalchemy as sa
 from sqlalchemy.dialects.postgresql.base import PGDialect
 
 from jetconnect.errors import SourceError
-from jetconnect.redaction import raise_unchained, redact, url_secrets
+from jetconnect.api import raise_unchained, redact, url_secrets
 from jetconnect_jdbc.duckdb_pool import ATTACHED, PostgresConnectError, postgres_via_duckdb
 
 #: Bytes of rows per Arrow batch (about 200k rows of a five-column table): Spark takes a few

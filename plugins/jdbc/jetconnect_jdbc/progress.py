@@ -1,7 +1,7 @@
 """The progress table: one row per written (query, micro-batch, partition), in the data's transaction.
 
 A micro-batch Spark re-delivers after a crash finds its row and is skipped, so a partition's rows
-land exactly once. The row is the core's :class:`~jetconnect.connector.WriteKey` in three columns
+land exactly once. The row is the core's :class:`~jetconnect.api.WriteKey` in three columns
 (``query_id``, ``batch_id``, ``partition_id``). Rows of old batches are trimmed when a later batch
 commits.
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 
-from jetconnect.connector import WriteKey
+from jetconnect.api import WriteKey
 
 #: How many micro-batches of history to keep: Spark only ever re-delivers the last one.
 KEEP_BATCHES = 100

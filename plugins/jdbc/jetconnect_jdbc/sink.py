@@ -18,10 +18,10 @@ import pyarrow as pa
 import sqlalchemy as sa
 from pyspark.sql import types as T
 
-from jetconnect.connector import CommitContext, Guarantee, Sink, WriteContext, WriteKey
+from jetconnect.api import CommitContext, Guarantee, Sink, WriteContext, WriteKey
 from jetconnect.errors import OptionError, SchemaError, SinkError
-from jetconnect.retry import Backoff, retry_call
-from jetconnect.redaction import raise_unchained, redact, url_secrets
+from jetconnect.api import Backoff, retry_call
+from jetconnect.api import raise_unchained, redact, url_secrets
 from jetconnect_jdbc import progress
 from jetconnect_jdbc.engines import ConnectionFn, check_connection_fn, check_url, dialect_name, engine_for, safe_url
 from jetconnect_jdbc.names import split_table_name

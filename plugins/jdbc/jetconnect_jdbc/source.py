@@ -18,10 +18,10 @@ import pyarrow as pa
 import sqlalchemy as sa
 from pyspark.sql import types as T
 
-from jetconnect.arrow import parse_schema, rows_to_batch, spark_rows
-from jetconnect.connector import BatchSource, Guarantee, Offset, Range, StreamSource
+from jetconnect.api import parse_schema, rows_to_batch, spark_rows
+from jetconnect.api import BatchSource, Guarantee, Offset, Range, StreamSource
 from jetconnect.errors import OffsetError, OptionError, SourceError
-from jetconnect.redaction import raise_unchained, redact, url_secrets
+from jetconnect.api import raise_unchained, redact, url_secrets
 from jetconnect_jdbc import filters, values
 from jetconnect_jdbc.arrow_batches import rows_to_record_batch
 from jetconnect_jdbc.columns import Column, arrow_schema, describe_query, from_spark_schema, reflect_table, spark_schema
@@ -122,7 +122,7 @@ class JdbcSource(BatchSource, StreamSource):
 
     def _find_columns(self) -> list[Column]:
         if self._declared_schema is not None:
-            from jetconnect.arrow import parse_schema
+            from jetconnect.api import parse_schema
 
             return from_spark_schema(parse_schema(self._declared_schema))
         with self._connect() as conn:

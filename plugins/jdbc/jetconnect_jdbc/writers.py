@@ -16,7 +16,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 import sqlalchemy as sa
 
-from jetconnect.arrow import spark_rows
+from jetconnect.api import spark_rows
 from jetconnect.errors import OptionError, SinkError
 from jetconnect_jdbc.pg_copy import INLINE_DIALECT
 from jetconnect_jdbc.sqlite_values import sqlite_rows

@@ -32,11 +32,11 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from jetconnect.builders import WAL_LOCATION, ProcessorContext, SourceBuffer, spool_of
+from jetconnect.api import WAL_LOCATION, ProcessorContext, SourceBuffer, spool_of
 from jetconnect.errors import OffsetError, SourceError
-from jetconnect.locations import resolve_location
-from jetconnect.rounds import RoundLog
-from jetconnect.spool import Spool
+from jetconnect.api import resolve_location
+from jetconnect.api import RoundLog
+from jetconnect.api import Spool
 from jetconnect_jms.messages import _FRAME_HEADERS, RAW_SCHEMA, MessageView, _timestamp_ms
 from jetconnect_jms.stomp_client import CONNECTION_ERRORS, StompClient, StompSettings
 

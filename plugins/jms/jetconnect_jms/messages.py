@@ -16,7 +16,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from jetconnect.arrow import parse_schema, rows_to_batch, to_arrow_schema
+from jetconnect.api import parse_schema, rows_to_batch, to_arrow_schema
 from jetconnect.errors import OptionError, SourceError
 
 #: The write-ahead log's record of one message.

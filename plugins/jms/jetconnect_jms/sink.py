@@ -4,7 +4,7 @@ The transaction is committed at the end of the partition, with a receipt, so a p
 the queue whole or not at all. The batch's commit runs in another process that cannot see the
 tasks' connections, so a batch that Spark re-delivers after a driver crash is sent again: the
 sink is at-least-once. Every message of a streaming write carries a ``jetconnect-batch`` header,
-the write's :class:`~jetconnect.connector.WriteKey` as text (``<query id>:<batch id>:<partition>``),
+the write's :class:`~jetconnect.api.WriteKey` as text (``<query id>:<batch id>:<partition>``),
 so a consumer can drop a resent partition.
 """
 
@@ -17,10 +17,10 @@ from typing import Any
 
 import pyarrow as pa
 
-from jetconnect.arrow import spark_rows
-from jetconnect.connector import Guarantee, Sink, WriteContext
+from jetconnect.api import spark_rows
+from jetconnect.api import Guarantee, Sink, WriteContext
 from jetconnect.errors import OptionError, SchemaError, SinkError
-from jetconnect.retry import Backoff, RetriesExhausted, retry_call
+from jetconnect.api import Backoff, RetriesExhausted, retry_call
 from jetconnect_jms.stomp_client import CONNECTION_ERRORS, BrokerError, StompClient, StompSettings, destination_path
 
 

@@ -1,7 +1,7 @@
 """The JMS source: a broker that cannot replay, made replayable by the core's spooled stream.
 
 The messages are pulled by a builder stream without snapshot functions, so they go where every
-such stream's items go (:mod:`jetconnect.builders`): processor i lives in a receiver in the
+such stream's items go (:mod:`jetconnect._builders`): processor i lives in a receiver in the
 executor whose task first ran it, with its own STOMP connection (:class:`~jetconnect_jms.consumer.Consumer`,
 Jet's connection per member), spools what it receives under ``wal_location`` and acknowledges it
 only after that; a micro-batch's round records the spool range it takes, and a replay reads it.
@@ -21,7 +21,7 @@ import functools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from jetconnect.builders import (
+from jetconnect.api import (
     BACKLOG_PAST_COMMITS,
     IDLE_POLL_MS,
     KEEP_ALIVE_MS,
@@ -32,7 +32,7 @@ from jetconnect.builders import (
     BuilderStreamSource,
     SourceBuilder,
 )
-from jetconnect.connector import Guarantee, Offset, Range, ReadOutput, StreamSource
+from jetconnect.api import Guarantee, Offset, Range, ReadOutput, StreamSource
 from jetconnect.errors import OptionError
 from jetconnect_jms.consumer import RUN_OPTION, SPOOL_SCHEMA, Consumer, ConsumerConfig, spooled_to_raw
 from jetconnect_jms.messages import MessageView

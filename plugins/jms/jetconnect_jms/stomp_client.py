@@ -30,8 +30,8 @@ import stomp.exception
 import stomp.protocol
 import stomp.transport
 
-from jetconnect.redaction import redact
-from jetconnect.retry import Backoff, RetriesExhausted, retry_call
+from jetconnect.api import redact
+from jetconnect.api import Backoff, RetriesExhausted, retry_call
 from jetconnect_jms.stomp_frames import FrameError, FrameReader
 
 _log = logging.getLogger(__name__)

@@ -14,8 +14,8 @@ from typing import Any
 from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, ClusterMetadata
 
-from jetconnect.redaction import redact_options as redacted  # re-exported: public since 0.1
-from jetconnect.retry import Backoff, retry_call
+from jetconnect.api import redact_options as redacted  # re-exported: public since 0.1
+from jetconnect.api import Backoff, retry_call
 
 #: How long a client keeps retrying an unreachable broker before the error reaches the user.
 DEFAULT_BACKOFF = Backoff(initial=0.1, maximum=2.0, deadline=30.0)

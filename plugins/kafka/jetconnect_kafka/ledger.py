@@ -23,8 +23,8 @@ from typing import Any, NoReturn
 from confluent_kafka import KafkaError, KafkaException
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from jetconnect.connector import WriteKey
-from jetconnect.retry import Backoff, retry_call
+from jetconnect.api import WriteKey
+from jetconnect.api import Backoff, retry_call
 
 from jetconnect_kafka import config
 from jetconnect_kafka.errors import KafkaSinkError

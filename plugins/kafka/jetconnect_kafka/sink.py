@@ -23,10 +23,10 @@ import pyarrow as pa
 from confluent_kafka import KafkaException, Producer
 from pyspark.sql.types import ArrayType, BinaryType, IntegerType, LongType, ShortType, StringType, StructType
 
-from jetconnect.arrow import spark_rows
-from jetconnect.connector import CommitContext, Guarantee, GuaranteeOption, Sink, WriteContext, WriteKey
+from jetconnect.api import spark_rows
+from jetconnect.api import CommitContext, Guarantee, GuaranteeOption, Sink, WriteContext, WriteKey
 from jetconnect.errors import OptionError, SchemaError
-from jetconnect.retry import Backoff
+from jetconnect.api import Backoff
 
 from jetconnect_kafka import config, producers
 from jetconnect_kafka.errors import KafkaSinkError

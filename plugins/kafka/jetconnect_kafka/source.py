@@ -19,16 +19,16 @@ import pyarrow.compute as pc
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message, TopicPartition
 from pyspark.sql.types import StructType
 
-from jetconnect.arrow import parse_schema, rows_to_batch, to_arrow_schema
-from jetconnect.connector import BatchSource, Guarantee, Offset, Range, StreamSource
-from jetconnect.offsets import integer_positions
+from jetconnect.api import parse_schema, rows_to_batch, to_arrow_schema
+from jetconnect.api import BatchSource, Guarantee, Offset, Range, StreamSource
+from jetconnect.api import integer_positions
 from jetconnect.errors import OptionError
-from jetconnect.redaction import describe, secrets_of
-from jetconnect.retry import Backoff
+from jetconnect.api import describe, secrets_of
+from jetconnect.api import Backoff
 
 from jetconnect_kafka import config
 from jetconnect_kafka.errors import KafkaOffsetError, KafkaSourceError, KafkaWatermarkError
-from jetconnect.admission import admit_offsets
+from jetconnect.api import admit_offsets
 from jetconnect_kafka.offsets import (
     EARLIEST,
     LATEST,

@@ -7,7 +7,7 @@ import socket
 from dataclasses import dataclass, field
 
 from jetconnect.errors import OptionError, SourceError
-from jetconnect.retry import Backoff, retry_call
+from jetconnect.api import Backoff, retry_call
 
 log = logging.getLogger("jetconnect.socket")
 

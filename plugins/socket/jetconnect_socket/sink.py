@@ -13,10 +13,10 @@ from dataclasses import dataclass
 import pyarrow as pa
 
 from jetconnect import SinkBuilder, SinkContext
-from jetconnect.builders import BuilderSink
-from jetconnect.charsets import check_charset
+from jetconnect.api import BuilderSink
+from jetconnect.api import check_charset
 from jetconnect.errors import SinkError
-from jetconnect.retry import Backoff, RetriesExhausted, retry_call
+from jetconnect.api import Backoff, RetriesExhausted, retry_call
 from jetconnect_socket.connection import NETWORK_ERRORS, Endpoint
 
 

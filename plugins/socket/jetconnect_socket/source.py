@@ -10,9 +10,9 @@ a server sends while no processor is connected are not received at all.
 from __future__ import annotations
 
 from jetconnect import SourceBuffer, SourceBuilder
-from jetconnect.builders import ProcessorContext
-from jetconnect.charsets import check_charset
-from jetconnect.connector import StreamSource
+from jetconnect.api import ProcessorContext
+from jetconnect.api import check_charset
+from jetconnect.api import StreamSource
 from jetconnect.errors import OptionError
 from jetconnect_socket.connection import DEFAULT_MAX_LINE_BYTES, Endpoint, LineReader, check_max_line_bytes
 

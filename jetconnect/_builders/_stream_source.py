@@ -2,10 +2,10 @@
 
 Spark's driver fixes each micro-batch's ``[start, end)`` before any executor reads, while a Jet
 processor pulls for as long as the job runs. The offset therefore names a *round* per processor
-(:class:`~jetconnect.builders._position.RoundPosition`): the driver only opens rounds; processor
+(:class:`~jetconnect._builders._position.RoundPosition`): the driver only opens rounds; processor
 i pulls its round in the read task of partition i, records what the round held under
-``wal_location`` (:mod:`jetconnect.rounds`), and a re-read of the round replays the record
-(:mod:`jetconnect.builders._rounds`). Each item is pulled once; the driver never calls
+``wal_location`` (:mod:`jetconnect._rounds`), and a re-read of the round replays the record
+(:mod:`jetconnect._builders._rounds`). Each item is pulled once; the driver never calls
 ``create_fn`` or ``fill_buffer_fn``.
 
 The driver decides from the last round's record whether to open the next one: at once if it
@@ -24,15 +24,15 @@ from typing import Any
 
 from pyspark.sql.types import StructType
 
-from jetconnect.builders._position import RoundPosition, parse_offset, parse_position
-from jetconnect.builders._receiver import DEFAULT_MAX_BACKLOG, DEFAULT_MAX_BACKLOG_BYTES, Backlog
-from jetconnect.builders._rounds import LogRounds, RoundReader, SnapshotRounds, spool_of, stop_marker
-from jetconnect.builders._spec import SourceSpec
-from jetconnect.connector import Guarantee, Offset, Range, ReadOutput, StreamSource
+from jetconnect._builders._position import RoundPosition, parse_offset, parse_position
+from jetconnect._builders._receiver import DEFAULT_MAX_BACKLOG, DEFAULT_MAX_BACKLOG_BYTES, Backlog
+from jetconnect._builders._rounds import LogRounds, RoundReader, SnapshotRounds, spool_of, stop_marker
+from jetconnect._builders._spec import SourceSpec
+from jetconnect._connector import Guarantee, Offset, Range, ReadOutput, StreamSource
 from jetconnect.errors import OffsetError, OptionError
-from jetconnect.locations import resolve_location
-from jetconnect.options import Options
-from jetconnect.rounds import RoundFacts, RoundLog
+from jetconnect._locations import resolve_location
+from jetconnect._options import Options
+from jetconnect._rounds import RoundFacts, RoundLog
 
 #: Where the round records (and, for streams that cannot replay, the spooled rows) live.
 WAL_LOCATION = "wal_location"

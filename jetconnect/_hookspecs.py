@@ -22,8 +22,8 @@ import pluggy
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Callable
 
-    from jetconnect.files.filesystem import FileSystem
-    from jetconnect.registry import Register
+    from jetconnect._files.filesystem import FileSystem
+    from jetconnect._registry import Register
 
 hookspec = pluggy.HookspecMarker("jetconnect")
 hookimpl = pluggy.HookimplMarker("jetconnect")
@@ -33,7 +33,7 @@ hookimpl = pluggy.HookimplMarker("jetconnect")
 def register_sources(register: "Register") -> None:
     """Register source factories: ``register(factory, name=..., from_options=...)``.
 
-    ``factory(**kwargs)`` returns a :class:`~jetconnect.connector.Source`; it serves both
+    ``factory(**kwargs)`` returns a :class:`~jetconnect._connector.Source`; it serves both
     ``sources.<name>(...)`` and ``spark.read.format(<name>)``, whose string options are converted
     to the factory's parameters by their annotations (or by ``from_options(Options)`` if given).
     """
@@ -48,7 +48,7 @@ def register_sinks(register: "Register") -> None:
 def register_file_systems(register: "Callable[[str, Callable[[str], tuple[FileSystem, str]]], None]") -> None:
     """Register file systems by URL scheme: ``register("webhdfs", resolve)``.
 
-    ``resolve(url)`` returns ``(file_system, path)``: the :class:`~jetconnect.files.filesystem.FileSystem`
+    ``resolve(url)`` returns ``(file_system, path)``: the :class:`~jetconnect._files.filesystem.FileSystem`
     that serves the URL and the path on it. Locations jetconnect keeps state in (``wal_location``)
     are resolved this way, so they may live on any registered file system.
     """

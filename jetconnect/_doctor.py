@@ -11,7 +11,7 @@ One progress line per check, and a non-zero exit if any failed:
    from the registry with those options and, for a source, asked what needs its server:
    ``schema()``, then ``splits()`` (batch) or ``initial_offset()`` (``--stream``).
 
-Every line goes through :func:`jetconnect.redaction.redact` with the options' secrets: a password
+Every line goes through :func:`jetconnect._redaction.redact` with the options' secrets: a password
 given to the doctor, or quoted back by a driver's error, never shows.
 """
 
@@ -25,12 +25,12 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from jetconnect.redaction import redact, redact_options, secrets_of
+from jetconnect._redaction import redact, redact_options, secrets_of
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import SparkSession
 
-    from jetconnect.registry import ConnectorSpec
+    from jetconnect._registry import ConnectorSpec
 
 OK, FAIL, DIFFERS = "ok", "FAIL", "differs"
 
@@ -97,7 +97,7 @@ def conf_report(settings: Mapping[str, str | None], recommended: Mapping[str, st
 def plugin_modules() -> dict[str, tuple[str, str]]:
     """``{what: (module, distribution)}`` a worker must import: jetconnect, pyarrow and every plugin
     the registry loaded (``JETCONNECT_PLUGINS`` narrows them, as it does for pipelines)."""
-    from jetconnect.registry import ENTRY_POINT_GROUP, get_registry
+    from jetconnect._registry import ENTRY_POINT_GROUP, get_registry
 
     loaded = get_registry().plugins
     wanted = {"jetconnect": ("jetconnect", "jetconnect"), "pyarrow": ("pyarrow", "pyarrow")}
@@ -145,8 +145,8 @@ def connector_checks(spec: "ConnectorSpec", options: Mapping[str, str], stream: 
     Yields one check per step and stops at the first failure; an error is shown as its type and
     message (the caller redacts every line).
     """
-    from jetconnect.connector import BatchSource, StreamSource
-    from jetconnect.options import Options
+    from jetconnect._connector import BatchSource, StreamSource
+    from jetconnect._options import Options
 
     label = f"{spec.kind} {spec.name}"
     steps: list[tuple[str, Callable[[Any], str]]] = []
@@ -247,7 +247,7 @@ def run(args: argparse.Namespace, out: Callable[[str], None] = print) -> int:
     if not args.skip_spark:
         _spark_checks(args, report)
     if args.source or args.sink:
-        from jetconnect.registry import get_registry
+        from jetconnect._registry import get_registry
 
         kind, name = ("source", args.source) if args.source else ("sink", args.sink)
         registry = get_registry()

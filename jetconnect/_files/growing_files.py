@@ -13,7 +13,7 @@ at a line boundary, or the stream stops with an :class:`OffsetError` naming the 
 
 The files plugin registers it as ``file_watcher`` on the local disk, the HDFS plugin as ``hdfs`` on
 WebHDFS (reading what the files hold already, ``read_existing=True``). It is also a
-:class:`~jetconnect.files.lines_source.LinesSource`: the same options read the files once as a batch.
+:class:`~jetconnect._files.lines_source.LinesSource`: the same options read the files once as a batch.
 """
 
 from __future__ import annotations
@@ -22,12 +22,12 @@ import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
-from jetconnect.connector import Guarantee, Offset, Range, ReadOutput, StreamSource
+from jetconnect._connector import Guarantee, Offset, Range, ReadOutput, StreamSource
 from jetconnect.errors import OffsetError, SourceError
-from jetconnect.files.filesystem import FileInfo, child_path, relative_name
-from jetconnect.files.line_splits import FileRange, advance_lines, check_count, last_line_end
-from jetconnect.files.lines_source import LinesSource
-from jetconnect.offsets import integer_positions
+from jetconnect._files.filesystem import FileInfo, child_path, relative_name
+from jetconnect._files.line_splits import FileRange, advance_lines, check_count, last_line_end
+from jetconnect._files.lines_source import LinesSource
+from jetconnect._offsets import integer_positions
 
 
 class GrowingLinesSource(LinesSource, StreamSource):
@@ -111,7 +111,7 @@ class GrowingLinesSource(LinesSource, StreamSource):
     def ranges(self, start: Offset, end: Offset) -> Sequence[Range]:
         """Deterministic from the two offsets alone: a replayed micro-batch gets the same ranges."""
         # A file that grew a lot is cut into several ranges (tasks); line ownership makes the
-        # cuts safe anywhere (see jetconnect.files.line_splits). Every byte between the two offsets is
+        # cuts safe anywhere (see jetconnect._files.line_splits). Every byte between the two offsets is
         # in exactly one range: an offset never moves past lines no task reads.
         before, after = self._positions(start), self._positions(end)
         ranges = []

@@ -10,10 +10,10 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from jetconnect.errors import JetconnectError
-from jetconnect.redaction import describe, raise_unchained
+from jetconnect._redaction import describe, raise_unchained
 
 T = TypeVar("T")
-log = logging.getLogger("jetconnect.retry")
+log = logging.getLogger("jetconnect._retry")
 
 
 class RetriesExhausted(JetconnectError):

@@ -1,7 +1,7 @@
 """The exactly-once file sink, written once: subclasses only say how batches go into a file.
 
 Staging, rolling to a new file by size, the commit that renames staged files to their final
-names and the clean-up of a failed task live here (over :mod:`jetconnect.files.staged_commit`), so the
+names and the clean-up of a failed task live here (over :mod:`jetconnect._files.staged_commit`), so the
 text sinks of the files and HDFS plugins differ only in their encoding and file system, and the
 Avro sink only in its :class:`FileWriter`.
 """
@@ -16,9 +16,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from jetconnect.connector import CommitContext, Guarantee, Sink, WriteContext
+from jetconnect._connector import CommitContext, Guarantee, Sink, WriteContext
 from jetconnect.errors import SinkError
-from jetconnect.files.staged_commit import StagedCommit
+from jetconnect._files.staged_commit import StagedCommit
 
 #: Turns one Arrow batch into the bytes appended to the current file.
 Encoder = Callable[[pa.RecordBatch], bytes]

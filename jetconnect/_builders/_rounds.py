@@ -11,7 +11,7 @@ Two strategies, one per way a builder stream replays (docs/ARCHITECTURE.md secti
 
 Both keep the round's item limit exact: in snapshot rounds, rows a last fill brings past it are
 the round's *carry*, kept in its record and delivered first by the next round. Snapshot rounds
-leave the processor in this worker's :data:`~jetconnect.builders._processor.LIVE` cache, so a
+leave the processor in this worker's :data:`~jetconnect._builders._processor.LIVE` cache, so a
 next round that lands here goes on without restoring anything.
 """
 
@@ -24,14 +24,14 @@ from collections.abc import Generator, Iterator
 
 import pyarrow as pa
 
-from jetconnect.arrow import DEFAULT_BATCH_ROWS, to_arrow_schema
-from jetconnect.builders._processor import LIVE, Items, LiveProcessor, Processor, destroy_quietly
-from jetconnect.builders._receiver import Backlog, Lease, Receiver, owner_description, raise_receiver_error
-from jetconnect.builders._spec import SourceSpec
+from jetconnect._arrow import DEFAULT_BATCH_ROWS, to_arrow_schema
+from jetconnect._builders._processor import LIVE, Items, LiveProcessor, Processor, destroy_quietly
+from jetconnect._builders._receiver import Backlog, Lease, Receiver, owner_description, raise_receiver_error
+from jetconnect._builders._spec import SourceSpec
 from jetconnect.errors import OffsetError, SourceError
-from jetconnect.options import Options
-from jetconnect.rounds import Round, RoundFacts, RoundLog, new_attempt_id
-from jetconnect.spool import Spool
+from jetconnect._options import Options
+from jetconnect._rounds import Round, RoundFacts, RoundLog, new_attempt_id
+from jetconnect._spool import Spool
 
 #: The option naming where rounds and spools live (named in errors).
 WAL_LOCATION = "wal_location"
@@ -280,7 +280,7 @@ class SnapshotRounds(RoundReader):
 class LogRounds(RoundReader):
     """Rounds of a stream that cannot replay: a receiver spools what it receives, a round takes a range.
 
-    The processor lives in a :class:`~jetconnect.builders._receiver.Receiver` (one in the whole
+    The processor lives in a :class:`~jetconnect._builders._receiver.Receiver` (one in the whole
     cluster, in the worker that started it); a round, wherever it runs, waits briefly for rows past
     where the round before ended, records the spool range it takes, and delivers it. A replay
     reads the same range.

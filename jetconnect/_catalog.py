@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from jetconnect.errors import PluginError
-from jetconnect.registry import ConnectorSpec, get_registry
+from jetconnect._registry import ConnectorSpec, get_registry
 
 
 class Catalog:

@@ -20,11 +20,11 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from jetconnect.arrow import rows_to_batch, to_arrow_schema
-from jetconnect.builders._contexts import ProcessorContext, SourceBuffer
-from jetconnect.builders._spec import SourceSpec
+from jetconnect._arrow import rows_to_batch, to_arrow_schema
+from jetconnect._builders._contexts import ProcessorContext, SourceBuffer
+from jetconnect._builders._spec import SourceSpec
 from jetconnect.errors import SourceError
-from jetconnect.options import Options
+from jetconnect._options import Options
 
 log = logging.getLogger("jetconnect.source")
 

@@ -8,11 +8,11 @@ from typing import Any
 import pyarrow as pa
 from pyspark.sql.types import StructType
 
-from jetconnect.arrow import DEFAULT_BATCH_ROWS
-from jetconnect.builders._processor import Idle, Items, Processor
-from jetconnect.builders._spec import SourceSpec
-from jetconnect.connector import BatchSource, Guarantee, ReadOutput
-from jetconnect.options import Options
+from jetconnect._arrow import DEFAULT_BATCH_ROWS
+from jetconnect._builders._processor import Idle, Items, Processor
+from jetconnect._builders._spec import SourceSpec
+from jetconnect._connector import BatchSource, Guarantee, ReadOutput
+from jetconnect._options import Options
 
 
 class BuilderBatchSource(BatchSource):

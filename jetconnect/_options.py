@@ -11,7 +11,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any, TypeVar
 
 from jetconnect.errors import OptionError
-from jetconnect.redaction import MASK, is_secret_name, redact_options, shown_value
+from jetconnect._redaction import MASK, is_secret_name, redact_options, shown_value
 
 T = TypeVar("T")
 _MISSING: Any = object()

@@ -7,10 +7,10 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from typing import Any, Generic, Literal, TypeVar
 
-from jetconnect.builders._contexts import SinkContext
-from jetconnect.connector import Guarantee, Sink, WriteContext
+from jetconnect._builders._contexts import SinkContext
+from jetconnect._connector import Guarantee, Sink, WriteContext
 from jetconnect.errors import SinkError
-from jetconnect.options import Options
+from jetconnect._options import Options
 
 S = TypeVar("S")
 

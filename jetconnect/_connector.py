@@ -2,7 +2,7 @@
 
 Two ways to write a connector:
 
-* the builders (:mod:`jetconnect.builders`), Jet's ``create_fn`` / ``fill_buffer_fn`` model, for a
+* the builders (:mod:`jetconnect._builders`), Jet's ``create_fn`` / ``fill_buffer_fn`` model, for a
   source that pulls items or a sink that receives rows;
 * these classes directly, for a system that knows its partitions and positions (Kafka, an event
   journal, files): a :class:`BatchSource` lists splits and reads one, a :class:`StreamSource`

@@ -1,12 +1,12 @@
 """The files family, written once over a :class:`FileSystem`: what the files and HDFS plugins build on.
 
-- :mod:`~jetconnect.files.filesystem`: the :class:`FileSystem` protocol and :class:`LocalFileSystem`;
-- :mod:`~jetconnect.files.line_splits`: byte-range splits of text files and reading their lines into Arrow;
-- :mod:`~jetconnect.files.lines_source`: the lines of a directory's files, as a batch source;
-- :mod:`~jetconnect.files.growing_files`: lines appended to a directory's files, as a replayable stream;
-- :mod:`~jetconnect.files.whole_files`: whole files as rows, batch or a stream of new files;
-- :mod:`~jetconnect.files.staged_commit` and :mod:`~jetconnect.files.sink`: exactly-once file sinks;
-- :mod:`~jetconnect.files.avro_schema`: the one mapping between Avro and Spark schemas.
+- :mod:`~jetconnect._files.filesystem`: the :class:`FileSystem` protocol and :class:`LocalFileSystem`;
+- :mod:`~jetconnect._files.line_splits`: byte-range splits of text files and reading their lines into Arrow;
+- :mod:`~jetconnect._files.lines_source`: the lines of a directory's files, as a batch source;
+- :mod:`~jetconnect._files.growing_files`: lines appended to a directory's files, as a replayable stream;
+- :mod:`~jetconnect._files.whole_files`: whole files as rows, batch or a stream of new files;
+- :mod:`~jetconnect._files.staged_commit` and :mod:`~jetconnect._files.sink`: exactly-once file sinks;
+- :mod:`~jetconnect._files.avro_schema`: the one mapping between Avro and Spark schemas.
 
 A plugin for another store implements :class:`FileSystem` and registers factories that build
 these connectors on it. Names are loaded on first use: core modules that only need the protocol
@@ -19,8 +19,8 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
-    from jetconnect.files.avro_schema import load_avro_schema, to_avro_schema, to_spark_schema
-    from jetconnect.files.filesystem import (
+    from jetconnect._files.avro_schema import load_avro_schema, to_avro_schema, to_spark_schema
+    from jetconnect._files.filesystem import (
         FileInfo,
         FileSystem,
         LocalFileSystem,
@@ -30,8 +30,8 @@ if TYPE_CHECKING:  # pragma: no cover
         relative_name,
         shared_path,
     )
-    from jetconnect.files.growing_files import GrowingLinesSource
-    from jetconnect.files.line_splits import (
+    from jetconnect._files.growing_files import GrowingLinesSource
+    from jetconnect._files.line_splits import (
         FileRange,
         advance_lines,
         check_count,
@@ -39,10 +39,10 @@ if TYPE_CHECKING:  # pragma: no cover
         plan_splits,
         read_lines,
     )
-    from jetconnect.files.lines_source import LineMapper, LinesSource, lines_schema
-    from jetconnect.files.sink import Encoder, FileWriter, FileWriters, StagedFileSink, encode_lines
-    from jetconnect.files.staged_commit import StagedCommit, StagedFile, StagedTask, check_name_part
-    from jetconnect.files.whole_files import WholeFilesSource
+    from jetconnect._files.lines_source import LineMapper, LinesSource, lines_schema
+    from jetconnect._files.sink import Encoder, FileWriter, FileWriters, StagedFileSink, encode_lines
+    from jetconnect._files.staged_commit import StagedCommit, StagedFile, StagedTask, check_name_part
+    from jetconnect._files.whole_files import WholeFilesSource
 
 _WHERE = {
     "load_avro_schema": "avro_schema",
@@ -84,8 +84,8 @@ __all__ = sorted(_WHERE)
 def __getattr__(name: str) -> Any:
     module = _WHERE.get(name)
     if module is None:
-        raise AttributeError(f"module 'jetconnect.files' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"jetconnect.files.{module}"), name)
+        raise AttributeError(f"module 'jetconnect._files' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"jetconnect._files.{module}"), name)
     globals()[name] = value  # later lookups skip this function
     return value
 

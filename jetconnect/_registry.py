@@ -20,12 +20,12 @@ from typing import TYPE_CHECKING, Any, Literal, Union, get_args, get_origin, get
 
 import pluggy
 
-from jetconnect import hookspecs
+import jetconnect._hookspecs as hookspecs
 from jetconnect.errors import OptionError, PluginError, PluginLoadWarning
-from jetconnect.options import Options
+from jetconnect._options import Options
 
 if TYPE_CHECKING:  # pragma: no cover
-    from jetconnect.guarantees import Declared
+    from jetconnect._guarantees import Declared
 
 ENTRY_POINT_GROUP = "jetconnect"
 Kind = Literal["source", "sink"]
@@ -45,8 +45,8 @@ class ConnectorSpec:
 
     @cached_property
     def declared(self) -> "Declared":
-        """The guarantee as the connector declares it (:func:`jetconnect.guarantees.declared`)."""
-        from jetconnect.guarantees import declared
+        """The guarantee as the connector declares it (:func:`jetconnect._guarantees.declared`)."""
+        from jetconnect._guarantees import declared
 
         return declared(self)
 

@@ -1,4 +1,4 @@
-"""A durable, append-only log of Arrow rows over a :class:`~jetconnect.files.filesystem.FileSystem`.
+"""A durable, append-only log of Arrow rows over a :class:`~jetconnect._files.filesystem.FileSystem`.
 
 What a receiver takes from a source that cannot replay (a socket, a message broker) is appended
 here before it is acknowledged upstream or counted as read; rounds then name ranges of it, read
@@ -20,7 +20,7 @@ from collections.abc import Iterator
 import pyarrow as pa
 
 from jetconnect.errors import OffsetError
-from jetconnect.files.filesystem import FileSystem
+from jetconnect._files.filesystem import FileSystem
 
 _SEGMENT = re.compile(r"^(\d{20})-(\d{20})\.arrow$")
 

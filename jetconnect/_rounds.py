@@ -15,7 +15,7 @@ micro-batch's limit (the carry) for a source that restores snapshots. Records ar
 hidden temporary file and renamed without overwriting: a crash leaves the whole record or none,
 and of two concurrent attempts of one task exactly one defines the round.
 
-Everything goes through :class:`~jetconnect.files.filesystem.FileSystem`, so the records can live on a
+Everything goes through :class:`~jetconnect._files.filesystem.FileSystem`, so the records can live on a
 shared mount or on HDFS (any registered file system), as long as driver and executors all see it.
 """
 
@@ -31,7 +31,7 @@ from typing import Any
 import pyarrow as pa
 
 from jetconnect.errors import OffsetError
-from jetconnect.files.filesystem import FileSystem
+from jetconnect._files.filesystem import FileSystem
 
 #: Schema metadata key holding a record's facts.
 _FACTS_KEY = b"jetconnect.round"

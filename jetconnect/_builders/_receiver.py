@@ -5,7 +5,7 @@ between would be lost, and two open connections would both be sent the same line
 gives no task a fixed worker. So the read task of processor i starts a *receiver*, a daemon
 thread in that Python worker that owns the processor and goes on pulling between micro-batches,
 as Jet's processor does: it appends what it receives to the processor's durable
-:class:`~jetconnect.spool.Spool` and only then calls ``acknowledge_fn``. A round, in whatever
+:class:`~jetconnect._spool.Spool` and only then calls ``acknowledge_fn``. A round, in whatever
 worker Spark runs it, takes a range of the spool.
 
 A :class:`Lease` (files beside the spool, renewed every :data:`HEARTBEAT_S`) makes sure one
@@ -35,10 +35,10 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
-from jetconnect.builders._processor import Items, Processor, destroy_quietly
+from jetconnect._builders._processor import Items, Processor, destroy_quietly
 from jetconnect.errors import SourceError
-from jetconnect.files.filesystem import FileSystem
-from jetconnect.spool import Spool
+from jetconnect._files.filesystem import FileSystem
+from jetconnect._spool import Spool
 
 log = logging.getLogger("jetconnect.source")
 

@@ -27,10 +27,10 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 
-from jetconnect.charsets import check_charset
+from jetconnect._charsets import check_charset
 from jetconnect.errors import OffsetError, SourceError
-from jetconnect.files.filesystem import FileInfo, FileSystem
-from jetconnect.options import Options
+from jetconnect._files.filesystem import FileInfo, FileSystem
+from jetconnect._options import Options
 
 #: How much one read asks for; also roughly the bytes of one Arrow batch.
 BLOCK_SIZE = 8 << 20
@@ -108,7 +108,7 @@ def check_count(value: object, option: str, owner: str, minimum: int = 1) -> int
     """``value`` as a whole number of at least ``minimum``; else an OptionError naming ``option``.
 
     Python callers pass values of any type, Spark passes strings: both go through the core's
-    :class:`~jetconnect.options.Options`, so ``0``, ``-1``, ``1.5`` and ``"x"`` fail alike.
+    :class:`~jetconnect._options.Options`, so ``0``, ``-1``, ``1.5`` and ``"x"`` fail alike.
     """
     return Options({option: value}, owner).get_int(option, minimum=minimum)
 

@@ -5,9 +5,9 @@ A plugin registers factories, not connectors, so the guarantee is found where it
 * on the connector built from default options, when the factory needs none (``item_stream``,
   ``logger``): the instance is what actually runs;
 * else on the class the factory returns (its return annotation, or the factory if it is a class):
-  the class attribute :attr:`~jetconnect.connector.Sink.guarantee`;
+  the class attribute :attr:`~jetconnect._connector.Sink.guarantee`;
 * a class whose guarantee an option changes says so with
-  :attr:`~jetconnect.connector.Sink.guarantee_option` (the Kafka sink's ``delivery``), and is
+  :attr:`~jetconnect._connector.Sink.guarantee_option` (the Kafka sink's ``delivery``), and is
   listed once per value of it.
 
 ``jetconnect plugins`` prints this, and ``jetconnect plugins --matrix`` prints the source × sink
@@ -22,10 +22,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Union, get_args, get_origin, get_type_hints
 
-from jetconnect.connector import Guarantee, GuaranteeOption, Sink, Source
+from jetconnect._connector import Guarantee, GuaranteeOption, Sink, Source
 
 if TYPE_CHECKING:  # pragma: no cover
-    from jetconnect.registry import ConnectorSpec, Registry
+    from jetconnect._registry import ConnectorSpec, Registry
 
 #: Strongest first: the order of the matrix's rows and columns.
 ORDER = (Guarantee.EXACTLY_ONCE, Guarantee.AT_LEAST_ONCE, Guarantee.AT_MOST_ONCE, Guarantee.NONE)
@@ -84,7 +84,7 @@ def declared(spec: "ConnectorSpec") -> Declared:
     """The guarantee of ``spec``'s connector: of an instance built from default options when the
     factory needs none, else of the class it returns."""
     if spec.from_options is None and _needs_no_options(spec.factory):
-        from jetconnect.options import Options
+        from jetconnect._options import Options
 
         try:
             instance = spec.create_from_options(Options({}, owner=f"{spec.kind} '{spec.name}'"))

@@ -11,7 +11,7 @@ import os
 import urllib.parse
 
 from jetconnect.errors import OptionError
-from jetconnect.files.filesystem import FileSystem, LocalFileSystem, shared_path
+from jetconnect._files.filesystem import FileSystem, LocalFileSystem, shared_path
 
 
 def resolve_location(location: str | os.PathLike[str], what: str) -> tuple[FileSystem, str]:
@@ -20,7 +20,7 @@ def resolve_location(location: str | os.PathLike[str], what: str) -> tuple[FileS
     scheme = urllib.parse.urlsplit(text).scheme.lower()
     if scheme in ("", "file") or len(scheme) == 1:  # a one-letter "scheme" is a Windows drive
         return LocalFileSystem(), shared_path(text, what)
-    from jetconnect.registry import get_registry
+    from jetconnect._registry import get_registry
 
     resolvers = get_registry().file_systems
     if scheme not in resolvers:

@@ -10,14 +10,14 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from pyspark.sql.types import StructField, StructType, TimestampType
 
-from jetconnect.arrow import parse_schema
-from jetconnect.builders._contexts import Kind, ProcessorContext, SourceBuffer
-from jetconnect.builders._spec import MEMBERS, SourceSpec
+from jetconnect._arrow import parse_schema
+from jetconnect._builders._contexts import Kind, ProcessorContext, SourceBuffer
+from jetconnect._builders._spec import MEMBERS, SourceSpec
 from jetconnect.errors import SourceError
-from jetconnect.options import Options
+from jetconnect._options import Options
 
-from jetconnect.builders._batch_source import BuilderBatchSource
-from jetconnect.builders._stream_source import BuilderStreamSource
+from jetconnect._builders._batch_source import BuilderBatchSource
+from jetconnect._builders._stream_source import BuilderStreamSource
 
 S = TypeVar("S")
 

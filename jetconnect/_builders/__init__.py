@@ -2,7 +2,7 @@
 
 A source is a ``create_fn(ctx) -> state`` and a ``fill_buffer_fn(state, buf)`` that adds what is
 available now; a sink is a ``create_fn(ctx) -> state`` and a ``receive_fn(state, row)``. The
-built objects are ordinary :mod:`jetconnect.connector` sources and sinks, so they run on Spark::
+built objects are ordinary :mod:`jetconnect._connector` sources and sinks, so they run on Spark::
 
     numbers = (
         SourceBuilder.batch("numbers", lambda ctx: iter(range(ctx.global_processor_index, 100, ctx.total_parallelism)))
@@ -14,7 +14,7 @@ built objects are ordinary :mod:`jetconnect.connector` sources and sinks, so the
     numbers.read(spark).count()  # 100
 
 Processors run in executor tasks, batch and stream alike: processor i of n in the read task of
-Spark partition i. How a stream survives a restart is in :mod:`jetconnect.builders._stream_source`.
+Spark partition i. How a stream survives a restart is in :mod:`jetconnect._builders._stream_source`.
 
 The modules: ``_contexts`` (what user functions get), ``_source_builder`` (the builder and its
 spec), ``_processor`` (a processor and the live ones a worker keeps), ``_batch_source``,
@@ -22,11 +22,11 @@ spec), ``_processor`` (a processor and the live ones a worker keeps), ``_batch_s
 replay strategies, in executor tasks) and ``_sink``.
 """
 
-from jetconnect.builders._batch_source import BuilderBatchSource
-from jetconnect.builders._contexts import ProcessorContext, SinkContext, SourceBuffer, fill_from_iterator
-from jetconnect.builders._sink import BuilderSink, SinkBuilder
-from jetconnect.builders._source_builder import MEMBERS, SourceBuilder
-from jetconnect.builders._stream_source import (
+from jetconnect._builders._batch_source import BuilderBatchSource
+from jetconnect._builders._contexts import ProcessorContext, SinkContext, SourceBuffer, fill_from_iterator
+from jetconnect._builders._sink import BuilderSink, SinkBuilder
+from jetconnect._builders._source_builder import MEMBERS, SourceBuilder
+from jetconnect._builders._stream_source import (
     AVAILABLE_NOW_MAX_PULL_MS,
     BACKLOG_PAST_COMMITS,
     IDLE_POLL_MS,
@@ -40,7 +40,7 @@ from jetconnect.builders._stream_source import (
     BuilderStreamSource,
     stop_receivers,
 )
-from jetconnect.builders._rounds import spool_of
+from jetconnect._builders._rounds import spool_of
 
 __all__ = [
     "AVAILABLE_NOW_MAX_PULL_MS",

@@ -1,6 +1,6 @@
 """The lines of the text files in a directory, as a batch source over any :class:`FileSystem`.
 
-The driver lists the directory and plans splits (:func:`~jetconnect.files.line_splits.plan_splits`,
+The driver lists the directory and plans splits (:func:`~jetconnect._files.line_splits.plan_splits`,
 cut on storage blocks where the file system has them); executors read their byte ranges with
 Hadoop's line-reader rule, so every line is read exactly once wherever the cuts fall. The files
 plugin builds it on the local disk, the HDFS plugin on WebHDFS.
@@ -14,11 +14,11 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from jetconnect.connector import BatchSource, Guarantee, ReadOutput
+from jetconnect._connector import BatchSource, Guarantee, ReadOutput
 from jetconnect.errors import OptionError, SourceError
-from jetconnect.files.filesystem import FileSystem, relative_name
-from jetconnect.files.line_splits import FileRange, check_count, plan_splits, read_lines
-from jetconnect.charsets import check_charset
+from jetconnect._files.filesystem import FileSystem, relative_name
+from jetconnect._files.line_splits import FileRange, check_count, plan_splits, read_lines
+from jetconnect._charsets import check_charset
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql.types import StructType
@@ -91,7 +91,7 @@ class LinesSource(BatchSource):
 
     def schema(self) -> "StructType":
         if self.mapper is not None:
-            from jetconnect.arrow import parse_schema
+            from jetconnect._arrow import parse_schema
 
             return parse_schema(self.mapped_schema or "value string")
         return lines_schema(self.path_column)
@@ -125,7 +125,7 @@ class LinesSource(BatchSource):
         return path if self.full_paths else relative_name(self.directory, path)
 
     def _mapped(self, lines: pa.StringArray, range_: FileRange) -> pa.RecordBatch:
-        from jetconnect.arrow import rows_to_batch
+        from jetconnect._arrow import rows_to_batch
 
         name = self._shown_name(range_.path)
         rows = [self.mapper(name, line) for line in lines.to_pylist()]  # type: ignore[misc]

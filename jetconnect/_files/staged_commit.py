@@ -11,12 +11,12 @@ The protocol shared by every file sink (lines, Avro, HDFS):
    batch's staging directory (leftovers of killed attempts) and those of the query's older batches.
 
 Final names are deterministic in streaming, ``<prefix>-<batch>-<partition>-<seq>-<query><suffix>``
-(the write's :class:`~jetconnect.connector.WriteKey`, numbers zero-padded, the query id cut to 8),
+(the write's :class:`~jetconnect._connector.WriteKey`, numbers zero-padded, the query id cut to 8),
 so a micro-batch that Spark re-delivers after a crash maps onto the same names and each record ends
 up in exactly one visible file. **Premise:** the source replays a micro-batch deterministically
 (same records, same partitions, same order), which every replayable jetconnect source promises. A
 batch (non-streaming) write gets a fresh job id in its final names instead, as it is never
-re-delivered. Readers must ignore hidden names (:func:`jetconnect.files.filesystem.is_hidden`).
+re-delivered. Readers must ignore hidden names (:func:`jetconnect._files.filesystem.is_hidden`).
 """
 
 from __future__ import annotations
@@ -27,9 +27,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
-from jetconnect.connector import CommitContext, WriteContext
+from jetconnect._connector import CommitContext, WriteContext
 from jetconnect.errors import OptionError, SinkError
-from jetconnect.files.filesystem import FileSystem, is_hidden
+from jetconnect._files.filesystem import FileSystem, is_hidden
 
 STAGING_DIR = ".jetconnect-staging"
 

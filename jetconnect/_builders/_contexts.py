@@ -9,7 +9,7 @@ from datetime import datetime
 from typing import Any, Literal
 
 from jetconnect.errors import SourceError
-from jetconnect.options import Options
+from jetconnect._options import Options
 
 Kind = Literal["batch", "stream", "timestamped_stream"]
 

@@ -9,8 +9,8 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from jetconnect.builders import BuilderBatchSource, BuilderSink, BuilderStreamSource, ProcessorContext, SinkBuilder, SinkContext, SourceBuffer, SourceBuilder
-from jetconnect.hookspecs import hookimpl
+from jetconnect._builders import BuilderBatchSource, BuilderSink, BuilderStreamSource, ProcessorContext, SinkBuilder, SinkContext, SourceBuffer, SourceBuilder
+from jetconnect._hookspecs import hookimpl
 
 
 def items(items: list, schema: str = "value string") -> BuilderBatchSource:

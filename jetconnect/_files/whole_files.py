@@ -13,11 +13,11 @@ from typing import Any
 
 import pyarrow as pa
 
-from jetconnect.connector import BatchSource, Guarantee, Offset, Range, ReadOutput, StreamSource
+from jetconnect._connector import BatchSource, Guarantee, Offset, Range, ReadOutput, StreamSource
 from jetconnect.errors import OffsetError, OptionError, SourceError
-from jetconnect.files.filesystem import FileInfo, FileSystem, child_path, relative_name
-from jetconnect.files.line_splits import FileRange, check_count
-from jetconnect.offsets import integer_positions
+from jetconnect._files.filesystem import FileInfo, FileSystem, child_path, relative_name
+from jetconnect._files.line_splits import FileRange, check_count
+from jetconnect._offsets import integer_positions
 
 _SCHEMA = pa.schema([("path", pa.string()), ("content", pa.binary())])
 
@@ -58,7 +58,7 @@ class WholeFilesSource(BatchSource, StreamSource):
         self.mapper, self.mapped_schema = mapper, mapped_schema
 
     def schema(self) -> Any:
-        from jetconnect.arrow import parse_schema
+        from jetconnect._arrow import parse_schema
 
         if self.mapper is not None:
             return parse_schema(self.mapped_schema or "value string")
@@ -122,7 +122,7 @@ class WholeFilesSource(BatchSource, StreamSource):
         if self.mapper is None:
             yield pa.RecordBatch.from_pydict({"path": [range_.path], "content": [content]}, schema=_SCHEMA)
             return
-        from jetconnect.arrow import rows_to_batch
+        from jetconnect._arrow import rows_to_batch
 
         owner = f"{self.owner}: the mapper of '{range_.path}' from byte {range_.start}"
         yield rows_to_batch([self.mapper(range_.path, content)], self.schema(), owner)

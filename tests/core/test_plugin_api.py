@@ -1,0 +1,124 @@
+"""The declared plugin API holds: plugins import only public core names, and the core has no import cycle."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+#: What a plugin may import from the core: everything else there is private.
+PUBLIC = {"jetconnect", "jetconnect.api", "jetconnect.errors", "jetconnect.testing", "jetconnect.fuzzing"}
+
+
+def _sources(*folders: str) -> Iterator[Path]:
+    for folder in folders:
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            if not any(part.endswith(".egg-info") or part in ("build", ".venv") for part in path.parts):
+                yield path
+
+
+def _imports(tree: ast.AST, package: str) -> Iterator[tuple[str, str | None, int]]:
+    """``(module, name or None, line)`` per import, skipping ``if TYPE_CHECKING:`` blocks (never run)."""
+    skipped: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            skipped.update(id(child) for stmt in node.body for child in ast.walk(stmt))
+    for node in ast.walk(tree):
+        if id(node) in skipped:
+            continue
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield alias.name, None, node.lineno
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join(parts + ([base] if base else []))
+            for alias in node.names:
+                yield base, alias.name, node.lineno
+
+
+def test_plugins_import_only_the_declared_plugin_api():
+    reached = []
+    for path in _sources("plugins", "contrib"):
+        for module, name, line in _imports(ast.parse(path.read_text()), ""):
+            if module.split(".")[0] != "jetconnect":
+                continue
+            if module not in PUBLIC or (name or "").startswith("_"):
+                reached.append(f"{path.relative_to(ROOT)}:{line}: {module}" + (f" import {name}" if name else ""))
+    assert not reached, "plugins reach past jetconnect.api:\n" + "\n".join(reached)
+
+
+def test_the_plugin_api_names_only_what_exists():
+    import jetconnect.api
+
+    missing = [name for name in jetconnect.api.__all__ if not hasattr(jetconnect.api, name)]
+    assert not missing and len(set(jetconnect.api.__all__)) == len(jetconnect.api.__all__)
+
+
+def _core_graph() -> dict[str, set[str]]:
+    modules: dict[str, Path] = {}
+    for path in (ROOT / "jetconnect").rglob("*.py"):
+        parts = list(path.relative_to(ROOT).with_suffix("").parts)
+        modules[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+
+    def owner(name: str) -> str | None:
+        while name and name not in modules:
+            name = name.rpartition(".")[0]
+        return name or None
+
+    graph: dict[str, set[str]] = {}
+    for module, path in modules.items():
+        package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+        deps = set()
+        for base, name, _ in _imports(ast.parse(path.read_text()), package):
+            if base.split(".")[0] == "jetconnect":
+                full = f"{base}.{name}" if name else base
+                deps.add(owner(full) if full in modules else owner(base))
+        graph[module] = deps - {module, None}
+    return graph
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for dep in sorted(graph.get(node, ())):
+            if dep not in index:
+                visit(dep)
+                low[node] = min(low[node], low[dep])
+            elif dep in stack:
+                low[node] = min(low[node], index[dep])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_the_core_has_no_import_cycle():
+    """Function-level (lazy) imports count: they only hide a cycle until the call."""
+    assert _cycles(_core_graph()) == []
+
+
+@pytest.mark.parametrize("graph, cyclic", [({"a": {"b"}, "b": {"a"}}, True), ({"a": {"b"}, "b": set()}, False)])
+def test_the_cycle_check_finds_a_cycle(graph, cyclic):
+    assert bool(_cycles(graph)) is cyclic
