@@ -288,8 +288,9 @@ class Bench:
     ``args`` (an ``argparse.Namespace`` or a dict) goes into the JSON as the run's parameters.
     A block that raises writes nothing: a partial table would look like a finished one."""
 
-    def __init__(self, name: str, args: argparse.Namespace | dict[str, Any], results: Path | str | None = None,
-                 title: str = "") -> None:
+    def __init__(
+        self, name: str, args: argparse.Namespace | dict[str, Any], results: Path | str | None = None, title: str = ""
+    ) -> None:
         self.name, self.title = name, title
         self.args = dict(vars(args) if isinstance(args, argparse.Namespace) else args)
         self.results = Path(results) if results is not None else RESULTS
@@ -300,7 +301,7 @@ class Bench:
         self.path: Path | None = None
 
     def __enter__(self) -> Bench:
-        self.started_at = dt.datetime.now(dt.timezone.utc)
+        self.started_at = dt.datetime.now(dt.UTC)
         self.load_start = _load()
         return self
 
@@ -338,23 +339,31 @@ class Bench:
         load = _load()
         print()
         print(f"{self.name}: {self.title}".rstrip(": "))
-        print(f"{os.cpu_count()} cores, load average {self.load_start[0]:.1f} at start, {load[0]:.1f} now; "
-              f"best of {self.args.get('repeat', '?')} after {self.args.get('warmup', 1)} warm-up run(s)")
+        print(
+            f"{os.cpu_count()} cores, load average {self.load_start[0]:.1f} at start, {load[0]:.1f} now; "
+            f"best of {self.args.get('repeat', '?')} after {self.args.get('warmup', 1)} warm-up run(s)"
+        )
         width = max([len("case"), *(len(r.case) for r in self.rows)])
-        header = (f"{'case':<{width}} {'ours s':>8} {'theirs s':>9} {'ratio':>7} {'target':>7} {'met':>4} "
-                  f"{'driver MiB':>11} {'workers MiB':>12} {'1 worker':>9}")
+        header = (
+            f"{'case':<{width}} {'ours s':>8} {'theirs s':>9} {'ratio':>7} {'target':>7} {'met':>4} "
+            f"{'driver MiB':>11} {'workers MiB':>12} {'1 worker':>9}"
+        )
         print(header)
         print("-" * len(header))
         for r in self.rows:
             target = "-" if r.target is None else f"{r.target:.2f}x"
             met = "-" if r.met is None else ("yes" if r.met else "NO")
-            print(f"{r.case:<{width}} {r.ours_s:>8.2f} {r.theirs_s:>9.2f} {r.ratio:>6.2f}x {target:>7} {met:>4} "
-                  f"{_mb(r.driver_mb):>11} {_mb(r.workers_mb):>12} {_mb(r.worker_max_mb):>9}")
+            print(
+                f"{r.case:<{width}} {r.ours_s:>8.2f} {r.theirs_s:>9.2f} {r.ratio:>6.2f}x {target:>7} {met:>4} "
+                f"{_mb(r.driver_mb):>11} {_mb(r.workers_mb):>12} {_mb(r.worker_max_mb):>9}"
+            )
         for r in self.rows:
             if r.note:
                 print(f"  {r.case}: {r.note}")
-        print("ratio = their seconds / our seconds (above 1: jetconnect is faster); memory = peak RSS while the "
-              "case ran: driver = this Python + its JVM, workers = Spark's Python workers together, 1 worker = the largest")
+        print(
+            "ratio = their seconds / our seconds (above 1: jetconnect is faster); memory = peak RSS while the "
+            "case ran: driver = this Python + its JVM, workers = Spark's Python workers together, 1 worker = the largest"
+        )
 
     def as_json(self) -> dict[str, Any]:
         import platform
@@ -364,8 +373,8 @@ class Bench:
             "title": self.title,
             "command": shlex.join([sys.executable.rsplit("/", 1)[-1], *sys.argv]),
             "args": self.args,
-            "date_utc": (self.started_at or dt.datetime.now(dt.timezone.utc)).strftime("%Y-%m-%dT%H:%M:%SZ"),
-            "finished_utc": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "date_utc": (self.started_at or dt.datetime.now(dt.UTC)).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "finished_utc": dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
             "load_start": self.load_start,
             "load_end": _load(),
             "cpu_count": os.cpu_count(),
@@ -389,7 +398,9 @@ def bench_parser(doc: str | None, repeat: int = 2, warmup: int = 1) -> argparse.
     """The parser every benchmark starts from: its docstring as help, ``--repeat``, ``--warmup``
     and ``--results`` (where the JSON goes; bench/results/ by default)."""
     parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--repeat", type=int, default=repeat, help=f"timed runs per side, the best counts (default {repeat})")
+    parser.add_argument(
+        "--repeat", type=int, default=repeat, help=f"timed runs per side, the best counts (default {repeat})"
+    )
     parser.add_argument("--warmup", type=int, default=warmup, help=f"untimed runs per side first (default {warmup})")
     parser.add_argument("--results", default=str(RESULTS), help="directory for <name>.json (default bench/results)")
     return parser

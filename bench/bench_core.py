@@ -31,9 +31,9 @@ from itertools import islice
 from pathlib import Path
 
 import pyarrow as pa
+from _harness import Bench, Row, bench_parser, bench_spark, best_of_turns
 from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceStreamReader, InputPartition
 
-from _harness import Bench, Row, best_of_turns, bench_parser, bench_spark
 from jetconnect import SourceBuilder
 from jetconnect._builders import stop_receivers
 
@@ -159,8 +159,11 @@ def stream_source(rows: int, partitions: int, snapshots: bool, tally: str):
             os.write(state.tally, b"%d\n" % len(chunk))
 
     builder = (
-        SourceBuilder.stream("bench_stream", create).fill_buffer_fn(fill).destroy_fn(Numbers.close)
-        .schema("n bigint").distributed(partitions)
+        SourceBuilder.stream("bench_stream", create)
+        .fill_buffer_fn(fill)
+        .destroy_fn(Numbers.close)
+        .schema("n bigint")
+        .distributed(partitions)
     )
     if snapshots:
         builder = builder.create_snapshot_fn(lambda s: s.next).restore_snapshot_fn(lambda s, p: s.seek(p))
@@ -176,11 +179,22 @@ def batch_rows(spark, args, bench: Bench) -> None:
     spark.dataSource.register(HandWritten)
     candidates = {
         "jetconnect builder source": builder_source(args.rows, args.partitions).read(spark),
-        "hand-written Arrow DataSource": spark.read.format("bench_handwritten").option("rows", args.rows).option("partitions", args.partitions).load(),
-        "spark.range (native JVM)": spark.range(0, args.rows, numPartitions=args.partitions).withColumnRenamed("id", "n"),
+        "hand-written Arrow DataSource": spark.read.format("bench_handwritten")
+        .option("rows", args.rows)
+        .option("partitions", args.partitions)
+        .load(),
+        "spark.range (native JVM)": spark.range(0, args.rows, numPartitions=args.partitions).withColumnRenamed(
+            "id", "n"
+        ),
     }
-    print(f"\n[{load()}] batch: {args.rows:,} rows, {args.partitions} partitions, sum(n), best of {args.repeat}, taking turns", flush=True)
-    cases = ("batch: builder source vs hand-written Arrow DataSource", "batch: builder source vs spark.range (native JVM)")
+    print(
+        f"\n[{load()}] batch: {args.rows:,} rows, {args.partitions} partitions, sum(n), best of {args.repeat}, taking turns",
+        flush=True,
+    )
+    cases = (
+        "batch: builder source vs hand-written Arrow DataSource",
+        "batch: builder source vs spark.range (native JVM)",
+    )
     with bench.measure(*cases):
         ours, theirs, native = best_of_turns(
             [lambda df=df: df.agg({"n": "sum"}).collect() for df in candidates.values()], args.repeat, args.warmup
@@ -237,7 +251,10 @@ class StreamCase:
                 if "failed to connect back" not in str(exc) or attempt == 4:
                     raise
                 self.retries += 1
-                print(f"  ({self.name}: the query's Python process did not connect back in time; running it again)", flush=True)
+                print(
+                    f"  ({self.name}: the query's Python process did not connect back in time; running it again)",
+                    flush=True,
+                )
         raise AssertionError("unreachable")
 
     def _run(self, spark) -> Run:
@@ -251,8 +268,10 @@ class StreamCase:
             return Run(time.perf_counter() - started, self.args.rows, None, 1, os.getloadavg()[0])
         if self.snapshots == "handwritten":
             df = (
-                spark.readStream.format("bench_handwritten_stream").option("rows", self.args.rows)
-                .option("partitions", self.args.partitions).load()
+                spark.readStream.format("bench_handwritten_stream")
+                .option("rows", self.args.rows)
+                .option("partitions", self.args.partitions)
+                .load()
             )
             return self._timed_query(df, folder, None)
         tally = folder / "tally"
@@ -260,12 +279,19 @@ class StreamCase:
         for option in ("max_pull_ms", "max_records_per_batch", "max_backlog"):
             if getattr(self.args, option) is not None:
                 options[option] = getattr(self.args, option)
-        df = stream_source(self.args.rows, self.args.partitions, self.snapshots, str(tally)).read_stream(spark, **options)
+        df = stream_source(self.args.rows, self.args.partitions, self.snapshots, str(tally)).read_stream(
+            spark, **options
+        )
         return self._timed_query(df, folder, tally)
 
     def _timed_query(self, df, folder: Path, tally: Path | None) -> Run:
         started, started_at = time.perf_counter(), time.time()
-        query = df.writeStream.format("noop").option("checkpointLocation", str(folder / "ck")).trigger(availableNow=True).start()
+        query = (
+            df.writeStream.format("noop")
+            .option("checkpointLocation", str(folder / "ck"))
+            .trigger(availableNow=True)
+            .start()
+        )
         try:
             query.awaitTermination()
             seconds, ended_at = time.perf_counter() - started, time.time()
@@ -304,7 +330,9 @@ def breakdown(run: Run) -> str:
     phases = dict(run.phases)
     total = phases.pop("triggerExecution", 0)
     parts = [f"{name} {ms / 1000:.2f}" for name, ms in sorted(phases.items(), key=lambda kv: -kv[1]) if ms >= 10]
-    parts.append(f"outside micro-batches {run.seconds - total / 1000:.2f} (before the first {run.before_first:.2f}, after the last {run.after_last:.2f})")
+    parts.append(
+        f"outside micro-batches {run.seconds - total / 1000:.2f} (before the first {run.before_first:.2f}, after the last {run.after_last:.2f})"
+    )
     return f"{run.seconds:.2f} s over {run.batches} batches with rows = " + ", ".join(parts)
 
 
@@ -320,7 +348,11 @@ def stream_rows(spark, args, bench: Bench) -> None:
         StreamCase("stream, snapshot functions", True, args, scratch),
         StreamCase("stream, write-ahead log", False, args, scratch),
     ]
-    settings = ", ".join(f"{o}={getattr(args, o)}" for o in ("max_pull_ms", "max_records_per_batch", "max_backlog") if getattr(args, o) is not None)
+    settings = ", ".join(
+        f"{o}={getattr(args, o)}"
+        for o in ("max_pull_ms", "max_records_per_batch", "max_backlog")
+        if getattr(args, o) is not None
+    )
     print(
         f"\n[{load()}] streams: {args.rows:,} items, {args.partitions} processors, AvailableNow into noop, "
         f"best of {args.repeat} after a warm-up, interleaved; {settings or 'default stream options'}",
@@ -353,23 +385,40 @@ def stream_rows(spark, args, bench: Bench) -> None:
         )
         short = [r.delivered for r in case.runs if r.delivered != args.rows]
         if short:
-            print(f"  !! {case.name}: AvailableNow ended after {', '.join(f'{n:,}' for n in short)} of {args.rows:,} items")
+            print(
+                f"  !! {case.name}: AvailableNow ended after {', '.join(f'{n:,}' for n in short)} of {args.rows:,} items"
+            )
     base_best = max(cases[0].runs, key=lambda r: r.rate)
     for name, case in zip(names, cases[1:]):
         best = max(case.runs, key=lambda r: r.rate)
         print(f"  where the time went, {case.name}: {breakdown(best)}")
         ratios = [round(r.pulled / max(r.delivered, 1), 3) for r in case.runs if r.pulled is not None]
         extra = {
-            "retried_starts": case.retries, "delivered": best.delivered, "batches": best.batches, "before_first_batch_s": round(best.before_first, 2),
-            "from_first_batch_ratio": round(best.running_rate / base, 3), "breakdown": breakdown(best),
+            "retried_starts": case.retries,
+            "delivered": best.delivered,
+            "batches": best.batches,
+            "before_first_batch_s": round(best.before_first, 2),
+            "from_first_batch_ratio": round(best.running_rate / base, 3),
+            "breakdown": breakdown(best),
         }
         if ratios:
             extra["pulled_per_delivered"] = ratios
-        note = "the floor: Spark's own streaming query around the least a Python stream reader can do" if case.snapshots == "handwritten" \
+        note = (
+            "the floor: Spark's own streaming query around the least a Python stream reader can do"
+            if case.snapshots == "handwritten"
             else f"pulled/delivered {' '.join(f'{r:.3f}' for r in ratios)} (target 1.000)"
+        )
         # the same items on both sides: seconds compare as rates do
-        bench.add(Row(name, best.seconds * args.rows / best.delivered, base_best.seconds,
-                      target=None if case.snapshots == "handwritten" else STREAM_TARGET, note=note, extra=extra))
+        bench.add(
+            Row(
+                name,
+                best.seconds * args.rows / best.delivered,
+                base_best.seconds,
+                target=None if case.snapshots == "handwritten" else STREAM_TARGET,
+                note=note,
+                extra=extra,
+            )
+        )
     print(
         f"[{load()}] targets: stream >= {STREAM_TARGET}x the batch source's rows/s, pulled/delivered = 1.000 "
         f"('from 1st batch' leaves out the stream's start, before its first micro-batch; 'vs hand-written': against "
@@ -383,7 +432,9 @@ def main() -> None:
     parser.add_argument("--partitions", type=int, default=2)
     parser.add_argument("--only", choices=("all", "batch", "streams"), default="all")
     parser.add_argument("--max-pull-ms", type=int, help="stream option max_pull_ms (how long one round pulls)")
-    parser.add_argument("--max-records-per-batch", type=int, help="stream option max_records_per_batch (admission control)")
+    parser.add_argument(
+        "--max-records-per-batch", type=int, help="stream option max_records_per_batch (admission control)"
+    )
     parser.add_argument("--max-backlog", type=int, help="stream option max_backlog (rows a receiver spools ahead)")
     args = parser.parse_args()
     # a loaded machine can take more than the default 15 s to start a Python worker

@@ -16,7 +16,7 @@ import datetime as dt
 from pathlib import Path
 
 import fastavro
-from _harness import Bench, Row, best_of, bench_parser, bench_spark
+from _harness import Bench, Row, bench_parser, bench_spark, best_of
 
 from jetconnect import sinks, sources
 
@@ -61,13 +61,18 @@ def make_avro(directory: Path, records: int, files: int = 4) -> int:
     directory.mkdir(parents=True, exist_ok=True)
     if len(list(directory.glob("*.avro"))) == files:
         return sum(p.stat().st_size for p in directory.glob("*.avro"))
-    start = dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc)
+    start = dt.datetime(2024, 1, 1, tzinfo=dt.UTC)
     per_file = records // files
     parsed = fastavro.parse_schema(AVRO_SCHEMA)
     for f in range(files):
         rows = (
-            {"id": i, "name": f"name-{i}", "score": i * 0.5, "tag": None if i % 3 else f"t{i % 10}",
-             "at": start + dt.timedelta(microseconds=i)}
+            {
+                "id": i,
+                "name": f"name-{i}",
+                "score": i * 0.5,
+                "tag": None if i % 3 else f"t{i % 10}",
+                "at": start + dt.timedelta(microseconds=i),
+            }
             for i in range(f * per_file, (f + 1) * per_file)
         )
         with open(directory / f"events-{f}.avro", "wb") as out:
@@ -99,8 +104,10 @@ def main() -> None:
     avro_bytes = make_avro(avro_dir, args.avro_records)
 
     spark = bench_spark("bench-files", master=args.master)
-    title = f"Spark master {args.master}, {lines_bytes / 1e9:.2f} GB of lines, {args.avro_records:,} Avro records " \
-            f"({avro_bytes / 1e6:.0f} MB), {args.sink_rows:,} rows to the sink"
+    title = (
+        f"Spark master {args.master}, {lines_bytes / 1e9:.2f} GB of lines, {args.avro_records:,} Avro records "
+        f"({avro_bytes / 1e6:.0f} MB), {args.sink_rows:,} rows to the sink"
+    )
 
     def total_length(df) -> int:  # type: ignore[no-untyped-def]
         return df.selectExpr("sum(length(value)) AS n").collect()[0].n
@@ -117,34 +124,68 @@ def main() -> None:
             native_s, native_n = timed(lambda: total_length(spark.read.text(str(lines_dir))))
             ours_s, ours_n = timed(lambda: total_length(sources.files(directory=str(lines_dir)).read(spark)))
         assert native_n == ours_n, f"files source read {ours_n} characters, spark.read.text {native_n}"
-        bench.add(Row(case, ours_s, native_s, target=0.8, note=f"sum(length(value)) of {lines_bytes / 1e9:.2f} GB",
-                      extra={"bytes": lines_bytes}))
+        bench.add(
+            Row(
+                case,
+                ours_s,
+                native_s,
+                target=0.8,
+                note=f"sum(length(value)) of {lines_bytes / 1e9:.2f} GB",
+                extra={"bytes": lines_bytes},
+            )
+        )
 
         case = "avro: avro source vs fastavro.reader"
         with bench.measure(case):
             raw_s, raw_n = timed(lambda: fastavro_read(avro_dir))
             avro_s, avro_n = timed(
-                lambda: sources.avro(directory=str(avro_dir)).read(spark).selectExpr("sum(id) AS n").collect()[0].n)
+                lambda: sources.avro(directory=str(avro_dir)).read(spark).selectExpr("sum(id) AS n").collect()[0].n
+            )
         assert raw_n == avro_n, f"avro source summed {avro_n}, fastavro {raw_n}"
-        bench.add(Row(case, avro_s, raw_s, note=f"sum(id) of {args.avro_records:,} records; fastavro in 1 process",
-                      extra={"records": args.avro_records, "bytes": avro_bytes}))
+        bench.add(
+            Row(
+                case,
+                avro_s,
+                raw_s,
+                note=f"sum(id) of {args.avro_records:,} records; fastavro in 1 process",
+                extra={"records": args.avro_records, "bytes": avro_bytes},
+            )
+        )
 
         # The same lines from Spark's columns (the fast default) and from Jet's to_string_fn per row.
-        table = spark.range(args.sink_rows, numPartitions=2).selectExpr("id", "concat('item-', id % 1000) AS name").cache()
+        table = (
+            spark.range(args.sink_rows, numPartitions=2).selectExpr("id", "concat('item-', id % 1000) AS name").cache()
+        )
         table.count()
         out = data / "sink-out"
         case = "files sink: to_string_fn vs a string column"
         with bench.measure(case):
-            columns_s = best_of(lambda: sinks.files(directory=str(out), append=False).write(
-                table.selectExpr("concat(id, '|', name) AS value")), args.repeat, args.warmup)
+            columns_s = best_of(
+                lambda: sinks.files(directory=str(out), append=False).write(
+                    table.selectExpr("concat(id, '|', name) AS value")
+                ),
+                args.repeat,
+                args.warmup,
+            )
             columns_lines = sum(1 for p in out.glob("part-*") for _ in p.open())
-            function_s = best_of(lambda: sinks.files(
-                directory=str(out), to_string_fn=lambda row: f"{row.id}|{row.name}", append=False).write(table),
-                args.repeat, args.warmup)
+            function_s = best_of(
+                lambda: sinks.files(
+                    directory=str(out), to_string_fn=lambda row: f"{row.id}|{row.name}", append=False
+                ).write(table),
+                args.repeat,
+                args.warmup,
+            )
         function_lines = sum(1 for p in out.glob("part-*") for _ in p.open())
         assert columns_lines == function_lines == args.sink_rows, (columns_lines, function_lines)
-        bench.add(Row(case, function_s, columns_s, note=f"{args.sink_rows:,} rows; both sides are the files sink",
-                      extra={"rows": args.sink_rows}))
+        bench.add(
+            Row(
+                case,
+                function_s,
+                columns_s,
+                note=f"{args.sink_rows:,} rows; both sides are the files sink",
+                extra={"rows": args.sink_rows},
+            )
+        )
     spark.stop()
 
 

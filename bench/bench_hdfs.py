@@ -16,7 +16,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from _harness import Bench, Row, best_of, bench_parser, bench_spark
+from _harness import Bench, Row, bench_parser, bench_spark, best_of
 
 ROOT = Path(__file__).resolve().parents[1]
 URL, USER = "http://127.0.0.1:9870", "root"
@@ -95,7 +95,9 @@ def main() -> None:
 
     spark = bench_spark("bench-hdfs")
     mib = size / (1 << 20)
-    title = f"read of {mib:.0f} MiB, {lines:,} lines in {args.files} files, {args.block_mb} MiB blocks, WebHDFS 127.0.0.1"
+    title = (
+        f"read of {mib:.0f} MiB, {lines:,} lines in {args.files} files, {args.block_mb} MiB blocks, WebHDFS 127.0.0.1"
+    )
     with Bench("hdfs", args, results=args.results, title=title) as bench:
         cases = {
             "alone": "jetconnect splits, no Spark (1 process)",

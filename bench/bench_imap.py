@@ -36,10 +36,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 import redis
-from _harness import Bench, Row, best_of_turns, bench_parser, bench_spark
-from jetconnect_imap import connect
+from _harness import Bench, Row, bench_parser, bench_spark, best_of_turns
 
 from jetconnect import sinks, sources
+from jetconnect_imap import connect
 
 CHUNK = 10_000
 
@@ -56,13 +56,17 @@ class RawSqlite:
     def put(self, rows: int) -> None:
         self.table = f"t{uuid.uuid4().hex[:8]}"
         self.db.execute(f"CREATE TABLE {self.table}_kv (key TEXT PRIMARY KEY, value TEXT) WITHOUT ROWID")
-        self.db.execute(f"CREATE TABLE {self.table}_journal (seq INTEGER PRIMARY KEY, type TEXT, key TEXT, "
-                        "old_value TEXT, new_value TEXT, ts INTEGER)")
+        self.db.execute(
+            f"CREATE TABLE {self.table}_journal (seq INTEGER PRIMARY KEY, type TEXT, key TEXT, "
+            "old_value TEXT, new_value TEXT, ts INTEGER)"
+        )
         now = int(time.time() * 1000)
         self.db.execute("BEGIN")
         self.db.executemany(f"INSERT INTO {self.table}_kv VALUES (?, ?)", ((str(i), str(i * 2)) for i in range(rows)))
-        self.db.executemany(f"INSERT INTO {self.table}_journal VALUES (?, 'ADDED', ?, NULL, ?, ?)",
-                            ((i, str(i), str(i * 2), now) for i in range(rows)))
+        self.db.executemany(
+            f"INSERT INTO {self.table}_journal VALUES (?, 'ADDED', ?, NULL, ?, ?)",
+            ((i, str(i), str(i * 2), now) for i in range(rows)),
+        )
         self.db.execute("COMMIT")
 
     def read(self, rows: int) -> None:
@@ -100,8 +104,9 @@ class RawRedis:
             self.client.delete(key)
 
 
-def through_spark(spark, url: str, rows: int, workdir: Path, made: list[str],
-                  batch_s: list[float]) -> tuple[Callable[[], None], Callable[[], None]]:
+def through_spark(
+    spark, url: str, rows: int, workdir: Path, made: list[str], batch_s: list[float]
+) -> tuple[Callable[[], None], Callable[[], None]]:
     """Our put and our journal read of ``rows`` entries; the maps made go to ``made``, each
     read's micro-batch seconds to ``batch_s``."""
     df = spark.range(0, rows, numPartitions=4).selectExpr("id AS key", "id * 2 AS value")
@@ -115,8 +120,12 @@ def through_spark(spark, url: str, rows: int, workdir: Path, made: list[str],
 
     def read() -> None:
         stream = sources.map_journal(made[-1], store=url).read_stream(spark)
-        query = (stream.writeStream.format("noop").trigger(availableNow=True)
-                 .option("checkpointLocation", str(workdir / f"cp-{uuid.uuid4().hex[:8]}")).start())
+        query = (
+            stream.writeStream.format("noop")
+            .trigger(availableNow=True)
+            .option("checkpointLocation", str(workdir / f"cp-{uuid.uuid4().hex[:8]}"))
+            .start()
+        )
         query.awaitTermination()
         progress = [p for p in query.recentProgress if p["numInputRows"]]
         assert sum(p["numInputRows"] for p in progress) == rows, [p["numInputRows"] for p in query.recentProgress]
@@ -129,10 +138,10 @@ def without_spark(url: str, rows: int, made: list[str]) -> tuple[Callable[[], No
     """The connector's own part, no Spark: one sink task's ``write_partition`` of all ``rows``
     and the journal source's ``read_range`` of every range, in this process."""
     import pyarrow as pa
-    from jetconnect_imap.factories import map_journal, map_sink
     from pyspark.sql.types import StructType
 
     from jetconnect._connector import WriteContext
+    from jetconnect_imap.factories import map_journal, map_sink
 
     batch = pa.RecordBatch.from_pydict({"key": list(range(rows)), "value": [i * 2 for i in range(rows)]})
 
@@ -157,14 +166,20 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=100_000)
     parser.add_argument("--stores", default="sqlite,redis")
     parser.add_argument("--redis", default="redis://127.0.0.1:6379/0")
-    parser.add_argument("--without-spark", action="store_true",
-                        help="time the connector's store path in this process instead (no Spark job or query)")
+    parser.add_argument(
+        "--without-spark",
+        action="store_true",
+        help="time the connector's store path in this process instead (no Spark job or query)",
+    )
     args = parser.parse_args()
     rows = args.rows
 
     spark = None if args.without_spark else bench_spark("bench-imap", master="local[2]")
-    title = (f"{rows:,} entries, " + ("no Spark: one sink task, the source's read_range" if spark is None
-                                      else "Spark local[2]") + "; ratio = raw client seconds / jetconnect seconds")
+    title = (
+        f"{rows:,} entries, "
+        + ("no Spark: one sink task, the source's read_range" if spark is None else "Spark local[2]")
+        + "; ratio = raw client seconds / jetconnect seconds"
+    )
     name = "imap-without-spark" if spark is None else "imap"
     with tempfile.TemporaryDirectory() as tmp, Bench(name, args, results=args.results, title=title) as bench:
         workdir = Path(tmp)
@@ -186,27 +201,58 @@ def main() -> None:
                 put, read = without_spark(url, rows, made)
             else:
                 put, read = through_spark(spark, url, rows, workdir, made, batch_s)
-            puts, journal, micro = (f"{store}: puts", f"{store}: journal read, whole query",
-                                    f"{store}: journal read, its micro-batch")
+            puts, journal, micro = (
+                f"{store}: puts",
+                f"{store}: journal read, whole query",
+                f"{store}: journal read, its micro-batch",
+            )
             with bench.measure(puts):
-                ours_put, raw_put = best_of_turns([put, lambda: raw.put(rows)], args.repeat, args.warmup)
+                ours_put, raw_put = best_of_turns([put, lambda raw=raw: raw.put(rows)], args.repeat, args.warmup)
             with bench.measure(journal, micro, f"{store}: journal read"):
-                ours_read, raw_read = best_of_turns([read, lambda: raw.read(rows)], args.repeat, args.warmup)
+                ours_read, raw_read = best_of_turns([read, lambda raw=raw: raw.read(rows)], args.repeat, args.warmup)
             if isinstance(raw, RawRedis):
                 raw.clean()
             for name in made:
                 connect(url).map(name).clear()
             target = 0.5 if store == "sqlite" else 0.8
-            bench.add(Row(puts, ours_put, raw_put, target=target,
-                          note="raw: the entries and one journal event each, same data, one client, no Spark"))
+            bench.add(
+                Row(
+                    puts,
+                    ours_put,
+                    raw_put,
+                    target=target,
+                    note="raw: the entries and one journal event each, same data, one client, no Spark",
+                )
+            )
             if spark is None:
-                bench.add(Row(f"{store}: journal read", ours_read, raw_read, target=0.5,
-                              note="ours: read_range of every range, Arrow out; raw: fetch only"))
+                bench.add(
+                    Row(
+                        f"{store}: journal read",
+                        ours_read,
+                        raw_read,
+                        target=0.5,
+                        note="ours: read_range of every range, Arrow out; raw: fetch only",
+                    )
+                )
                 continue
-            bench.add(Row(journal, ours_read, raw_read, target=0.5,
-                          note="ours: streaming query start to end (availableNow, noop sink); raw: fetch only"))
-            bench.add(Row(micro, min(batch_s[args.warmup:] or batch_s), raw_read, target=0.5,
-                          note="ours: Spark's triggerExecution of the micro-batch that read the N events"))
+            bench.add(
+                Row(
+                    journal,
+                    ours_read,
+                    raw_read,
+                    target=0.5,
+                    note="ours: streaming query start to end (availableNow, noop sink); raw: fetch only",
+                )
+            )
+            bench.add(
+                Row(
+                    micro,
+                    min(batch_s[args.warmup :] or batch_s),
+                    raw_read,
+                    target=0.5,
+                    note="ours: Spark's triggerExecution of the micro-batch that read the N events",
+                )
+            )
     if spark is not None:
         spark.stop()
 

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pyarrow.csv as pacsv
 import sqlalchemy as sa
-from _harness import Bench, Row, best_of_turns, bench_parser, bench_spark
+from _harness import Bench, Row, bench_parser, bench_spark, best_of_turns
 
 ROOT = Path(__file__).resolve().parent.parent
 JAR = Path("/usr/share/java/postgresql.jar")
@@ -68,35 +68,60 @@ def main() -> None:
     from jetconnect import sinks, sources
 
     spark = bench_spark("bench-jdbc", master="local[2]", conf={"spark.jars": str(JAR)})
-    title = (f"{args.rows:,} rows x 5 columns, {args.partitions} partitions, local[2], PostgreSQL 127.0.0.1, "
-             "the sides taking turns")
+    title = (
+        f"{args.rows:,} rows x 5 columns, {args.partitions} partitions, local[2], PostgreSQL 127.0.0.1, "
+        "the sides taking turns"
+    )
     with Bench("jdbc", args, results=args.results, title=title) as bench:
 
         def spark_jdbc(partitions: int):  # type: ignore[no-untyped-def]
             return (
-                spark.read.format("jdbc").option("url", JDBC_URL).option("dbtable", table)
-                .option("user", USER).option("password", PASSWORD).option("driver", "org.postgresql.Driver")
-                .option("partitionColumn", "id").option("lowerBound", 1).option("upperBound", args.rows)
-                .option("numPartitions", partitions).option("fetchsize", 20_000).load()
+                spark.read.format("jdbc")
+                .option("url", JDBC_URL)
+                .option("dbtable", table)
+                .option("user", USER)
+                .option("password", PASSWORD)
+                .option("driver", "org.postgresql.Driver")
+                .option("partitionColumn", "id")
+                .option("lowerBound", 1)
+                .option("upperBound", args.rows)
+                .option("numPartitions", partitions)
+                .option("fetchsize", 20_000)
+                .load()
             )
 
         def jetconnect_read() -> None:
-            df = sources.jdbc(URL, table=table, partition_column="id", lower_bound=1, upper_bound=args.rows,
-                              num_partitions=args.partitions).read(spark)
+            df = sources.jdbc(
+                URL,
+                table=table,
+                partition_column="id",
+                lower_bound=1,
+                upper_bound=args.rows,
+                num_partitions=args.partitions,
+            ).read(spark)
             df.write.format("noop").mode("overwrite").save()
 
         def spark_read() -> None:
             spark_jdbc(args.partitions).write.format("noop").mode("overwrite").save()
 
         def jetconnect_read_row_fn() -> None:  # Jet's createOutputFn: a Python call per row
-            df = sources.jdbc(URL, table=table, partition_column="id", lower_bound=1, upper_bound=args.rows,
-                              num_partitions=args.partitions, row_fn=lambda row: (row.id,), row_schema="id long").read(spark)
+            df = sources.jdbc(
+                URL,
+                table=table,
+                partition_column="id",
+                lower_bound=1,
+                upper_bound=args.rows,
+                num_partitions=args.partitions,
+                row_fn=lambda row: (row.id,),
+                row_schema="id long",
+            ).read(spark)
             df.write.format("noop").mode("overwrite").save()
 
         read_cases = ("read: jdbc source vs Spark JDBC", "read: row_fn vs the columnar read")
         with bench.measure(*read_cases):
             read_ours, read_spark, read_row_fn = best_of_turns(
-                [jetconnect_read, spark_read, jetconnect_read_row_fn], args.repeat, args.warmup)
+                [jetconnect_read, spark_read, jetconnect_read_row_fn], args.repeat, args.warmup
+            )
 
         # The sink writes the same rows (cached, in --partitions partitions); raw COPY streams them from
         # Arrow already in the driver's memory: the floor for any Spark-to-PostgreSQL path.
@@ -136,14 +161,19 @@ def main() -> None:
 
         def jetconnect_write_bind_fn() -> None:  # Jet's bindFn: a statement, its parameters made per row
             target = fresh_target("bench_jdbc_bind")
-            sinks.jdbc(URL, statement=f"insert into {target} (id) values (:id)",
-                       bind_fn=lambda row: {"id": row.id}).write(data.select("id"))
+            sinks.jdbc(
+                URL, statement=f"insert into {target} (id) values (:id)", bind_fn=lambda row: {"id": row.id}
+            ).write(data.select("id"))
 
-        write_cases = ("write: jdbc sink vs psycopg COPY (csv)", "write: jdbc sink vs ADBC COPY (binary)",
-                       "write: bind_fn (1 column) vs the sink's COPY")
+        write_cases = (
+            "write: jdbc sink vs psycopg COPY (csv)",
+            "write: jdbc sink vs ADBC COPY (binary)",
+            "write: bind_fn (1 column) vs the sink's COPY",
+        )
         with bench.measure(*write_cases):
             write_ours, write_raw, write_adbc, write_bind = best_of_turns(
-                [jetconnect_write, raw_copy, raw_adbc, jetconnect_write_bind_fn], args.repeat, args.warmup)
+                [jetconnect_write, raw_copy, raw_adbc, jetconnect_write_bind_fn], args.repeat, args.warmup
+            )
         with engine.connect() as conn:
             written = conn.execute(sa.text("select count(*) from bench_jdbc_sink")).scalar()
         assert written == args.rows, f"sink wrote {written} rows, expected {args.rows}"

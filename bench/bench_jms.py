@@ -78,7 +78,7 @@ def raw_send(destination: str, bodies: list[str]) -> float:
     for chunk in range(0, len(bodies), TRANSACTION):  # the same transactions as the sink's partitions
         tx = f"tx{chunk}"
         conn.begin(tx)
-        for body in bodies[chunk:chunk + TRANSACTION]:
+        for body in bodies[chunk : chunk + TRANSACTION]:
             conn.send(destination, body, headers={"persistent": "true"}, transaction=tx)
         conn.commit(tx, receipt=f"commit-{tx}")
         listener.wait(f"commit-{tx}")  # every message of the transaction is on the broker
@@ -89,7 +89,9 @@ def raw_send(destination: str, bodies: list[str]) -> float:
 def raw_receive(destination: str, count: int) -> float:
     started = time.perf_counter()
     conn, listener = _raw_connection()
-    conn.subscribe(destination, id="raw", ack="client-individual", headers={"activemq.prefetchSize": str(DEFAULT_PREFETCH)})
+    conn.subscribe(
+        destination, id="raw", ack="client-individual", headers={"activemq.prefetchSize": str(DEFAULT_PREFETCH)}
+    )
     got = 0
     while got < count:
         batch = []
@@ -157,8 +159,11 @@ def main() -> None:
     workdir = Path(tempfile.mkdtemp(prefix="bench-jms-"))
     times: dict[str, list[float]] = {"send raw": [], "send jet": [], "recv raw": [], "recv jet": [], "send fn": []}
     title = f"JMS over STOMP, ActiveMQ 5.17 on 127.0.0.1, {n:,} persistent messages of ~60 bytes, rounds alternating"
-    cases = {"send": "sink vs stomp.py send", "recv": "source vs stomp.py consumer",
-             "send fn": "sink, message_fn vs stomp.py send"}
+    cases = {
+        "send": "sink vs stomp.py send",
+        "recv": "source vs stomp.py consumer",
+        "send fn": "sink, message_fn vs stomp.py send",
+    }
     with Bench("jms", args, results=args.results, title=title) as bench:
         try:
             # Warm up both sides on a small queue: Spark's first streaming query pays for JIT
@@ -190,12 +195,32 @@ def main() -> None:
 
         best = {what: min(seconds) for what, seconds in times.items()}
         rate = {what: f"{n / seconds:,.0f} msg/s" for what, seconds in best.items()}
-        bench.add(Row(cases["send"], best["send jet"], best["send raw"], target=0.8,
-                      note=f"{rate['send jet']} vs {rate['send raw']}; transactions of {TRANSACTION:,}"))
-        bench.add(Row(cases["recv"], best["recv jet"], best["recv raw"], target=0.8,
-                      note=f"{rate['recv jet']} vs {rate['recv raw']}; streaming query into noop"))
-        bench.add(Row(cases["send fn"], best["send fn"], best["send raw"],
-                      note=f"{rate['send fn']} vs {rate['send raw']}; a Python call per message"))
+        bench.add(
+            Row(
+                cases["send"],
+                best["send jet"],
+                best["send raw"],
+                target=0.8,
+                note=f"{rate['send jet']} vs {rate['send raw']}; transactions of {TRANSACTION:,}",
+            )
+        )
+        bench.add(
+            Row(
+                cases["recv"],
+                best["recv jet"],
+                best["recv raw"],
+                target=0.8,
+                note=f"{rate['recv jet']} vs {rate['recv raw']}; streaming query into noop",
+            )
+        )
+        bench.add(
+            Row(
+                cases["send fn"],
+                best["send fn"],
+                best["send raw"],
+                note=f"{rate['send fn']} vs {rate['send raw']}; a Python call per message",
+            )
+        )
     spark.stop()
 
 

@@ -25,7 +25,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from _harness import Bench, Row, best_of_turns, bench_parser, bench_spark
+from _harness import Bench, Row, bench_parser, bench_spark, best_of_turns
 from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
@@ -57,8 +57,14 @@ def fill(topic: str, records: int, size: int = 100) -> None:
     each partition with a batch of one makes it right. Without it the source would refuse to
     read (``KafkaWatermarkError``: tansu serves records past the watermark it reports).
     """
-    producer = Producer({"bootstrap.servers": BOOTSTRAP, "linger.ms": 20, "batch.num.messages": 10000,
-                         "queue.buffering.max.messages": 500000})
+    producer = Producer(
+        {
+            "bootstrap.servers": BOOTSTRAP,
+            "linger.ms": 20,
+            "batch.num.messages": 10000,
+            "queue.buffering.max.messages": 500000,
+        }
+    )
     payload = b"x" * size
     for i in range(records - PARTITIONS):
         while True:
@@ -92,18 +98,24 @@ def bench_source(spark, bench: Bench, args) -> None:  # type: ignore[no-untyped-
     topic = create_topic()
     fill(topic, args.records)
     source = sources.kafka(bootstrap_servers=BOOTSTRAP, topics=[topic])
-    projected = sources.kafka(bootstrap_servers=BOOTSTRAP, topics=[topic], projection=lambda r: (r.value,),
-                              schema="value binary")
+    projected = sources.kafka(
+        bootstrap_servers=BOOTSTRAP, topics=[topic], projection=lambda r: (r.value,), schema="value binary"
+    )
     case, by_fn = "source: read 1 topic, 2 partitions", "source: the same, with a projection"
     with bench.measure(case, by_fn):
-        raw, ours, function = best_of_turns([
-            lambda: raw_consume(topic, args.records),
-            lambda: source.read(spark).selectExpr("sum(length(value))").collect(),
-            lambda: projected.read(spark).selectExpr("sum(length(value))").collect(),
-        ], args.repeat, args.warmup)
+        raw, ours, function = best_of_turns(
+            [
+                lambda: raw_consume(topic, args.records),
+                lambda: source.read(spark).selectExpr("sum(length(value))").collect(),
+                lambda: projected.read(spark).selectExpr("sum(length(value))").collect(),
+            ],
+            args.repeat,
+            args.warmup,
+        )
     bench.add(Row(case, ours, raw, target=0.8, extra={"records": args.records}))
-    bench.add(Row(by_fn, function, raw, note="Jet's projection: a Python call per record",
-                  extra={"records": args.records}))
+    bench.add(
+        Row(by_fn, function, raw, note="Jet's projection: a Python call per record", extra={"records": args.records})
+    )
 
 
 def bench_sink(spark, bench: Bench, args) -> None:  # type: ignore[no-untyped-def]
@@ -111,8 +123,12 @@ def bench_sink(spark, bench: Bench, args) -> None:  # type: ignore[no-untyped-de
 
     from jetconnect import sinks
 
-    df = spark.range(args.sink_records).select(
-        F.concat(F.lit("x" * 90), F.col("id").cast("string")).alias("value")).repartition(PARTITIONS).cache()
+    df = (
+        spark.range(args.sink_records)
+        .select(F.concat(F.lit("x" * 90), F.col("id").cast("string")).alias("value"))
+        .repartition(PARTITIONS)
+        .cache()
+    )
     df.count()
     values = [r.value.encode() for r in df.collect()]
     # The raw side keeps its producer across runs, as an application does (a new idempotent
@@ -131,20 +147,34 @@ def bench_sink(spark, bench: Bench, args) -> None:  # type: ignore[no-untyped-de
         producer.flush(120)
 
     def ours(delivery: str, **options: Any) -> Callable[[], None]:
-        sink = sinks.kafka(bootstrap_servers=BOOTSTRAP, topic=create_topic(), value_format="string",
-                           delivery=delivery, **options)
+        sink = sinks.kafka(
+            bootstrap_servers=BOOTSTRAP, topic=create_topic(), value_format="string", delivery=delivery, **options
+        )
         return lambda: sink.write(df)
 
     cases = ["sink: write, at-least-once", "sink: write, exactly-once", "sink: the same, record_fn, at-least-once"]
     with bench.measure(*cases):
-        raw, least, exactly, made = best_of_turns([
-            raw_produce, ours("at-least-once"), ours("exactly-once"),
-            ours("at-least-once", record_fn=lambda row: (None, row.value)),
-        ], args.repeat, args.warmup)
+        raw, least, exactly, made = best_of_turns(
+            [
+                raw_produce,
+                ours("at-least-once"),
+                ours("exactly-once"),
+                ours("at-least-once", record_fn=lambda row: (None, row.value)),
+            ],
+            args.repeat,
+            args.warmup,
+        )
     extra = {"records": args.sink_records}
     bench.add(Row(cases[0], least, raw, target=0.9, extra=extra))
-    bench.add(Row(cases[1], exactly, raw, extra=extra,
-                  note="a transaction per Spark partition (2), read_committed readers see it at commit"))
+    bench.add(
+        Row(
+            cases[1],
+            exactly,
+            raw,
+            extra=extra,
+            note="a transaction per Spark partition (2), read_committed readers see it at commit",
+        )
+    )
     bench.add(Row(cases[2], made, raw, note="Jet's toRecordFn: a Python call per row", extra=extra))
     df.unpersist()
 
@@ -159,8 +189,14 @@ class Latencies:
         self._thread.start()
 
     def _run(self) -> None:
-        consumer = Consumer({"bootstrap.servers": BOOTSTRAP, "group.id": "bench", "isolation.level": "read_committed",
-                             "fetch.wait.max.ms": READER_FETCH_WAIT_MS})
+        consumer = Consumer(
+            {
+                "bootstrap.servers": BOOTSTRAP,
+                "group.id": "bench",
+                "isolation.level": "read_committed",
+                "fetch.wait.max.ms": READER_FETCH_WAIT_MS,
+            }
+        )
         consumer.assign([TopicPartition(self.topic, p, 0) for p in range(PARTITIONS)])
         while not self._stop.is_set():
             for m in consumer.consume(1000, timeout=0.05):
@@ -203,11 +239,17 @@ def measure_pipeline(start: Callable[[str, str], Callable[[], None]], seconds: f
     seen = reader.stop()
     stop()
     if not seen:
-        print(f"output topic {target_topic}: nothing reached the read_committed reader; "
-              f"input topic {source_topic}: {sent} records sent")
+        print(
+            f"output topic {target_topic}: nothing reached the read_committed reader; "
+            f"input topic {source_topic}: {sent} records sent"
+        )
         raise RuntimeError(f"no record reached the reader of {target_topic}")
-    return {"p50_s": seen[len(seen) // 2], "p99_s": seen[min(len(seen) - 1, int(len(seen) * 0.99))],
-            "seen": len(seen), "sent": sent}
+    return {
+        "p50_s": seen[len(seen) // 2],
+        "p99_s": seen[min(len(seen) - 1, int(len(seen) * 0.99))],
+        "seen": len(seen),
+        "sent": sent,
+    }
 
 
 def spark_pipeline(spark, delivery: str, progress: list[dict]) -> Callable[[str, str], Callable[[], None]]:  # type: ignore[no-untyped-def]
@@ -216,8 +258,11 @@ def spark_pipeline(spark, delivery: str, progress: list[dict]) -> Callable[[str,
     def start(source_topic: str, target_topic: str) -> Callable[[], None]:
         stream = sources.kafka(bootstrap_servers=BOOTSTRAP, topics=[source_topic]).read_stream(spark)
         sink = sinks.kafka(bootstrap_servers=BOOTSTRAP, topic=target_topic, delivery=delivery)
-        query = sink.write_stream(stream.select("value"), checkpoint_location=tempfile.mkdtemp(prefix="bench-kafka-"),
-                                  trigger={"processingTime": "0 seconds"})
+        query = sink.write_stream(
+            stream.select("value"),
+            checkpoint_location=tempfile.mkdtemp(prefix="bench-kafka-"),
+            trigger={"processingTime": "0 seconds"},
+        )
         deadline = time.monotonic() + 300  # a loaded machine: the first micro-batch starts Python workers
         while query.lastProgress is None and time.monotonic() < deadline:
             query.awaitTermination(0.5)
@@ -239,9 +284,15 @@ def raw_pipeline(exactly_once: bool) -> Callable[[str, str], Callable[[], None]]
 
     def start(source_topic: str, target_topic: str) -> Callable[[], None]:
         stop_event = threading.Event()
-        consumer = Consumer({"bootstrap.servers": BOOTSTRAP, "group.id": f"raw-{uuid.uuid4().hex[:6]}",
-                             "enable.auto.commit": False, "isolation.level": "read_committed",
-                             "fetch.wait.max.ms": READER_FETCH_WAIT_MS})
+        consumer = Consumer(
+            {
+                "bootstrap.servers": BOOTSTRAP,
+                "group.id": f"raw-{uuid.uuid4().hex[:6]}",
+                "enable.auto.commit": False,
+                "isolation.level": "read_committed",
+                "fetch.wait.max.ms": READER_FETCH_WAIT_MS,
+            }
+        )
         consumer.assign([TopicPartition(source_topic, p, 0) for p in range(PARTITIONS)])
         settings = {"transactional.id": f"raw-{uuid.uuid4().hex}"} if exactly_once else {"enable.idempotence": True}
         producer = Producer({"bootstrap.servers": BOOTSTRAP, "linger.ms": 5, **settings})
@@ -258,8 +309,9 @@ def raw_pipeline(exactly_once: bool) -> Callable[[str, str], Callable[[], None]]
                 for m in messages:
                     producer.produce(target_topic, m.value(), partition=m.partition())
                 if exactly_once:
-                    producer.send_offsets_to_transaction(consumer.position(consumer.assignment()),
-                                                         consumer.consumer_group_metadata())
+                    producer.send_offsets_to_transaction(
+                        consumer.position(consumer.assignment()), consumer.consumer_group_metadata()
+                    )
                     producer.commit_transaction(30)
                 else:
                     producer.flush(30)
@@ -293,13 +345,32 @@ def bench_latency(spark, bench: Bench, args) -> None:  # type: ignore[no-untyped
             raw = measure_pipeline(raw_pipeline(delivery == "exactly-once"), args.latency_seconds, args.rate)
         spent = _median_durations(progress)
         parts = ", ".join(f"{k} {v:.0f}" for k, v in spent.items() if v)
-        lost = f"; {ours['sent'] - ours['seen']} of {ours['sent']} never reached the reader" if ours["seen"] < ours["sent"] else ""
-        note = (f"p50 {ours['p50_s'] * 1000:.0f} ms, p99 {ours['p99_s'] * 1000:.0f} ms (goal p99 < {LATENCY_GOAL_S:.0f} s: "
-                f"{'met' if ours['p99_s'] < LATENCY_GOAL_S else 'NOT met'}); by hand p50 {raw['p50_s'] * 1000:.0f} ms; "
-                f"median micro-batch ms: {parts}{lost}")
-        bench.add(Row(case, ours["p99_s"], raw["p99_s"], note=note,
-                      extra={"ours": ours, "by_hand": raw, "micro_batch_median_ms": spent, "micro_batches": sum(1 for p in progress if p["numInputRows"]),
-                             "rate": args.rate, "seconds": args.latency_seconds}))
+        lost = (
+            f"; {ours['sent'] - ours['seen']} of {ours['sent']} never reached the reader"
+            if ours["seen"] < ours["sent"]
+            else ""
+        )
+        note = (
+            f"p50 {ours['p50_s'] * 1000:.0f} ms, p99 {ours['p99_s'] * 1000:.0f} ms (goal p99 < {LATENCY_GOAL_S:.0f} s: "
+            f"{'met' if ours['p99_s'] < LATENCY_GOAL_S else 'NOT met'}); by hand p50 {raw['p50_s'] * 1000:.0f} ms; "
+            f"median micro-batch ms: {parts}{lost}"
+        )
+        bench.add(
+            Row(
+                case,
+                ours["p99_s"],
+                raw["p99_s"],
+                note=note,
+                extra={
+                    "ours": ours,
+                    "by_hand": raw,
+                    "micro_batch_median_ms": spent,
+                    "micro_batches": sum(1 for p in progress if p["numInputRows"]),
+                    "rate": args.rate,
+                    "seconds": args.latency_seconds,
+                },
+            )
+        )
 
 
 def main() -> None:
@@ -314,8 +385,10 @@ def main() -> None:
 
     subprocess.run(["bash", str(ROOT / "scripts" / "servers" / "kafka.sh"), "start"], check=True)
     spark = bench_spark("bench-kafka", master="local[2]")
-    title = (f"tansu, Spark local[2]; {args.records:,} records read, {args.sink_records:,} written (100 bytes), "
-             f"latency at {args.rate}/s for {args.latency_seconds:.0f} s")
+    title = (
+        f"tansu, Spark local[2]; {args.records:,} records read, {args.sink_records:,} written (100 bytes), "
+        f"latency at {args.rate}/s for {args.latency_seconds:.0f} s"
+    )
     with Bench("kafka", args, results=args.results, title=title) as bench:
         if "source" in cases:
             bench_source(spark, bench, args)

@@ -97,9 +97,11 @@ def draw(runs: list[dict[str, Any]], out: Path) -> None:
     ax.set_xlabel("ratio = alternative's time / jetconnect's time (log scale; right of 1: jetconnect faster)")
     dates = sorted(run["date_utc"][:10] for run in runs)
     span = dates[0] if dates[0] == dates[-1] else f"{dates[0]} to {dates[-1]}"
-    ax.set_title(f"jetconnect against the raw or native alternative, same data, one run per benchmark ({span})\n"
-                 "bar: ratio, green = target met, red = missed, grey = no target; black tick: the target",
-                 fontsize=10)
+    ax.set_title(
+        f"jetconnect against the raw or native alternative, same data, one run per benchmark ({span})\n"
+        "bar: ratio, green = target met, red = missed, grey = no target; black tick: the target",
+        fontsize=10,
+    )
     for side in ("top", "right"):
         ax.spines[side].set_visible(False)
     fig.tight_layout()
@@ -115,17 +117,27 @@ def _mib(value: float | None) -> str:
 def markdown(runs: list[dict[str, Any]]) -> str:
     """The chart's rows as a Markdown table: times, ratio against target, peak memory, and per
     benchmark the command, date and load they were taken at."""
-    out = ["| case | jetconnect s | alternative s | ratio (target) | driver MiB (Python + JVM) | "
-           "Python workers MiB (all / largest) |", "|---|---|---|---|---|---|"]
+    out = [
+        "| case | jetconnect s | alternative s | ratio (target) | driver MiB (Python + JVM) | "
+        "Python workers MiB (all / largest) |",
+        "|---|---|---|---|---|---|",
+    ]
     for run in runs:
         load = f"load {run['load_start'][0]:.1f}-{run['load_end'][0]:.1f} on {run.get('cpu_count', '?')} cores"
         out.append(f"| **{run['name']}**: `{run['command']}`, {run['date_utc'].replace('T', ' ')}, {load} | | | | | |")
         for row in run["rows"]:
-            target = "" if row.get("target") is None else f" (≥ {row['target']:g}×{', met' if row['met'] else ', missed'})"
-            driver = "-" if row.get("driver_py_mb") is None else \
-                f"{_mib(row['driver_py_mb'])} + {_mib(row.get('driver_jvm_mb'))}"
-            out.append(f"| {row['case']} | {row['ours_s']:.2f} | {row['theirs_s']:.2f} | {row['ratio']:.2f}×{target} | "
-                       f"{driver} | {_mib(row.get('workers_mb'))} / {_mib(row.get('worker_max_mb'))} |")
+            target = (
+                "" if row.get("target") is None else f" (≥ {row['target']:g}×{', met' if row['met'] else ', missed'})"
+            )
+            driver = (
+                "-"
+                if row.get("driver_py_mb") is None
+                else f"{_mib(row['driver_py_mb'])} + {_mib(row.get('driver_jvm_mb'))}"
+            )
+            out.append(
+                f"| {row['case']} | {row['ours_s']:.2f} | {row['theirs_s']:.2f} | {row['ratio']:.2f}×{target} | "
+                f"{driver} | {_mib(row.get('workers_mb'))} / {_mib(row.get('worker_max_mb'))} |"
+            )
     return "\n".join(out)
 
 
@@ -138,8 +150,12 @@ def main() -> None:
     runs = load_runs(Path(args.results))
     if not runs:
         raise SystemExit(f"no results in {args.results}: run a benchmark first (scripts/bench.sh NAME)")
-    bad = [f"{run['name']}: {row['case']}" for run in runs for row in run["rows"]
-           if not (isinstance(row.get("ratio"), (int, float)) and math.isfinite(row["ratio"]) and row["ratio"] > 0)]
+    bad = [
+        f"{run['name']}: {row['case']}"
+        for run in runs
+        for row in run["rows"]
+        if not (isinstance(row.get("ratio"), (int, float)) and math.isfinite(row["ratio"]) and row["ratio"] > 0)
+    ]
     if bad:
         raise SystemExit(f"rows without a positive ratio: {'; '.join(bad)}")
     draw(runs, Path(args.out))

@@ -26,17 +26,19 @@ spark.sparkContext.setLogLevel("ERROR")
 
 
 class Counter:
-    def __init__(self, ctx):                 # processor i of n counts i, i+n, i+2n, ...
+    def __init__(self, ctx):  # processor i of n counts i, i+n, i+2n, ...
         self.n = ctx.global_processor_index
         self.step = ctx.total_parallelism
 
-def fill(state, buf):                        # add what is available now, then return
+
+def fill(state, buf):  # add what is available now, then return
     for _ in range(1000):
         if state.n >= count:
-            buf.close()                      # a batch source ends by closing its buffer
+            buf.close()  # a batch source ends by closing its buffer
             return
         buf.add(state.n)
         state.n += state.step
+
 
 numbers = SourceBuilder.batch("numbers", Counter).fill_buffer_fn(fill).schema("n bigint").distributed(2).build()
 totals = numbers.read(spark).selectExpr("n % 10 AS digit", "n").groupBy("digit").agg({"n": "sum", "*": "count"})
@@ -53,7 +55,9 @@ report.write(totals)
 rows = [json.loads(line) for part in out.glob("*.jsonl") for line in part.read_text().splitlines()]
 total, counted = sum(r["sum(n)"] for r in rows), sum(r["count(1)"] for r in rows)
 ok = len(rows) == min(10, count) and counted == count and total == count * (count - 1) // 2
-print(f"builder_counter: {'ok' if ok else 'FAILED'}: {counted} numbers of {count}, sum {total}, "
-      f"{len(rows)} digits written to {out}")
+print(
+    f"builder_counter: {'ok' if ok else 'FAILED'}: {counted} numbers of {count}, sum {total}, "
+    f"{len(rows)} digits written to {out}"
+)
 spark.stop()
 sys.exit(0 if ok else 1)

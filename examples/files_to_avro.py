@@ -16,8 +16,11 @@ from jetconnect import sinks, sources
 from jetconnect.testing import spark_builder
 
 parser = argparse.ArgumentParser(description=__doc__)
-parser.add_argument("--directory", default=os.environ.get("EXAMPLE_DIR") or tempfile.mkdtemp(prefix="jetconnect-example-"),
-                    help="where the input files and the Avro output go (absolute)")
+parser.add_argument(
+    "--directory",
+    default=os.environ.get("EXAMPLE_DIR") or tempfile.mkdtemp(prefix="jetconnect-example-"),
+    help="where the input files and the Avro output go (absolute)",
+)
 parser.add_argument("--files", type=int, default=3)
 parser.add_argument("--lines", type=int, default=1_000, help="lines per file")
 args = parser.parse_args()
@@ -31,14 +34,17 @@ spark = spark_builder("example-files-to-avro").getOrCreate()
 spark.sparkContext.setLogLevel("ERROR")
 lines = sources.files(directory=str(work / "in"), glob="*.csv").read(spark)
 orders = lines.selectExpr("split(value, ',') AS f").selectExpr(
-    "CAST(f[0] AS BIGINT) AS id", "f[1] AS item", "CAST(f[2] AS INT) AS qty")
+    "CAST(f[0] AS BIGINT) AS id", "f[1] AS item", "CAST(f[2] AS INT) AS qty"
+)
 sinks.avro(directory=str(work / "avro"), codec="deflate").write(orders)
 
 back = sources.avro(directory=str(work / "avro")).read(spark)
 expected = args.files * args.lines
 total, ids = back.count(), back.select("id").distinct().count()
 ok = total == ids == expected
-print(f"files_to_avro: {'ok' if ok else 'FAILED'}: {total} records ({ids} distinct ids) of {expected} lines "
-      f"in {work / 'avro'}")
+print(
+    f"files_to_avro: {'ok' if ok else 'FAILED'}: {total} records ({ids} distinct ids) of {expected} lines "
+    f"in {work / 'avro'}"
+)
 spark.stop()
 sys.exit(0 if ok else 1)

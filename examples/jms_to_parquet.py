@@ -30,12 +30,24 @@ queue, work = f"orders-{uuid.uuid4().hex[:8]}", tempfile.mkdtemp(prefix="jetconn
 spark = spark_builder("example-jms-to-parquet").getOrCreate()
 spark.sparkContext.setLogLevel("ERROR")
 sinks.jms_queue(queue, host=args.host, port=args.port).write(
-    spark.range(args.messages).selectExpr("CAST(id AS STRING) AS body"))
+    spark.range(args.messages).selectExpr("CAST(id AS STRING) AS body")
+)
 
-orders = sources.jms_queue(queue, host=args.host, port=args.port, parallelism=2,  # per executor
-                           wal_location=f"{work}/checkpoint-wal")                 # beside the checkpoint
-query = orders.read_stream(spark).select("message_id", "body").writeStream.format("parquet") \
-    .option("path", f"{work}/out").option("checkpointLocation", f"{work}/checkpoint").start()
+orders = sources.jms_queue(
+    queue,
+    host=args.host,
+    port=args.port,
+    parallelism=2,  # per executor
+    wal_location=f"{work}/checkpoint-wal",
+)  # beside the checkpoint
+query = (
+    orders.read_stream(spark)
+    .select("message_id", "body")
+    .writeStream.format("parquet")
+    .option("path", f"{work}/out")
+    .option("checkpointLocation", f"{work}/checkpoint")
+    .start()
+)
 
 # a queue has no end: stream until every message sent has arrived, then stop
 deadline = time.monotonic() + args.timeout
@@ -47,7 +59,9 @@ query.stop()
 rows = spark.read.parquet(f"{work}/out")
 total, distinct = rows.count(), rows.select("body").distinct().count()
 ok = total == distinct == args.messages
-print(f"jms_to_parquet: {'ok' if ok else 'FAILED'}: {total} messages ({distinct} distinct) of "
-      f"{args.messages} sent to queue {queue}, in {work}/out")
+print(
+    f"jms_to_parquet: {'ok' if ok else 'FAILED'}: {total} messages ({distinct} distinct) of "
+    f"{args.messages} sent to queue {queue}, in {work}/out"
+)
 spark.stop()
 sys.exit(0 if ok else 1)

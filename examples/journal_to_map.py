@@ -33,14 +33,17 @@ sinks.map("orders", store=url).write(entries.where("key % 10 = 0").selectExpr("k
 # as Jet: ADDED and UPDATED events as (key, value)
 events = sources.map_journal("orders", store=url, start="oldest").read_stream(spark, max_records_per_batch=10_000)
 query = sinks.map("orders_copy", store=url).write_stream(
-    events, checkpoint_location=f"{work}/checkpoint", trigger={"availableNow": True})
+    events, checkpoint_location=f"{work}/checkpoint", trigger={"availableNow": True}
+)
 query.awaitTermination()
 
 original = {r["key"]: r["value"] for r in sources.map("orders", store=url).read(spark).collect()}
 copy = {r["key"]: r["value"] for r in sources.map("orders_copy", store=url).read(spark).collect()}
 updated = sum(v == "updated" for v in copy.values())
 ok = copy == original and len(copy) == args.entries and updated == len(range(0, args.entries, 10))
-print(f"journal_to_map: {'ok' if ok else 'FAILED'}: orders_copy has {len(copy)} entries ({updated} updated), "
-      f"orders {len(original)}, store {url}")
+print(
+    f"journal_to_map: {'ok' if ok else 'FAILED'}: orders_copy has {len(copy)} entries ({updated} updated), "
+    f"orders {len(original)}, store {url}"
+)
 spark.stop()
 sys.exit(0 if ok else 1)

@@ -24,8 +24,12 @@ from jetconnect.testing import spark_builder
 
 parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
 parser.add_argument("--bootstrap", default=os.environ.get("KAFKA_BOOTSTRAP", "127.0.0.1:9094"))
-parser.add_argument("--url", default=os.environ.get(
-    "JETCONNECT_PG_URL", "postgresql+psycopg://jetconnect:pg-Secret-7f3a@127.0.0.1:5432/jetconnect"))
+parser.add_argument(
+    "--url",
+    default=os.environ.get(
+        "JETCONNECT_PG_URL", "postgresql+psycopg://jetconnect:pg-Secret-7f3a@127.0.0.1:5432/jetconnect"
+    ),
+)
 parser.add_argument("--records", type=int, default=2_000)
 args = parser.parse_args()
 topic, table = f"orders-{uuid.uuid4().hex[:8]}", f"orders_{uuid.uuid4().hex[:8]}"
@@ -50,14 +54,21 @@ query = sinks.jdbc(url=args.url, table=table).write_stream(
 query.awaitTermination()
 
 # or Spark's string options, for SQL and notebooks
-jetconnect.register(spark)          # every installed plugin, as format "jetconnect.<name>"
-in_topic = spark.read.format("jetconnect.kafka").option("bootstrap_servers", args.bootstrap) \
-    .option("topics", topic).load().count()
+jetconnect.register(spark)  # every installed plugin, as format "jetconnect.<name>"
+in_topic = (
+    spark.read.format("jetconnect.kafka")
+    .option("bootstrap_servers", args.bootstrap)
+    .option("topics", topic)
+    .load()
+    .count()
+)
 
 rows = sources.jdbc(args.url, table=table).read(spark)
 total, distinct = rows.count(), rows.distinct().count()
 ok = total == distinct == in_topic == args.records
-print(f"kafka_to_jdbc: {'ok' if ok else 'FAILED'}: {total} rows ({distinct} distinct) in table {table}, "
-      f"{in_topic} records in topic {topic}, {args.records} produced")
+print(
+    f"kafka_to_jdbc: {'ok' if ok else 'FAILED'}: {total} rows ({distinct} distinct) in table {table}, "
+    f"{in_topic} records in topic {topic}, {args.records} produced"
+)
 spark.stop()
 sys.exit(0 if ok else 1)

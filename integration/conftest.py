@@ -33,7 +33,7 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
 
 
 @pytest.fixture(scope="session")
-def spark() -> Iterator["object"]:
+def spark() -> Iterator[object]:
     """The one SparkSession of this test run (local[2]), with every installed plugin registered."""
     from jetconnect.testing import shared_spark_session
 
@@ -56,11 +56,13 @@ def _start(name: str) -> str | None:
             # a server that was already up (another run, a developer's) is used but not stopped
             if subprocess.run(["bash", str(script), "status"], capture_output=True, timeout=60).returncode == 0:
                 _already_running.add(name)
-            result = subprocess.run(
-                ["bash", str(script), "start"], capture_output=True, text=True, timeout=900
-            )
-            _started[name] = None if result.returncode == 0 else (
-                f"{script.name} start exited {result.returncode}:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
+            result = subprocess.run(["bash", str(script), "start"], capture_output=True, text=True, timeout=900)
+            _started[name] = (
+                None
+                if result.returncode == 0
+                else (
+                    f"{script.name} start exited {result.returncode}:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
+                )
             )
     return _started[name]
 

@@ -58,14 +58,24 @@ def url_for(password: str) -> str:
 def spellings() -> list[str]:
     """The canary as a leak would spell it: raw, percent-encoded, repr-, JSON-, libpq-escaped."""
     c = CANARY
-    return sorted({c, quote(c, safe=""), quote(c), quote_plus(c), repr(c)[1:-1], json.dumps(c)[1:-1],
-                   c.replace("\\", "\\\\").replace("'", "\\'"), c.replace("'", "''")})
+    return sorted(
+        {
+            c,
+            quote(c, safe=""),
+            quote(c),
+            quote_plus(c),
+            repr(c)[1:-1],
+            json.dumps(c)[1:-1],
+            c.replace("\\", "\\\\").replace("'", "\\'"),
+            c.replace("'", "''"),
+        }
+    )
 
 
 def assert_clean(what: str, text: str) -> None:
     for spelled in spellings():
         at = text.find(spelled)
-        assert at < 0, f"the canary spelled {spelled!r} shows in {what}: ...{text[max(0, at - 300):at + 300]}..."
+        assert at < 0, f"the canary spelled {spelled!r} shows in {what}: ...{text[max(0, at - 300) : at + 300]}..."
 
 
 def everything_shown(error: BaseException) -> str:
@@ -138,12 +148,19 @@ def test_the_canary_works_through_spark_and_shows_nowhere(spark, canary_url, tab
     # Spark's options, and in the sink (retried, then given up)
     failures = {
         "driver-side read": lambda: sources.jdbc(wrong_url, table=table).read(spark),
-        "executor-side read": lambda: sources.jdbc(wrong_url, table=table, use_copy=False,
-                                                   schema="id long, name string").read(spark).collect(),
-        "executor-side COPY read": lambda: sources.jdbc(wrong_url, table=table, use_copy=True,
-                                                        schema="id long, name string").read(spark).collect(),
-        "options read": lambda: spark.read.format("jetconnect.jdbc").options(**{**options, "url": wrong_url})
-        .option("schema", "id long, name string").load().collect(),
+        "executor-side read": lambda: (
+            sources.jdbc(wrong_url, table=table, use_copy=False, schema="id long, name string").read(spark).collect()
+        ),
+        "executor-side COPY read": lambda: (
+            sources.jdbc(wrong_url, table=table, use_copy=True, schema="id long, name string").read(spark).collect()
+        ),
+        "options read": lambda: (
+            spark.read.format("jetconnect.jdbc")
+            .options(**{**options, "url": wrong_url})
+            .option("schema", "id long, name string")
+            .load()
+            .collect()
+        ),
         "sink write": lambda: sinks.jdbc(wrong_url, table=copy, retry_deadline=1).write(by_name),
     }
     for what, fail in failures.items():
@@ -172,8 +189,10 @@ def activemq(server) -> None:
     try:
         StompClient(login, "canary probe").connect().close()
     except Exception as exc:  # noqa: BLE001 - said as a setup problem, not as the test's failure
-        pytest.fail(f"the broker refuses {JMS_USER} with the canary: was it started before "
-                    f"scripts/servers/activemq.sh gave it that user? Restart it (stop, then start): {exc}")
+        pytest.fail(
+            f"the broker refuses {JMS_USER} with the canary: was it started before "
+            f"scripts/servers/activemq.sh gave it that user? Restart it (stop, then start): {exc}"
+        )
 
 
 def test_the_canary_works_through_jms_and_shows_nowhere(spark, activemq, tmp_path, capsys, caplog):
@@ -192,9 +211,14 @@ def test_the_canary_works_through_jms_and_shows_nowhere(spark, activemq, tmp_pat
     df = spark.createDataFrame([(f"m{i}",) for i in range(40)], "body string").repartition(2)
 
     def stream(source, name: str):
-        return (source.read_stream(spark).writeStream.format("memory").queryName(name)
-                .option("checkpointLocation", str(tmp_path / f"cp-{name}"))
-                .trigger(processingTime="200 milliseconds").start())
+        return (
+            source.read_stream(spark)
+            .writeStream.format("memory")
+            .queryName(name)
+            .option("checkpointLocation", str(tmp_path / f"cp-{name}"))
+            .trigger(processingTime="200 milliseconds")
+            .start()
+        )
 
     def rows(name: str) -> int:
         time.sleep(1.0)  # each count is a Spark job: polling hard starves the query under test
@@ -212,6 +236,7 @@ def test_the_canary_works_through_jms_and_shows_nowhere(spark, activemq, tmp_pat
     name = f"canary_{queue[7:]}"
     query = stream(source, name)
     try:
+
         def arrived() -> bool:
             if not query.isActive:
                 raise AssertionError(f"the query stopped before the rows arrived: {query.exception()}")
@@ -271,8 +296,13 @@ def test_the_canary_works_through_jms_and_shows_nowhere(spark, activemq, tmp_pat
 
 def test_the_cli_shows_no_secret_from_its_environment():
     env = {**os.environ, "JETCONNECT_IMAP_STORE": f"redis://:{quote(CANARY, safe='')}@127.0.0.1:1/0"}
-    result = subprocess.run([str(Path(sys.executable).parent / "jetconnect"), "plugins"], capture_output=True,
-                            text=True, timeout=120, env=env)
+    result = subprocess.run(
+        [str(Path(sys.executable).parent / "jetconnect"), "plugins"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
     assert result.returncode == 0 and "jdbc" in result.stdout, result.stderr[-2000:]
     assert_clean("jetconnect plugins", result.stdout + result.stderr)
 
@@ -308,8 +338,13 @@ def test_a_spark_applications_whole_log_shows_no_canary(canary_url, table, tmp_p
     script.write_text(textwrap.dedent(APPLICATION))
     log = tmp_path / "app.log"
     with log.open("wb") as out:
-        result = subprocess.run([sys.executable, str(script), canary_url, url_for(WRONG), table], stdout=out,
-                                stderr=subprocess.STDOUT, timeout=300, cwd=ROOT)
+        result = subprocess.run(
+            [sys.executable, str(script), canary_url, url_for(WRONG), table],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            timeout=300,
+            cwd=ROOT,
+        )
     text = log.read_text(errors="replace")
     assert result.returncode == 0 and "rows 40" in text and "done" in text, text[-3000:]
     # the log holds what we look in: the JVM's task failures with the Python worker's traceback,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
+import jetconnect._builtins as _builtins
 from jetconnect._builders import ProcessorContext, SinkBuilder, SinkContext, SourceBuffer, SourceBuilder
 from jetconnect._catalog import sinks, sources
 from jetconnect._connector import (
@@ -21,6 +22,9 @@ from jetconnect._connector import (
     StreamSource,
     WriteContext,
 )
+from jetconnect._hookspecs import hookimpl
+from jetconnect._options import Options
+from jetconnect._registry import add_builtin_plugin
 from jetconnect.errors import (
     ConnectSetupError,
     JetconnectError,
@@ -33,11 +37,7 @@ from jetconnect.errors import (
     SourceError,
     WorkerSetupError,
 )
-from jetconnect._hookspecs import hookimpl
-from jetconnect._options import Options
 from jetconnect.spark import register
-import jetconnect._builtins as _builtins
-from jetconnect._registry import add_builtin_plugin
 
 add_builtin_plugin("jetconnect", __version__, _builtins)
 

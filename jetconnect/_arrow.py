@@ -74,16 +74,29 @@ MAX_NESTING = 100
 # colon in "name: type" is optional, and the whole schema may be written as one struct<...>.
 
 _SIMPLE_TYPES: dict[str, DataType] = {
-    "string": StringType(), "varchar": StringType(), "char": StringType(), "text": StringType(),
-    "int": IntegerType(), "integer": IntegerType(),
-    "bigint": LongType(), "long": LongType(),
-    "smallint": ShortType(), "short": ShortType(),
-    "tinyint": ByteType(), "byte": ByteType(),
-    "double": DoubleType(), "float": FloatType(), "real": FloatType(),
-    "boolean": BooleanType(), "bool": BooleanType(),
-    "binary": BinaryType(), "bytes": BinaryType(),
+    "string": StringType(),
+    "varchar": StringType(),
+    "char": StringType(),
+    "text": StringType(),
+    "int": IntegerType(),
+    "integer": IntegerType(),
+    "bigint": LongType(),
+    "long": LongType(),
+    "smallint": ShortType(),
+    "short": ShortType(),
+    "tinyint": ByteType(),
+    "byte": ByteType(),
+    "double": DoubleType(),
+    "float": FloatType(),
+    "real": FloatType(),
+    "boolean": BooleanType(),
+    "bool": BooleanType(),
+    "binary": BinaryType(),
+    "bytes": BinaryType(),
     "date": DateType(),
-    "timestamp": TimestampType(), "timestamp_ltz": TimestampType(), "timestamp_ntz": TimestampNTZType(),
+    "timestamp": TimestampType(),
+    "timestamp_ltz": TimestampType(),
+    "timestamp_ntz": TimestampNTZType(),
     "void": NullType(),
 }
 _DECIMAL_NAMES = ("decimal", "numeric", "dec")
@@ -113,7 +126,9 @@ class _DDLParser:
                 return None
             if match.group(2) is not None:  # a character no token starts with
                 start = match.start(2)
-                what = "an unclosed backtick" if match.group(2) == "`" else f"unexpected {self.text[start:start + 20]!r}"
+                what = (
+                    "an unclosed backtick" if match.group(2) == "`" else f"unexpected {self.text[start : start + 20]!r}"
+                )
                 raise self.error(f"{what} at character {start}")
             self.tokens.append((match.group(1), match.start(1)))
         return self.tokens[self.i + ahead][0]
@@ -199,7 +214,9 @@ class _DDLParser:
                 scale = self.number()
             self.take(")")
         if not 1 <= precision <= 38 or not 0 <= scale <= precision:
-            raise self.error(f"decimal({precision},{scale}): the precision must be 1 to 38 and the scale 0 to the precision")
+            raise self.error(
+                f"decimal({precision},{scale}): the precision must be 1 to 38 and the scale 0 to the precision"
+            )
         return DecimalType(precision, scale)
 
     def number(self) -> int:
@@ -296,7 +313,15 @@ class _Mismatch(Exception):
 
 # What kind of Python value each class holds, the unit the per-type rules are written in.
 _NONE, _BOOL, _INT, _FLOAT, _DECIMAL, _STR, _BYTES = "none", "bool", "int", "float", "decimal", "str", "bytes"
-_DATE, _DATETIME, _SEQUENCE, _DICT, _NAMED, _ROW, _OTHER = "date", "datetime", "sequence", "dict", "named", "row", "other"
+_DATE, _DATETIME, _SEQUENCE, _DICT, _NAMED, _ROW, _OTHER = (
+    "date",
+    "datetime",
+    "sequence",
+    "dict",
+    "named",
+    "row",
+    "other",
+)
 _ROW_KINDS = frozenset({_SEQUENCE, _DICT, _NAMED, _ROW})
 _PLAIN_ROWS = frozenset({tuple, list})
 _kinds: dict[type, str] = {}
@@ -427,7 +452,9 @@ def _strings(values: list[Any], data_type: pa.DataType) -> pa.Array:
     except _ARROW_ERRORS as exc:
         _require(values, _STR_KINDS, "a string")
         raise _Mismatch(_arrow_reason(values, exc)) from None
-    if not (pa.types.is_string(inferred.type) or pa.types.is_large_string(inferred.type) or pa.types.is_null(inferred.type)):
+    if not (
+        pa.types.is_string(inferred.type) or pa.types.is_large_string(inferred.type) or pa.types.is_null(inferred.type)
+    ):
         _require(values, _STR_KINDS, "a string")
         raise _Mismatch(f"the values are {inferred.type}, not strings")
     try:
@@ -467,10 +494,14 @@ def _timestamps(values: list[Any], data_type: pa.DataType) -> pa.Array:
     if set(map(_is_naive, present)) - {not aware}:
         value = next(v for v in present if _is_naive(v) == aware)
         if aware:
-            raise _Mismatch(f"{_short(value, 80)} has no time zone: a timestamp column takes aware datetimes "
-                            "(datetime(..., tzinfo=...)); naive ones go in a timestamp_ntz column")
-        raise _Mismatch(f"{_short(value, 80)} has a time zone: a timestamp_ntz column takes naive datetimes; "
-                        "instants go in a timestamp column")
+            raise _Mismatch(
+                f"{_short(value, 80)} has no time zone: a timestamp column takes aware datetimes "
+                "(datetime(..., tzinfo=...)); naive ones go in a timestamp_ntz column"
+            )
+        raise _Mismatch(
+            f"{_short(value, 80)} has a time zone: a timestamp_ntz column takes naive datetimes; "
+            "instants go in a timestamp column"
+        )
     if any(hasattr(cls, "nanosecond") for cls in set(map(type, present))):  # pandas.Timestamp
         value = next((v for v in present if getattr(v, "nanosecond", 0)), None)
         if value is not None:
@@ -615,8 +646,10 @@ def _split(records: list[Any], fields: list[pa.Field], top: bool) -> tuple[list[
                 continue
             else:
                 what = "item" if top else "struct value"
-                raise _Mismatch(f"{_short(record, 80)} ({type(record).__name__}) is not a row: "
-                                f"an {what} for {width} columns is a tuple, list, dict or Row")
+                raise _Mismatch(
+                    f"{_short(record, 80)} ({type(record).__name__}) is not a row: "
+                    f"an {what} for {width} columns is a tuple, list, dict or Row"
+                )
         except _Mismatch as exc:
             exc.index = index
             raise
@@ -660,7 +693,9 @@ class _Resolver:
             fields = record.__fields__
             if len(set(fields)) != len(fields):
                 twice = next(f for f in fields if fields.count(f) > 1)
-                raise _Mismatch(f"the Row has the field '{twice}' twice; which one is meant is unclear", path=(str(twice),))
+                raise _Mismatch(
+                    f"the Row has the field '{twice}' twice; which one is meant is unclear", path=(str(twice),)
+                )
             if fields == self.names:  # same names, same order: nothing to move
                 return record
             return self.by_name(dict(zip(fields, record)))
@@ -675,8 +710,11 @@ class _Resolver:
             if key not in self.known:
                 close = difflib.get_close_matches(str(key), self.names, n=1)
                 hint = f" (did you mean '{close[0]}'?)" if close else ""
-                raise _Mismatch(f"{_short(key, 80, text=True)!r} is not a column of the schema{hint}; "
-                                "nothing in an item may be left behind", path=(str(key),))
+                raise _Mismatch(
+                    f"{_short(key, 80, text=True)!r} is not a column of the schema{hint}; "
+                    "nothing in an item may be left behind",
+                    path=(str(key),),
+                )
         for name in self.required:
             if name not in record:
                 raise _Mismatch(f"the item has no '{name}', a NOT NULL column", path=(name,))
@@ -705,7 +743,9 @@ def rows_to_batch(rows: Sequence[Any], schema: StructType, owner: str) -> pa.Rec
     try:
         return pa.RecordBatch.from_arrays(arrays, schema=arrow_schema)
     except _ARROW_ERRORS as exc:  # e.g. more than 2 GiB of strings in one column
-        raise SchemaError(f"{owner}: items do not fit one Arrow batch of schema <{_schema_text(schema)}>: {exc}") from None
+        raise SchemaError(
+            f"{owner}: items do not fit one Arrow batch of schema <{_schema_text(schema)}>: {exc}"
+        ) from None
 
 
 def _arrays(items: list[Any], fields: list[pa.Field], bare: bool) -> list[pa.Array]:
@@ -727,7 +767,7 @@ def _first_bad(values: list[Any], field: pa.Field, failure: _Mismatch) -> _Misma
     step = 1024  # chunks first: a big column is then walked value by value over one chunk only
     for start in range(0, len(values), step):
         try:
-            _column(values[start:start + step], field)
+            _column(values[start : start + step], field)
             continue
         except _Mismatch:
             pass
@@ -767,7 +807,7 @@ class _Repr(reprlib.Repr):
     """reprlib with bytes cut before rendering too: a huge value is never rendered whole to be cut."""
 
     def repr_bytes(self, value: bytes, level: int) -> str:
-        return repr(value[:self.maxstring]) + ("..." if len(value) > self.maxstring else "")
+        return repr(value[: self.maxstring]) + ("..." if len(value) > self.maxstring else "")
 
     repr_bytearray = repr_bytes
 
@@ -801,13 +841,16 @@ def _null_violation(array: pa.Array, data_type: pa.DataType, path: str) -> str |
     if pa.types.is_map(data_type):
         # the entries of the non-null maps only; list_flatten has no kernel for maps, so the map
         # is viewed (zero-copy, slices too) as the list of key-value structs it is laid out as
-        entry = pa.struct([("key", array.type.key_type), ("value", array.type.item_type)])  # nullable: a view checks nothing
+        entry = pa.struct(
+            [("key", array.type.key_type), ("value", array.type.item_type)]
+        )  # nullable: a view checks nothing
         entries = pc.list_flatten(array.view(pa.list_(pa.field("entries", entry, nullable=False))))
         keys, items = entries.field(0), entries.field(1)
         if not data_type.item_field.nullable and items.null_count:
             return f"{path}[value]"
-        return (_null_violation(keys, data_type.key_type, f"{path}[key]")
-                or _null_violation(items, data_type.item_type, f"{path}[value]"))
+        return _null_violation(keys, data_type.key_type, f"{path}[key]") or _null_violation(
+            items, data_type.item_type, f"{path}[value]"
+        )
     if pa.types.is_list(data_type) or pa.types.is_large_list(data_type):
         elements = pc.list_flatten(array)
         if not data_type.value_field.nullable and elements.null_count:
@@ -835,7 +878,9 @@ def conform_batch(batch: pa.RecordBatch, arrow_schema: pa.Schema, owner: str) ->
                 f"declared schema <{_one_line(arrow_schema)}>: {exc}"
             ) from exc
     for field, column in zip(arrow_schema, result.columns):
-        found = field.name if not field.nullable and column.null_count else _null_violation(column, field.type, field.name)
+        found = (
+            field.name if not field.nullable and column.null_count else _null_violation(column, field.type, field.name)
+        )
         if found is not None:
             raise SchemaError(f"{owner}: an Arrow batch has a null in '{found}', which is NOT NULL")
     return result

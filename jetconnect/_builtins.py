@@ -9,7 +9,16 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from jetconnect._builders import BuilderBatchSource, BuilderSink, BuilderStreamSource, ProcessorContext, SinkBuilder, SinkContext, SourceBuffer, SourceBuilder
+from jetconnect._builders import (
+    BuilderBatchSource,
+    BuilderSink,
+    BuilderStreamSource,
+    ProcessorContext,
+    SinkBuilder,
+    SinkContext,
+    SourceBuffer,
+    SourceBuilder,
+)
 from jetconnect._hookspecs import hookimpl
 
 
@@ -86,11 +95,7 @@ def logger(level: str = "INFO", prefix: str = "") -> BuilderSink:
     def create(ctx: SinkContext) -> logging.Logger:
         return ctx.logger
 
-    return (
-        SinkBuilder.sink("logger", create)
-        .receive_fn(lambda log, row: log.log(numeric, "%s%s", prefix, row))
-        .build()
-    )
+    return SinkBuilder.sink("logger", create).receive_fn(lambda log, row: log.log(numeric, "%s%s", prefix, row)).build()
 
 
 @hookimpl

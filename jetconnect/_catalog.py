@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from jetconnect.errors import PluginError
 from jetconnect._registry import ConnectorSpec, get_registry
+from jetconnect.errors import PluginError
 
 
 class Catalog:

@@ -20,7 +20,7 @@ K = TypeVar("K", bound=Hashable)
 C = TypeVar("C")
 
 #: Every cache of this process, so that a fork can give each a fresh lock (see ``_after_fork``).
-_caches: "weakref.WeakSet[ClientCache]" = weakref.WeakSet()
+_caches: weakref.WeakSet[ClientCache] = weakref.WeakSet()
 
 
 @final

@@ -98,18 +98,18 @@ class Source(ABC):
     guarantee_option: ClassVar[GuaranteeOption | None] = None
 
     @abstractmethod
-    def schema(self) -> "StructType":
+    def schema(self) -> StructType:
         """The Spark schema of every row this source produces (called on the driver)."""
 
-    def with_options(self, options: Mapping[str, str]) -> "Source":
+    def with_options(self, options: Mapping[str, str]) -> Source:
         """A copy configured with extra Spark options; the default ignores them."""
         return self
 
-    def read(self, spark: "SparkSession", **options: Any) -> "DataFrame":
+    def read(self, spark: SparkSession, **options: Any) -> DataFrame:
         """A batch DataFrame of this source."""
         return _spark_adapter().read(self, spark, **options)
 
-    def read_stream(self, spark: "SparkSession", **options: Any) -> "DataFrame":
+    def read_stream(self, spark: SparkSession, **options: Any) -> DataFrame:
         """A streaming DataFrame of this source (options: ``max_records_per_batch``)."""
         return _spark_adapter().read_stream(self, spark, **options)
 
@@ -217,7 +217,7 @@ class WriteContext:
     batch_id: int | None
     #: The streaming query's id: stable across restarts from the same checkpoint. None in batch.
     query_id: str | None
-    schema: "StructType"
+    schema: StructType
     overwrite: bool = False
     options: Mapping[str, str] = field(default_factory=dict)
 
@@ -256,11 +256,11 @@ class Sink(ABC):
     #: ``"arrow"``: :meth:`write_partition` gets ``pyarrow.RecordBatch`` objects; ``"rows"``: pyspark Rows.
     input_format: str = "arrow"
 
-    def with_options(self, options: Mapping[str, str]) -> "Sink":
+    def with_options(self, options: Mapping[str, str]) -> Sink:
         """A copy configured with extra Spark options; the default ignores them."""
         return self
 
-    def check_schema(self, schema: "StructType") -> None:
+    def check_schema(self, schema: StructType) -> None:
         """Raise :class:`~jetconnect.errors.SchemaError` if rows of ``schema`` cannot be written."""
 
     @abstractmethod
@@ -273,19 +273,21 @@ class Sink(ABC):
     def abort(self, messages: list[Any], ctx: CommitContext) -> None:
         """Undo what the tasks wrote; a best effort, as Spark skips it after a hard crash."""
 
-    def write(self, df: "DataFrame", **options: Any) -> None:
+    def write(self, df: DataFrame, **options: Any) -> None:
         """Write a batch DataFrame to this sink."""
         _spark_adapter().write(self, df, **options)
 
     def write_stream(
         self,
-        df: "DataFrame",
+        df: DataFrame,
         checkpoint_location: str,
         trigger: Mapping[str, Any] | None = None,
         **options: Any,
-    ) -> "StreamingQuery":
+    ) -> StreamingQuery:
         """Start a streaming query writing ``df`` here, committed per micro-batch."""
-        return _spark_adapter().write_stream(self, df, checkpoint_location=checkpoint_location, trigger=trigger, **options)
+        return _spark_adapter().write_stream(
+            self, df, checkpoint_location=checkpoint_location, trigger=trigger, **options
+        )
 
 
 __all__ = [

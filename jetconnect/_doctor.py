@@ -67,13 +67,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     where.add_argument("--master", help="Spark master URL (default: local[2])")
     where.add_argument("--remote", help="a Spark Connect server, sc://host:15002")
     where.add_argument("--skip-spark", action="store_true", help="check only the connector, start no session")
-    parser.add_argument("--conf", action="append", type=parse_option, default=[], metavar="KEY=VALUE",
-                        help="a Spark setting for the session, as your pipeline sets it (repeatable)")
+    parser.add_argument(
+        "--conf",
+        action="append",
+        type=parse_option,
+        default=[],
+        metavar="KEY=VALUE",
+        help="a Spark setting for the session, as your pipeline sets it (repeatable)",
+    )
     what = parser.add_mutually_exclusive_group()
     what.add_argument("--source", metavar="NAME", help="build this registered source and ask its server")
     what.add_argument("--sink", metavar="NAME", help="build this registered sink from the options")
-    parser.add_argument("--option", action="append", type=parse_option, default=[], metavar="KEY=VALUE",
-                        help="a connector option (repeatable)")
+    parser.add_argument(
+        "--option",
+        action="append",
+        type=parse_option,
+        default=[],
+        metavar="KEY=VALUE",
+        help="a connector option (repeatable)",
+    )
     parser.add_argument("--stream", action="store_true", help="check the source as a stream: initial_offset()")
 
 
@@ -139,7 +151,7 @@ def _version(dist: str) -> str | None:
         return None
 
 
-def connector_checks(spec: "ConnectorSpec", options: Mapping[str, str], stream: bool = False) -> Iterator[Check]:
+def connector_checks(spec: ConnectorSpec, options: Mapping[str, str], stream: bool = False) -> Iterator[Check]:
     """Build the connector of ``spec`` from ``options`` and ask, for a source, what needs its server.
 
     Yields one check per step and stops at the first failure; an error is shown as its type and
@@ -157,7 +169,9 @@ def connector_checks(spec: "ConnectorSpec", options: Mapping[str, str], stream: 
         return
     yield Check(OK, f"{label}: build from the options", json.dumps(redact_options(options), sort_keys=True))
     if spec.kind == "sink":
-        yield Check(OK, f"{label}: not contacted", "a sink reaches its server only when it writes; the doctor writes nothing")
+        yield Check(
+            OK, f"{label}: not contacted", "a sink reaches its server only when it writes; the doctor writes nothing"
+        )
         return
     steps.append(("schema()", lambda c: c.schema().simpleString()))
     if stream or not isinstance(connector, BatchSource):
@@ -181,7 +195,7 @@ def _error(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {message}" if message else type(exc).__name__
 
 
-def _session(args: argparse.Namespace) -> "SparkSession":
+def _session(args: argparse.Namespace) -> SparkSession:
     from pyspark.sql import SparkSession
 
     builder = SparkSession.builder
@@ -189,15 +203,19 @@ def _session(args: argparse.Namespace) -> "SparkSession":
         builder = builder.remote(args.remote)
     else:
         builder = (
-            builder.master(args.master or "local[2]").appName("jetconnect doctor")
-            .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
+            builder.master(args.master or "local[2]")
+            .appName("jetconnect doctor")
+            .config("spark.ui.enabled", "false")
+            .config("spark.ui.showConsoleProgress", "false")
         )
     for key, value in args.conf:
         builder = builder.config(key, value)
     return builder.getOrCreate()
 
 
-def _probe(spark: "SparkSession", wanted: Mapping[str, tuple[str, str]]) -> tuple[str, list[str | None], list[str | None]]:
+def _probe(
+    spark: SparkSession, wanted: Mapping[str, tuple[str, str]]
+) -> tuple[str, list[str | None], list[str | None]]:
     """Run :func:`~jetconnect.spark._imports.installed_probe` in one worker task (classic or Connect)."""
     from jetconnect.spark._connect import is_connect
     from jetconnect.spark._imports import installed_probe
@@ -221,7 +239,7 @@ def _probe(spark: "SparkSession", wanted: Mapping[str, tuple[str, str]]) -> tupl
     return executable, errors, versions
 
 
-def _settings(spark: "SparkSession", keys: Sequence[str]) -> dict[str, str | None]:
+def _settings(spark: SparkSession, keys: Sequence[str]) -> dict[str, str | None]:
     from jetconnect.spark._connect import is_connect
 
     if is_connect(spark):

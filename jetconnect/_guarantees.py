@@ -75,12 +75,10 @@ def _needs_no_options(factory: Callable[..., Any]) -> bool:
         parameters = inspect.signature(factory).parameters.values()
     except (TypeError, ValueError):
         return False
-    return all(
-        p.default is not p.empty or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in parameters
-    )
+    return all(p.default is not p.empty or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in parameters)
 
 
-def declared(spec: "ConnectorSpec") -> Declared:
+def declared(spec: ConnectorSpec) -> Declared:
     """The guarantee of ``spec``'s connector: of an instance built from default options when the
     factory needs none, else of the class it returns."""
     if spec.from_options is None and _needs_no_options(spec.factory):
@@ -117,7 +115,7 @@ def combine(source: Guarantee, sink: Guarantee) -> Guarantee:
     return Guarantee.NONE
 
 
-def _groups(specs: Iterable["ConnectorSpec"]) -> dict[Guarantee | None, list[str]]:
+def _groups(specs: Iterable[ConnectorSpec]) -> dict[Guarantee | None, list[str]]:
     groups: dict[Guarantee | None, list[str]] = {}
     for spec in sorted(specs, key=lambda s: s.name):
         for how, guarantee in spec.declared.variants():
@@ -130,7 +128,7 @@ def _label(guarantee: Guarantee | None) -> str:
     return str(guarantee) if guarantee is not None else "unknown"
 
 
-def matrix(registry: "Registry") -> str:
+def matrix(registry: Registry) -> str:
     """The source × sink guarantee matrix as a Markdown table, as README.md shows it."""
     sources, sinks = _groups(registry.sources.values()), _groups(registry.sinks.values())
     header = ["source ↓ / sink →", *(f"{_label(g)} sinks: {', '.join(names)}" for g, names in sinks.items())]

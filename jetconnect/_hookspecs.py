@@ -30,7 +30,7 @@ hookimpl = pluggy.HookimplMarker("jetconnect")
 
 
 @hookspec
-def register_sources(register: "Register") -> None:
+def register_sources(register: Register) -> None:
     """Register source factories: ``register(factory, name=..., from_options=...)``.
 
     ``factory(**kwargs)`` returns a :class:`~jetconnect._connector.Source`; it serves both
@@ -40,12 +40,12 @@ def register_sources(register: "Register") -> None:
 
 
 @hookspec
-def register_sinks(register: "Register") -> None:
+def register_sinks(register: Register) -> None:
     """Register sink factories, as :func:`register_sources` does for sources."""
 
 
 @hookspec
-def register_file_systems(register: "Callable[[str, Callable[[str], tuple[FileSystem, str]]], None]") -> None:
+def register_file_systems(register: Callable[[str, Callable[[str], tuple[FileSystem, str]]], None]) -> None:
     """Register file systems by URL scheme: ``register("webhdfs", resolve)``.
 
     ``resolve(url)`` returns ``(file_system, path)``: the :class:`~jetconnect._files.filesystem.FileSystem`

@@ -10,8 +10,8 @@ from __future__ import annotations
 import os
 import urllib.parse
 
-from jetconnect.errors import OptionError
 from jetconnect._files.filesystem import FileSystem, LocalFileSystem, shared_path
+from jetconnect.errors import OptionError
 
 
 def resolve_location(location: str | os.PathLike[str], what: str) -> tuple[FileSystem, str]:

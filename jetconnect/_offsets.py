@@ -23,7 +23,9 @@ def integer_positions(
     ``check_key`` raises an OffsetError for a key the source does not know.
     """
     if not isinstance(offset, dict):
-        raise OffsetError(f"{owner}: the offset must be a JSON object of {of_what} -> position, got {offset!r}; was the checkpoint edited?")
+        raise OffsetError(
+            f"{owner}: the offset must be a JSON object of {of_what} -> position, got {offset!r}; was the checkpoint edited?"
+        )
     positions = {}
     for key, position in offset.items():
         if not isinstance(key, str):
@@ -31,7 +33,9 @@ def integer_positions(
         if check_key is not None:
             check_key(key)
         if type(position) is not int or position < 0:
-            raise OffsetError(f"{owner}: offset entry {key!r} has position {position!r}, not a non-negative integer; was the checkpoint edited?")
+            raise OffsetError(
+                f"{owner}: offset entry {key!r} has position {position!r}, not a non-negative integer; was the checkpoint edited?"
+            )
         positions[key] = position
     return positions
 

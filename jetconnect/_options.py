@@ -10,8 +10,8 @@ import json
 from collections.abc import Iterator, Mapping
 from typing import Any, TypeVar
 
-from jetconnect.errors import OptionError
 from jetconnect._redaction import MASK, is_secret_name, redact_options, shown_value
+from jetconnect.errors import OptionError
 
 T = TypeVar("T")
 _MISSING: Any = object()
@@ -138,9 +138,9 @@ class Options(Mapping[str, str]):
     def with_prefix(self, prefix: str) -> dict[str, str]:
         """The options that start with ``prefix``, with the prefix removed (for client configs)."""
         p = prefix.lower()
-        return {self._names[k][len(p):]: v for k, v in self._data.items() if k.startswith(p)}
+        return {self._names[k][len(p) :]: v for k, v in self._data.items() if k.startswith(p)}
 
-    def merged(self, extra: Mapping[str, Any]) -> "Options":
+    def merged(self, extra: Mapping[str, Any]) -> Options:
         """These options overridden by ``extra``, for the same owner."""
         return Options({**self.to_dict(), **dict(extra)}, owner=self.owner)
 

@@ -21,8 +21,18 @@ MASK = "***"
 #: Words that make an option name secret, matched after lower-casing and turning ``_``/``-``
 #: into ``.`` (so ``ssl_key_password``, ``sasl.password``, ``api-key`` and ``apiKey`` all count).
 SECRET_WORDS = (
-    "password", "passwd", "passcode", "secret", "token", "credential", "api.key", "apikey",
-    "private.key", "key.pem", "jaas.config", "oauthbearer.config",
+    "password",
+    "passwd",
+    "passcode",
+    "secret",
+    "token",
+    "credential",
+    "api.key",
+    "apikey",
+    "private.key",
+    "key.pem",
+    "jaas.config",
+    "oauthbearer.config",
 )
 
 
@@ -42,9 +52,16 @@ def secret_forms(secret: str) -> set[str]:
         libpq = text.replace("\\", "\\\\").replace("'", "\\'")
         stomp = text.replace("\\", "\\\\").replace("\r", "\\r").replace("\n", "\\n").replace(":", "\\c")
         forms |= {
-            text, repr(text)[1:-1], json.dumps(text)[1:-1], libpq, libpq.replace("'", "''"), text.replace("'", "''"), stomp,
+            text,
+            repr(text)[1:-1],
+            json.dumps(text)[1:-1],
+            libpq,
+            libpq.replace("'", "''"),
+            text.replace("'", "''"),
+            stomp,
             # surrogatepass: a secret no encoding can carry must still be masked, not crash
-            quote(text, safe="", errors="surrogatepass"), quote(text, errors="surrogatepass"),
+            quote(text, safe="", errors="surrogatepass"),
+            quote(text, errors="surrogatepass"),
             quote_plus(text, errors="surrogatepass"),
         }
     return {f for f in forms if f}
@@ -188,7 +205,12 @@ def secrets_in(obj: Any, depth: int = 3) -> tuple[str, ...]:
     seen: set[int] = set()
 
     def walk(value: Any, level: int) -> None:
-        if level < 0 or id(value) in seen or value is None or isinstance(value, (str, bytes, int, float, types.ModuleType)):
+        if (
+            level < 0
+            or id(value) in seen
+            or value is None
+            or isinstance(value, (str, bytes, int, float, types.ModuleType))
+        ):
             return
         seen.add(id(value))
         if isinstance(value, Mapping):
@@ -198,9 +220,10 @@ def secrets_in(obj: Any, depth: int = 3) -> tuple[str, ...]:
                 walk(item, level - 1)
             return
         elif hasattr(value, "__dict__") and not callable(value) or hasattr(type(value), "__dataclass_fields__"):
-            fields = {**getattr(value, "__dict__", {}), **{
-                name: getattr(value, name, None) for name in getattr(type(value), "__dataclass_fields__", {})
-            }}
+            fields = {
+                **getattr(value, "__dict__", {}),
+                **{name: getattr(value, name, None) for name in getattr(type(value), "__dataclass_fields__", {})},
+            }
         else:
             return
         strings = {str(k): v for k, v in fields.items() if isinstance(v, (str, int)) and not isinstance(v, bool)}

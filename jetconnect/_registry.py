@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING, Any, Literal, Union, get_args, get_origin, get
 import pluggy
 
 import jetconnect._hookspecs as hookspecs
-from jetconnect.errors import OptionError, PluginError, PluginLoadWarning
 from jetconnect._options import Options
+from jetconnect.errors import OptionError, PluginError, PluginLoadWarning
 
 if TYPE_CHECKING:  # pragma: no cover
     from jetconnect._guarantees import Declared
@@ -44,7 +44,7 @@ class ConnectorSpec:
     description: str = ""
 
     @cached_property
-    def declared(self) -> "Declared":
+    def declared(self) -> Declared:
         """The guarantee as the connector declares it (:func:`jetconnect._guarantees.declared`)."""
         from jetconnect._guarantees import declared
 
@@ -66,7 +66,7 @@ class ConnectorSpec:
 class Register:
     """The callable handed to ``register_sources`` / ``register_sinks`` hooks."""
 
-    def __init__(self, registry: "Registry", kind: Kind, plugin: str, version: str) -> None:
+    def __init__(self, registry: Registry, kind: Kind, plugin: str, version: str) -> None:
         self._registry, self._kind, self._plugin, self._version = registry, kind, plugin, version
 
     def __call__(
@@ -111,7 +111,7 @@ class Registry:
             )
         table[spec.name] = spec
 
-    def load(self, modules: Iterable[tuple[str, str, types.ModuleType]] = ()) -> "Registry":
+    def load(self, modules: Iterable[tuple[str, str, types.ModuleType]] = ()) -> Registry:
         self.manager.add_hookspecs(hookspecs)
         for name, version, module in modules:
             self._register_plugin(name, version, module)
@@ -127,8 +127,7 @@ class Registry:
                 self._register_plugin(ep.name, version, module)
             except Exception as exc:  # catching whatever a plugin raised is the point: the rest must load
                 warnings.warn(
-                    f"jetconnect plugin '{ep.name}' ({ep.value}) could not be loaded: "
-                    f"{type(exc).__name__}: {exc}",
+                    f"jetconnect plugin '{ep.name}' ({ep.value}) could not be loaded: {type(exc).__name__}: {exc}",
                     PluginLoadWarning,
                     stacklevel=2,
                 )
@@ -143,7 +142,10 @@ class Registry:
     def _collect(self) -> None:
         # Each hook implementation is called with a Register bound to its own plugin, so that
         # `jetconnect plugins` can say which package provides which connector.
-        for kind, caller in (("source", self.manager.hook.register_sources), ("sink", self.manager.hook.register_sinks)):
+        for kind, caller in (
+            ("source", self.manager.hook.register_sources),
+            ("sink", self.manager.hook.register_sinks),
+        ):
             for impl in caller.get_hookimpls():  # in registration order: built-ins first
                 version = self.plugins.get(impl.plugin_name, "?")
                 try:
@@ -250,7 +252,8 @@ def call_with_options(factory: Callable[..., Any], options: Options, owner: str)
         raise OptionError(f"{owner}: unknown option(s) {', '.join(sorted(extra))}; known options: {known}")
     kwargs.update(extra)
     missing = [
-        n for n, p in signature.parameters.items()
+        n
+        for n, p in signature.parameters.items()
         if p.default is p.empty and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and n not in kwargs
     ]
     if missing:

@@ -9,8 +9,8 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
-from jetconnect.errors import JetconnectError
 from jetconnect._redaction import describe, raise_unchained
+from jetconnect.errors import JetconnectError
 
 T = TypeVar("T")
 log = logging.getLogger("jetconnect._retry")

@@ -30,8 +30,8 @@ from typing import Any
 
 import pyarrow as pa
 
-from jetconnect.errors import OffsetError
 from jetconnect._files.filesystem import FileSystem
+from jetconnect.errors import OffsetError
 
 #: Schema metadata key holding a record's facts.
 _FACTS_KEY = b"jetconnect.round"
@@ -70,24 +70,31 @@ class RoundFacts:
     total: int = 1
     version: int = _VERSION
 
-    def same_contents(self, other: "RoundFacts") -> bool:
+    def same_contents(self, other: RoundFacts) -> bool:
         """Whether two attempts' facts describe the same round (a deterministic source pulled twice)."""
         return (self.emitted, self.pulled, self.carried, self.snapshot, self.log_from, self.log_to) == (
-            other.emitted, other.pulled, other.carried, other.snapshot, other.log_from, other.log_to
+            other.emitted,
+            other.pulled,
+            other.carried,
+            other.snapshot,
+            other.log_from,
+            other.log_to,
         )
 
     def to_json(self) -> bytes:
         return json.dumps(asdict(self), separators=(",", ":")).encode()
 
     @classmethod
-    def from_json(cls, raw: bytes, where: str) -> "RoundFacts":
+    def from_json(cls, raw: bytes, where: str) -> RoundFacts:
         try:
             data = json.loads(raw)
             if data.get("version") != _VERSION:
                 raise ValueError(f"version {data.get('version')!r}, expected {_VERSION}")
             return cls(**data)
         except (ValueError, TypeError) as exc:
-            raise OffsetError(f"round record {where} is not readable ({exc}): it was edited or written by another program") from exc
+            raise OffsetError(
+                f"round record {where} is not readable ({exc}): it was edited or written by another program"
+            ) from exc
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from jetconnect.errors import OptionError
 #: A plugin name: what ``sources.NAME`` and the entry point use, so a Python identifier in lower case.
 _NAME = re.compile(r"[a-z][a-z0-9_]{0,49}")
 
-_PYPROJECT = '''\
+_PYPROJECT = """\
 [build-system]
 requires = ["setuptools>=77"]
 build-backend = "setuptools.build_meta"
@@ -42,7 +42,7 @@ include = ["$module*"]
 
 [tool.setuptools.package-data]
 $module = ["py.typed"]
-'''
+"""
 
 _INIT = '''\
 """The $name jetconnect plugin: ``sources.$name`` and ``sinks.$name``."""
@@ -155,7 +155,7 @@ def register_sinks(register):
     register(${name}_sink, name="$name")
 '''
 
-_README = '''\
+_README = """\
 # $dist
 
 A jetconnect plugin: `sources.$name` and `sinks.$name`, built with jetconnect's builders.
@@ -186,7 +186,7 @@ sinks.$name("/tmp/out").write(spark.range(10).toDF("n"))
 | option | default | meaning |
 |---|---|---|
 | `directory` | (required) | where the JSON-lines files go |
-'''
+"""
 
 _TEST = '''\
 """The $name plugin, installed, found by entry point and run through a real SparkSession."""
@@ -263,8 +263,11 @@ def new_plugin(name: str, parent: str | Path = ".") -> Path:
 
     major, minor = (int(part) for part in __version__.split(".")[:2])
     values = {
-        "name": name, "dist": dist, "module": module,
-        "core_floor": f"{major}.{minor}", "core_next": f"{major}.{minor + 1}" if major == 0 else f"{major + 1}",
+        "name": name,
+        "dist": dist,
+        "module": module,
+        "core_floor": f"{major}.{minor}",
+        "core_next": f"{major}.{minor + 1}" if major == 0 else f"{major + 1}",
     }
     files = {
         "pyproject.toml": _PYPROJECT,

@@ -19,8 +19,8 @@ from collections.abc import Iterator
 
 import pyarrow as pa
 
-from jetconnect.errors import OffsetError
 from jetconnect._files.filesystem import FileSystem
+from jetconnect.errors import OffsetError
 
 _SEGMENT = re.compile(r"^(\d{20})-(\d{20})\.arrow$")
 

@@ -9,24 +9,9 @@ a plugin reaches past this module. See docs/ARCHITECTURE.md for how the pieces f
 
 from __future__ import annotations
 
-# The contracts: what a connector implements and what Spark hands it.
-from jetconnect._connector import (
-    BatchSource,
-    CommitContext,
-    Guarantee,
-    GuaranteeOption,
-    Json,
-    Offset,
-    Range,
-    ReadOutput,
-    Sink,
-    Source,
-    StreamSource,
-    WriteContext,
-    WriteKey,
-)
-from jetconnect.errors import JetconnectError, OffsetError, OptionError, SchemaError, SinkError, SourceError
-from jetconnect._hookspecs import hookimpl
+# Arrow and Spark schemas, rows and admission control.
+from jetconnect._admission import admit_offsets, share_budget, spread
+from jetconnect._arrow import parse_schema, rows_to_batch, spark_rows, to_arrow_schema
 
 # Builders and the write-ahead-logged stream they share with pull-based plugins (JMS, sockets).
 from jetconnect._builders import (
@@ -46,16 +31,47 @@ from jetconnect._builders import (
     SourceBuilder,
     spool_of,
 )
-from jetconnect._rounds import RoundLog
-from jetconnect._spool import Spool
+from jetconnect._charsets import check_charset
+from jetconnect._clients import ClientCache
 
-# Arrow and Spark schemas, rows and admission control.
-from jetconnect._admission import admit_offsets, share_budget, spread
-from jetconnect._arrow import parse_schema, rows_to_batch, spark_rows, to_arrow_schema
-from jetconnect._offsets import integer_positions
+# The contracts: what a connector implements and what Spark hands it.
+from jetconnect._connector import (
+    BatchSource,
+    CommitContext,
+    Guarantee,
+    GuaranteeOption,
+    Json,
+    Offset,
+    Range,
+    ReadOutput,
+    Sink,
+    Source,
+    StreamSource,
+    WriteContext,
+    WriteKey,
+)
+
+# The files family: file systems, line splits, the lines sources, staged exactly-once file sinks, Avro.
+from jetconnect._files.avro_schema import (
+    load_avro_schema,
+    may_be_empty,
+    needs_fixing,
+    to_avro_schema,
+    to_spark_schema,
+    value_fixer,
+)
+from jetconnect._files.filesystem import FileInfo, FileSystem, LocalFileSystem, is_hidden, shared_path
+from jetconnect._files.growing_files import GrowingLinesSource
+from jetconnect._files.line_splits import FileRange, check_count, plan_splits
+from jetconnect._files.lines_source import LinesSource
+from jetconnect._files.sink import Encoder, FileWriters, StagedFileSink, encode_lines
+from jetconnect._files.staged_commit import StagedCommit
+from jetconnect._files.whole_files import WholeFilesSource
+from jetconnect._hookspecs import hookimpl
 
 # Where state lives, retries, and keeping secrets out of what a user sees.
 from jetconnect._locations import resolve_location
+from jetconnect._offsets import integer_positions
 from jetconnect._redaction import (
     describe,
     raise_unchained,
@@ -67,18 +83,9 @@ from jetconnect._redaction import (
     url_secrets,
 )
 from jetconnect._retry import Backoff, RetriesExhausted, retry_call
-from jetconnect._clients import ClientCache
-from jetconnect._charsets import check_charset
-
-# The files family: file systems, line splits, the lines sources, staged exactly-once file sinks, Avro.
-from jetconnect._files.avro_schema import load_avro_schema, may_be_empty, needs_fixing, to_avro_schema, to_spark_schema, value_fixer
-from jetconnect._files.filesystem import FileInfo, FileSystem, LocalFileSystem, is_hidden, shared_path
-from jetconnect._files.growing_files import GrowingLinesSource
-from jetconnect._files.line_splits import FileRange, check_count, plan_splits
-from jetconnect._files.lines_source import LinesSource
-from jetconnect._files.sink import Encoder, FileWriters, StagedFileSink, encode_lines
-from jetconnect._files.staged_commit import StagedCommit
-from jetconnect._files.whole_files import WholeFilesSource
+from jetconnect._rounds import RoundLog
+from jetconnect._spool import Spool
+from jetconnect.errors import JetconnectError, OffsetError, OptionError, SchemaError, SinkError, SourceError
 
 __all__ = [
     "BACKLOG_PAST_COMMITS",

@@ -10,11 +10,11 @@ import json
 import sys
 from collections.abc import Sequence
 
-from jetconnect import _scaffold
 import jetconnect._doctor as _doctor
-from jetconnect.errors import OptionError
+from jetconnect import _scaffold
 from jetconnect._guarantees import matrix
 from jetconnect._registry import get_registry
+from jetconnect.errors import OptionError
 
 
 def plugins_table() -> list[dict[str, object]]:
@@ -56,8 +56,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     output.add_argument("--json", action="store_true", help="machine-readable output")
     output.add_argument("--matrix", action="store_true", help="the source x sink guarantee matrix, in README form")
     doctor = commands.add_parser(
-        "doctor", help="check the workers' Python, the Spark settings and a connector's server",
-        description=_doctor.__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
+        "doctor",
+        help="check the workers' Python, the Spark settings and a connector's server",
+        description=_doctor.__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     _doctor.add_arguments(doctor)
     new_plugin = commands.add_parser(

@@ -61,10 +61,15 @@ def report_sink(folder: Path):
 
 def run_stream(spark, checkpoint: Path, out: Path, seconds: float) -> dict:
     # the round records say what each processor's micro-batch held: beside the checkpoint
-    df = sources.item_stream(items_per_second=500, distributed=2).read_stream(spark, wal_location=f"{checkpoint}-rounds")
+    df = sources.item_stream(items_per_second=500, distributed=2).read_stream(
+        spark, wal_location=f"{checkpoint}-rounds"
+    )
     query = (
-        df.writeStream.format("parquet").option("path", str(out)).option("checkpointLocation", str(checkpoint))
-        .trigger(processingTime="1 second").start()
+        df.writeStream.format("parquet")
+        .option("path", str(out))
+        .option("checkpointLocation", str(checkpoint))
+        .trigger(processingTime="1 second")
+        .start()
     )
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline or len([p for p in query.recentProgress if p["numInputRows"]]) < 3:
@@ -93,8 +98,10 @@ def main() -> None:
     lines = [json.loads(line) for f in sorted(report.glob("*.jsonl")) for line in f.read_text().splitlines()]
     for row in sorted(lines, key=lambda r: r["product"]):
         print(f"  {row['product']:<8} {row['quantity']:>8}")
-    print(f"  read {orders.count()} orders in {orders.rdd.getNumPartitions()} partitions, "
-          f"report in {report} ({time.monotonic() - started:.1f} s)")
+    print(
+        f"  read {orders.count()} orders in {orders.rdd.getNumPartitions()} partitions, "
+        f"report in {report} ({time.monotonic() - started:.1f} s)"
+    )
 
     print("== stream: item_stream -> parquet, stopped and resumed from its checkpoint ==")
     checkpoint, out = work / "checkpoint", work / "stream-out"
@@ -109,8 +116,10 @@ def main() -> None:
     gapless = all(r["count(1)"] == (r["max(sequence)"] - r["p"]) // 2 + 1 for r in per_processor)
     print(f"  run 2 resumed from the checkpoint and stopped at {second}")
     ok = total == distinct and gapless and total > count_first
-    print(f"  {total} rows, {distinct} distinct sequences, no gaps: {gapless}: "
-          + ("every item exactly once, nothing lost" if ok else "MISMATCH"))
+    print(
+        f"  {total} rows, {distinct} distinct sequences, no gaps: {gapless}: "
+        + ("every item exactly once, nothing lost" if ok else "MISMATCH")
+    )
     spark.stop()
     if not ok:
         raise SystemExit("demo: the resumed stream lost or repeated items")

@@ -23,8 +23,12 @@ from jetconnect.errors import JetconnectError
 
 #: Any JSON value Spark could read back, with the strings hostile offsets use.
 JSON = st.recursive(
-    st.none() | st.booleans() | st.integers(min_value=-(2**70), max_value=2**70) | st.floats()
-    | st.text(max_size=12) | st.sampled_from(["..", "../../etc/passwd", "/", "%00", "id", "0", "run"]),
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**70), max_value=2**70)
+    | st.floats()
+    | st.text(max_size=12)
+    | st.sampled_from(["..", "../../etc/passwd", "/", "%00", "id", "0", "run"]),
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
     max_leaves=12,
 )

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import SparkSession
 
-_session: "SparkSession | None" = None
+_session: SparkSession | None = None
 
 
 #: Where tests, crash pipelines and the demo run Spark: ``local[2]`` unless this names a master
@@ -77,7 +77,7 @@ def spark_builder(app_name: str = "jetconnect", master: str | None = None) -> An
     return builder
 
 
-def shared_spark_session() -> "SparkSession":
+def shared_spark_session() -> SparkSession:
     """One SparkSession per process with every installed plugin registered (8-12 s to start)."""
     global _session
     if _session is None:
@@ -113,8 +113,13 @@ def counter_stream(total: int, per_fill: int = 5, local_parallelism: int = 2) ->
             state.k += 1
 
     return (
-        SourceBuilder.stream("counter", _Strided).fill_buffer_fn(fill).schema("n bigint").distributed(local_parallelism)
-        .create_snapshot_fn(lambda s: s.k).restore_snapshot_fn(lambda s, k: setattr(s, "k", k)).build()
+        SourceBuilder.stream("counter", _Strided)
+        .fill_buffer_fn(fill)
+        .schema("n bigint")
+        .distributed(local_parallelism)
+        .create_snapshot_fn(lambda s: s.k)
+        .restore_snapshot_fn(lambda s, k: setattr(s, "k", k))
+        .build()
     )
 
 
@@ -188,7 +193,9 @@ class PipelineProcess:
         return self.log.read_text(errors="replace")[-chars:] if self.log.exists() else ""
 
 
-def start_pipeline(script: str | Path, args: Sequence[str], log: str | Path, env: dict[str, str] | None = None) -> PipelineProcess:
+def start_pipeline(
+    script: str | Path, args: Sequence[str], log: str | Path, env: dict[str, str] | None = None
+) -> PipelineProcess:
     """Start ``python script *args`` in a new session (process group), output to ``log``."""
     log = Path(log)
     handle = log.open("ab")
@@ -204,7 +211,11 @@ def start_pipeline(script: str | Path, args: Sequence[str], log: str | Path, env
 
 
 def wait_until(
-    predicate: Callable[[], bool], timeout: float, what: str, proc: PipelineProcess | None = None, interval: float = 0.05
+    predicate: Callable[[], bool],
+    timeout: float,
+    what: str,
+    proc: PipelineProcess | None = None,
+    interval: float = 0.05,
 ) -> None:
     """Poll ``predicate`` every ``interval`` s; fail naming ``what`` (and the pipeline's log) on time-out.
 

@@ -98,7 +98,10 @@ def soak_pair(key: str, pair: Pair, kills: int, rng: random.Random, spare_first_
                 row.notes.append(f"run {cycle}: exited {code} before the kill point")
                 say(key, row.notes[-1] + ("" if code == 0 else f"; log tail:\n{run.tail(2000)}"))
             else:
-                say(key, f"run {cycle}: progress {time.monotonic() - started:.1f} s after start, checkpoint {progress_mark(pair.checkpoint)}")
+                say(
+                    key,
+                    f"run {cycle}: progress {time.monotonic() - started:.1f} s after start, checkpoint {progress_mark(pair.checkpoint)}",
+                )
                 if restart_pending and cycle >= (restart_in or 0):
                     delay = rng.uniform(0, pair.window)
                     say(key, f"run {cycle}: restarting the {pair.server} in {delay:.2f} s")
@@ -108,7 +111,10 @@ def soak_pair(key: str, pair: Pair, kills: int, rng: random.Random, spare_first_
                         pair.restart_server()
                         row.restarts += 1
                         restart_pending = False
-                        say(key, f"run {cycle}: {pair.server} restarted ({time.monotonic() - t:.1f} s), checkpoint {progress_mark(pair.checkpoint)}")
+                        say(
+                            key,
+                            f"run {cycle}: {pair.server} restarted ({time.monotonic() - t:.1f} s), checkpoint {progress_mark(pair.checkpoint)}",
+                        )
                         commits = progress_mark(pair.checkpoint)[1]
                         if not wait_for(lambda: progress_mark(pair.checkpoint)[1] > commits or not run.running(), 240):
                             row.notes.append(f"run {cycle}: no commit within 240 s of the {pair.server} restart")
@@ -120,7 +126,10 @@ def soak_pair(key: str, pair: Pair, kills: int, rng: random.Random, spare_first_
                     run.kill()
                     row.kills += 1
                     where = "inside a batch" if offsets > commits else "between batches"
-                    say(key, f"kill {row.kills}: run {cycle}, {delay:.2f} s after its progress, {where} (offsets {offsets}, commits {commits})")
+                    say(
+                        key,
+                        f"kill {row.kills}: run {cycle}, {delay:.2f} s after its progress, {where} (offsets {offsets}, commits {commits})",
+                    )
                     pair.after_kill()
                 else:
                     code = run.proc.wait()
@@ -132,8 +141,10 @@ def soak_pair(key: str, pair: Pair, kills: int, rng: random.Random, spare_first_
                 row.notes.append(f"run {cycle} failed: {error_line(run)}")
                 dead_in_a_row += 1
                 if dead_in_a_row >= 2:
-                    raise RuntimeError(f"two runs in a row died without being killed: the query cannot restart "
-                                       f"from its checkpoint {pair.checkpoint} (logs in {pair.work})")
+                    raise RuntimeError(
+                        f"two runs in a row died without being killed: the query cannot restart "
+                        f"from its checkpoint {pair.checkpoint} (logs in {pair.work})"
+                    )
             else:
                 dead_in_a_row = 0
             cycle += 1
@@ -194,8 +205,17 @@ def table(rows: list[Row]) -> str:
     lines = [header]
     for r in rows:
         c = r.count
-        lines.append([r.pair + ("" if not r.failed else " (FAILED)"), str(r.kills), str(r.restarts) if r.has_server else "n/a",
-                      str(c.rows) if c else "-", str(c.lost) if c else "-", str(c.duplicated) if c else "-", f"{r.seconds:.0f}"])
+        lines.append(
+            [
+                r.pair + ("" if not r.failed else " (FAILED)"),
+                str(r.kills),
+                str(r.restarts) if r.has_server else "n/a",
+                str(c.rows) if c else "-",
+                str(c.lost) if c else "-",
+                str(c.duplicated) if c else "-",
+                f"{r.seconds:.0f}",
+            ]
+        )
     widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
     out = ["| " + " | ".join(cell.ljust(w) for cell, w in zip(line, widths)) + " |" for line in lines]
     out.insert(1, "|" + "|".join("-" * (w + 2) for w in widths) + "|")
@@ -207,11 +227,16 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--pairs", default=",".join(pairs), help=f"comma list of: {', '.join(pairs)} (default: all)")
     parser.add_argument("--kills", type=int, default=20, help="SIGKILLs of the driver per pair (default 20)")
-    parser.add_argument("--seed", type=int, default=None, help="seed of the kill moments (default: from the clock, printed)")
+    parser.add_argument(
+        "--seed", type=int, default=None, help="seed of the kill moments (default: from the clock, printed)"
+    )
     parser.add_argument("--work", default="/tmp/jetconnect-chaos", help="where checkpoints, outputs and logs go")
-    parser.add_argument("--spare-first-batch", action="store_true",
-                        help="let the first run commit its batch 0 before it is killed (a kill inside batch 0 of a "
-                             "builder stream is a known way to make its query unrestartable; this measures the rest)")
+    parser.add_argument(
+        "--spare-first-batch",
+        action="store_true",
+        help="let the first run commit its batch 0 before it is killed (a kill inside batch 0 of a "
+        "builder stream is a known way to make its query unrestartable; this measures the rest)",
+    )
     parser.add_argument("--keep-servers", action="store_true", help="leave the servers this run started running")
     args = parser.parse_args()
 

@@ -51,16 +51,23 @@ def from_tests(relative: str) -> ModuleType:
 def server_script(name: str, verb: str, timeout: float = 300) -> None:
     """``scripts/servers/NAME.sh VERB``; raise with its output if it fails."""
     env = {**os.environ, "PYTHON": str(PYTHON), "PATH": f"{PYTHON.parent}:{os.environ.get('PATH', '')}"}
-    result = subprocess.run(["bash", str(SERVERS / f"{name}.sh"), verb], capture_output=True, text=True,
-                            timeout=timeout, env=env)
+    result = subprocess.run(
+        ["bash", str(SERVERS / f"{name}.sh"), verb], capture_output=True, text=True, timeout=timeout, env=env
+    )
     if result.returncode != 0:
-        raise RuntimeError(f"{name}.sh {verb} exited {result.returncode}: {result.stdout[-2000:]} {result.stderr[-2000:]}")
+        raise RuntimeError(
+            f"{name}.sh {verb} exited {result.returncode}: {result.stdout[-2000:]} {result.stderr[-2000:]}"
+        )
 
 
 def server_running(name: str) -> bool:
     env = {**os.environ, "PYTHON": str(PYTHON), "PATH": f"{PYTHON.parent}:{os.environ.get('PATH', '')}"}
-    return subprocess.run(["bash", str(SERVERS / f"{name}.sh"), "status"], capture_output=True,
-                          timeout=60, env=env).returncode == 0
+    return (
+        subprocess.run(
+            ["bash", str(SERVERS / f"{name}.sh"), "status"], capture_output=True, timeout=60, env=env
+        ).returncode
+        == 0
+    )
 
 
 # --- Spark, for reading what Spark's own file sink committed (it honours _spark_metadata) ---------
@@ -108,7 +115,9 @@ def compare(expected: Counter | set, arrived: Counter, what: str = "rows") -> Co
     if lost:
         details.append(f"{len(lost)} {what} lost, e.g. {lost[:8]}")
     if twice:
-        details.append(f"{sum(n - 1 for n in twice.values())} extra copies of {len(twice)} {what}, e.g. {list(twice.items())[:8]}")
+        details.append(
+            f"{sum(n - 1 for n in twice.values())} extra copies of {len(twice)} {what}, e.g. {list(twice.items())[:8]}"
+        )
     if unexpected:
         details.append(f"{len(unexpected)} {what} that were never sent, e.g. {unexpected[:8]}")
     return Count(len(expected_keys), len(lost), sum(n - 1 for n in twice.values()) + len(unexpected), details)
@@ -130,7 +139,8 @@ class Pair:
     # input and pipeline
     def setup(self) -> None: ...
     def add_input(self, cycle: int) -> None: ...
-    def command(self, final: bool) -> tuple[Path, list[str], dict[str, str]]: raise NotImplementedError
+    def command(self, final: bool) -> tuple[Path, list[str], dict[str, str]]:
+        raise NotImplementedError
 
     # the soak's hooks
     def after_kill(self) -> None: ...
@@ -145,7 +155,9 @@ class Pair:
         raise NotImplementedError
 
     def before_final(self, run: PipelineProcess) -> None: ...
-    def count(self) -> Count: raise NotImplementedError
+    def count(self) -> Count:
+        raise NotImplementedError
+
     def cleanup(self) -> None: ...
 
 
@@ -172,9 +184,22 @@ class CoreToParquet(Pair):
         self.total += self.initial if cycle == 0 else self.chunk
 
     def command(self, final: bool):
-        return PIPELINES / "core_counter.py", ["--mode", self.mode, "--checkpoint", str(self.checkpoint),
-                                              "--out", str(self.work / "out"), "--total", str(self.total),
-                                              "--work", str(self.work / "work")], {}
+        return (
+            PIPELINES / "core_counter.py",
+            [
+                "--mode",
+                self.mode,
+                "--checkpoint",
+                str(self.checkpoint),
+                "--out",
+                str(self.work / "out"),
+                "--total",
+                str(self.total),
+                "--work",
+                str(self.work / "work"),
+            ],
+            {},
+        )
 
     def count(self) -> Count:
         return compare(set(range(self.total)), Counter(n for (n,) in parquet_rows(self.work / "out", "n")), "numbers")
@@ -280,7 +305,9 @@ class JournalToMap(Pair):
         from jetconnect_imap import EventType
 
         # every source event applied once gives the target the same event (key, type, new value)
-        source = Counter((e.key, e.type.name, e.new_value) for e in self.source.journal() if e.type is not EventType.CLEARED)
+        source = Counter(
+            (e.key, e.type.name, e.new_value) for e in self.source.journal() if e.type is not EventType.CLEARED
+        )
         target = Counter((e.key, e.type.name, e.new_value) for e in self.grid.map(self.target).journal())
         lost = source - target
         extra = target - source
@@ -318,13 +345,19 @@ class JdbcToJdbc(Pair):
         n = self.chunk
         engine = sa.create_engine(self.url)
         with engine.begin() as conn:
-            conn.execute(sa.text(f"insert into {self.source} (id, payload) values (:id, :payload)"),
-                         [{"id": i, "payload": f"event-{i}"} for i in range(self.rows + 1, self.rows + n + 1)])
+            conn.execute(
+                sa.text(f"insert into {self.source} (id, payload) values (:id, :payload)"),
+                [{"id": i, "payload": f"event-{i}"} for i in range(self.rows + 1, self.rows + n + 1)],
+            )
         engine.dispose()
         self.rows += n
 
     def command(self, final: bool):
-        return PIPELINES / "jdbc_stream_to_sink.py", [self.url, self.source, self.url, self.target, str(self.checkpoint), "100"], {}
+        return (
+            PIPELINES / "jdbc_stream_to_sink.py",
+            [self.url, self.source, self.url, self.target, str(self.checkpoint), "100"],
+            {},
+        )
 
     def restart_server(self) -> None:
         server_script("postgresql", "restart")
@@ -354,15 +387,26 @@ class _Kafka(Pair):
 
     def add_input(self, cycle: int) -> None:
         start = self.sent
-        self.sent += self.kafka.produce(self.topic, (f"r{i}" for i in range(start, start + self.chunk)),
-                                        partitions=self.partitions)
+        self.sent += self.kafka.produce(
+            self.topic, (f"r{i}" for i in range(start, start + self.chunk)), partitions=self.partitions
+        )
 
     def restart_server(self) -> None:
         # noida-kafka.sh stop deletes the broker's data (every test run starts empty): a restart that
         # keeps the topics is the binary's own `down` (data is saved) and then the script's start
-        binary = subprocess.run([str(PYTHON), "-c", "import noida_db, os; print(os.path.join(os.path.dirname(noida_db.__file__), 'noida-db'))"],
-                                capture_output=True, text=True, check=True).stdout.strip()
-        subprocess.run([binary, "down", "--data-dir", "/tmp/jetconnect-noida-kafka/data"], capture_output=True, timeout=120)
+        binary = subprocess.run(
+            [
+                str(PYTHON),
+                "-c",
+                "import noida_db, os; print(os.path.join(os.path.dirname(noida_db.__file__), 'noida-db'))",
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+        subprocess.run(
+            [binary, "down", "--data-dir", "/tmp/jetconnect-noida-kafka/data"], capture_output=True, timeout=120
+        )
         time.sleep(1.0)
         server_script("noida-kafka", "start")
 
@@ -418,7 +462,11 @@ class JmsToParquet(Pair):
         self.bodies += bodies
 
     def command(self, final: bool):
-        return PIPELINES / "jms_queue_to_parquet.py", [self.queue, str(self.checkpoint), str(self.work / "out"), "100"], {}
+        return (
+            PIPELINES / "jms_queue_to_parquet.py",
+            [self.queue, str(self.checkpoint), str(self.work / "out"), "100"],
+            {},
+        )
 
     def complete(self) -> bool:
         return len(parquet_rows(self.work / "out", "body")) >= len(self.bodies)
@@ -485,7 +533,11 @@ class SocketToParquet(Pair):
 
     def count(self) -> Count:
         lines = Counter(line for (line,) in parquet_rows(self.out, "line"))
-        result = compare(self.received | self.after, Counter({k: n for k, n in lines.items() if k in self.received | self.after}), "lines")
+        result = compare(
+            self.received | self.after,
+            Counter({k: n for k, n in lines.items() if k in self.received | self.after}),
+            "lines",
+        )
         # lines received after the last snapshot (sent between kills) are not in `expected` but may
         # arrive: only copies of them, or lines never sent, count against the pair
         others = {k: n for k, n in lines.items() if k not in self.received | self.after}

@@ -42,13 +42,23 @@ def _module(folder: Path, name: str, code: str) -> None:
 
 def test_a_helper_module_only_the_client_can_import_is_shipped_by_value(spark, tmp_path, monkeypatch):
     name = f"helpers_{uuid.uuid4().hex[:8]}"
-    _module(tmp_path, name, """
+    _module(
+        tmp_path,
+        name,
+        """
         def numbers(ctx):
             return iter(range(ctx.global_processor_index, 100, ctx.total_parallelism))
-    """)
+    """,
+    )
     monkeypatch.syspath_prepend(str(tmp_path))
     helpers = __import__(name)
-    source = SourceBuilder.batch("numbers", helpers.numbers).fill_buffer_fn(fill_from_iterator).schema("n bigint").distributed(2).build()
+    source = (
+        SourceBuilder.batch("numbers", helpers.numbers)
+        .fill_buffer_fn(fill_from_iterator)
+        .schema("n bigint")
+        .distributed(2)
+        .build()
+    )
     assert sorted(r.n for r in source.read(spark).collect()) == list(range(100))
     assert name in cloudpickle.list_registry_pickle_by_value()
 
@@ -66,10 +76,16 @@ def _fake_distribution(folder: Path, dist: str, version: str, module: str, code:
 
 def test_a_distribution_missing_on_the_server_is_a_clear_error(spark, tmp_path, monkeypatch):
     module = f"jcfake_{uuid.uuid4().hex[:8]}"
-    _fake_distribution(tmp_path, "jcfake-client-lib", "0.3.1", module, """
+    _fake_distribution(
+        tmp_path,
+        "jcfake-client-lib",
+        "0.3.1",
+        module,
+        """
         def numbers(ctx):
             return iter(range(10))
-    """)
+    """,
+    )
     monkeypatch.syspath_prepend(str(tmp_path))
     lib = __import__(module)
     source = SourceBuilder.batch("fake", lib.numbers).fill_buffer_fn(fill_from_iterator).schema("n bigint").build()
@@ -83,7 +99,12 @@ def test_a_distribution_missing_on_the_server_is_a_clear_error(spark, tmp_path, 
 
 def test_register_warns_of_a_plugin_the_server_lacks_and_its_format_fails_clearly(spark, tmp_path, monkeypatch):
     module = f"jcfakeplugin_{uuid.uuid4().hex[:8]}"
-    _fake_distribution(tmp_path, "jetconnect-fakeplugin", "0.1.0", module, """
+    _fake_distribution(
+        tmp_path,
+        "jetconnect-fakeplugin",
+        "0.1.0",
+        module,
+        """
         from jetconnect import hookimpl, sources
 
         def fake_numbers(n: int = 3):
@@ -93,10 +114,12 @@ def test_register_warns_of_a_plugin_the_server_lacks_and_its_format_fails_clearl
         @hookimpl
         def register_sources(register):
             register(fake_numbers)
-    """, entry_points=f"""
+    """,
+        entry_points=f"""
         [jetconnect]
         fakeplugin = {module}
-    """)
+    """,
+    )
     monkeypatch.syspath_prepend(str(tmp_path))
     reset_registry()
     try:
@@ -128,9 +151,13 @@ def test_streaming_read_stopped_and_restarted_from_its_checkpoint_is_exactly_onc
     total, ckpt, out = 400, tmp_path / "ckpt", tmp_path / "out"
 
     def start():
-        df = counter_stream(total, per_fill=10).read_stream(spark, max_records_per_batch=60, wal_location=str(tmp_path / "wal"))
+        df = counter_stream(total, per_fill=10).read_stream(
+            spark, max_records_per_batch=60, wal_location=str(tmp_path / "wal")
+        )
         return sinks.files(str(out)).write_stream(
-            df.selectExpr("cast(n as string) as value"), checkpoint_location=str(ckpt), trigger={"processingTime": "0 seconds"}
+            df.selectExpr("cast(n as string) as value"),
+            checkpoint_location=str(ckpt),
+            trigger={"processingTime": "0 seconds"},
         )
 
     first = start()
@@ -154,8 +181,12 @@ def test_streaming_read_stopped_and_restarted_from_its_checkpoint_is_exactly_onc
 def test_jetconnect_doctor_checks_a_connect_server(spark):
     """``jetconnect doctor --remote``: the server's Python imports jetconnect and the plugins."""
     connect_url = "sc://127.0.0.1:15002"  # conftest.CONNECT_URL, where the fixture's server listens
-    result = subprocess.run([sys.executable, "-m", "jetconnect.cli", "doctor", "--remote", connect_url],
-                            capture_output=True, text=True, timeout=300)
+    result = subprocess.run(
+        [sys.executable, "-m", "jetconnect.cli", "doctor", "--remote", connect_url],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     out = result.stdout
     assert result.returncode == 0, out + result.stderr[-3000:]
     assert f"[ok] Spark session ({connect_url})" in out

@@ -43,7 +43,9 @@ def test_installed_contrib_plugin_is_listed():
 def test_polls_into_a_stream_through_the_wal(spark, tmp_path, counter_server):
     url, hits = counter_server
     df = sources.http_poll(url, interval_ms=100).read_stream(spark, wal_location=str(tmp_path / "wal"))
-    query = df.writeStream.format("memory").queryName("polls").option("checkpointLocation", str(tmp_path / "ck")).start()
+    query = (
+        df.writeStream.format("memory").queryName("polls").option("checkpointLocation", str(tmp_path / "ck")).start()
+    )
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and spark.sql("select * from polls").count() < 3:
         time.sleep(0.3)

@@ -92,8 +92,11 @@ def test_an_executor_read_error_quoting_the_password_is_masked(spark):
 
 def test_a_driver_planning_error_quoting_a_url_password_is_masked(spark, tmp_path):
     query = (
-        LeakyStream(f"http://svc:{quote(CANARY, safe='')}@127.0.0.1:9/feed").read_stream(spark)
-        .writeStream.format("noop").option("checkpointLocation", str(tmp_path / "cp")).start()
+        LeakyStream(f"http://svc:{quote(CANARY, safe='')}@127.0.0.1:9/feed")
+        .read_stream(spark)
+        .writeStream.format("noop")
+        .option("checkpointLocation", str(tmp_path / "cp"))
+        .start()
     )
     try:
         with pytest.raises(Exception) as caught:

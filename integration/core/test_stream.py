@@ -6,7 +6,6 @@ import os
 import time
 
 import pytest
-
 from pyspark.sql import functions as F
 
 from jetconnect import SinkBuilder, SourceBuilder, sources
@@ -26,8 +25,13 @@ def _fill(state, buf):
 
 def _counter():
     return (
-        SourceBuilder.stream("counter", _Counter).fill_buffer_fn(_fill).schema("n bigint").distributed(2)
-        .create_snapshot_fn(lambda s: s.n).restore_snapshot_fn(lambda s, p: setattr(s, "n", p)).build()
+        SourceBuilder.stream("counter", _Counter)
+        .fill_buffer_fn(_fill)
+        .schema("n bigint")
+        .distributed(2)
+        .create_snapshot_fn(lambda s: s.n)
+        .restore_snapshot_fn(lambda s, p: setattr(s, "n", p))
+        .build()
     )
 
 
@@ -44,7 +48,12 @@ def _run_until(query, batches: int, timeout: float = 120) -> list[dict]:
 
 def test_admission_control_caps_each_micro_batch(spark, tmp_path):
     df = _counter().read_stream(spark, max_records_per_batch=100, wal_location=str(tmp_path / "wal"))
-    query = df.writeStream.format("memory").queryName("admission").option("checkpointLocation", str(tmp_path / "ck")).start()
+    query = (
+        df.writeStream.format("memory")
+        .queryName("admission")
+        .option("checkpointLocation", str(tmp_path / "ck"))
+        .start()
+    )
     progress = _run_until(query, 3)
     assert progress and all(p["numInputRows"] <= 100 for p in progress)
     rows = spark.sql("select n from admission").collect()
@@ -59,7 +68,12 @@ def test_stream_without_snapshots_reads_through_the_wal(spark, tmp_path):
 
     source = SourceBuilder.stream("lines", lambda ctx: [0]).fill_buffer_fn(fill).build()
     df = source.read_stream(spark, wal_location=str(tmp_path / "wal"), max_records_per_batch=50)
-    query = df.writeStream.format("memory").queryName("walstream").option("checkpointLocation", str(tmp_path / "ck")).start()
+    query = (
+        df.writeStream.format("memory")
+        .queryName("walstream")
+        .option("checkpointLocation", str(tmp_path / "ck"))
+        .start()
+    )
     _run_until(query, 2)
     values = [r.value for r in spark.sql("select value from walstream").collect()]
     assert values and sorted(values, key=lambda v: int(v.split()[1])) == [f"line {i}" for i in range(len(values))]
@@ -71,9 +85,13 @@ def test_timestamped_stream_has_a_watermark_for_windowed_aggregation(spark, tmp_
     assert df.schema.simpleString() == "struct<sequence:bigint,timestamp:timestamp>"
     # append-mode aggregation is only allowed with a watermark: the source's allowed lateness
     windowed = df.groupBy(F.window("timestamp", "1 second")).count()
-    query = windowed.writeStream.outputMode("append").format("memory").queryName("windows").option(
-        "checkpointLocation", str(tmp_path / "ck")
-    ).start()
+    query = (
+        windowed.writeStream.outputMode("append")
+        .format("memory")
+        .queryName("windows")
+        .option("checkpointLocation", str(tmp_path / "ck"))
+        .start()
+    )
     _run_until(query, 2)
     assert query.exception() is None
 
@@ -86,8 +104,11 @@ def test_streaming_builder_sink_gets_its_preferred_partitions_per_member(spark, 
         return open(f"{out}/{ctx.batch_id}-{ctx.partition_id}", "a")
 
     sink = (
-        SinkBuilder.sink("counted", create).receive_fn(lambda f, row: f.write(f"{row.n}\n"))
-        .destroy_fn(lambda f: f.close()).preferred_local_parallelism(3).build()
+        SinkBuilder.sink("counted", create)
+        .receive_fn(lambda f, row: f.write(f"{row.n}\n"))
+        .destroy_fn(lambda f: f.close())
+        .preferred_local_parallelism(3)
+        .build()
     )
     df = _counter().read_stream(spark, max_records_per_batch=90, wal_location=str(tmp_path / "wal"))
     query = sink.write_stream(df, checkpoint_location=str(tmp_path / "ck"))
@@ -119,9 +140,13 @@ def _tally_fill(state, buf):
 
 def _tally(total: int, log: str, local_parallelism: int = 2):
     return (
-        SourceBuilder.stream("tally", _Tally).fill_buffer_fn(_tally_fill).schema("n bigint")
-        .create_snapshot_fn(lambda s: s.next).restore_snapshot_fn(lambda s, p: setattr(s, "next", p))
-        .distributed(local_parallelism).build()
+        SourceBuilder.stream("tally", _Tally)
+        .fill_buffer_fn(_tally_fill)
+        .schema("n bigint")
+        .create_snapshot_fn(lambda s: s.next)
+        .restore_snapshot_fn(lambda s, p: setattr(s, "next", p))
+        .distributed(local_parallelism)
+        .build()
         .with_options({"tally_total": str(total), "tally_log": log})
     )
 
@@ -135,8 +160,11 @@ def test_available_now_reads_everything_in_capped_batches_pulling_each_item_once
     total, log = 20_000, str(tmp_path / "fills.tsv")
     df = _tally(total, log).read_stream(spark, max_records_per_batch=3_000, wal_location=str(tmp_path / "wal"))
     query = (
-        df.writeStream.format("memory").queryName("tally").option("checkpointLocation", str(tmp_path / "ck"))
-        .trigger(availableNow=True).start()
+        df.writeStream.format("memory")
+        .queryName("tally")
+        .option("checkpointLocation", str(tmp_path / "ck"))
+        .trigger(availableNow=True)
+        .start()
     )
     query.awaitTermination(300)
     assert query.exception() is None
@@ -183,8 +211,11 @@ def test_a_failing_fill_is_retried_or_restarted_with_nothing_lost_or_doubled(spa
     def run() -> bool:
         df = source.read_stream(spark, max_records_per_batch=20, wal_location=str(tmp_path / "wal"))
         query = (
-            df.writeStream.format("parquet").option("path", out).option("checkpointLocation", str(tmp_path / "ck"))
-            .trigger(availableNow=True).start()
+            df.writeStream.format("parquet")
+            .option("path", out)
+            .option("checkpointLocation", str(tmp_path / "ck"))
+            .trigger(availableNow=True)
+            .start()
         )
         try:
             query.awaitTermination(300)

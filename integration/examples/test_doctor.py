@@ -22,8 +22,9 @@ WRONG = "not-c@n#a/r%y'\\x"
 def doctor(*args: str) -> subprocess.CompletedProcess[str]:
     # PYSPARK_PYTHON: the fix the doctor itself asks for when the workers would run another Python
     env = {**os.environ, "PYSPARK_PYTHON": sys.executable}
-    return subprocess.run([sys.executable, "-m", "jetconnect.cli", "doctor", *args],
-                          capture_output=True, text=True, timeout=300, env=env)
+    return subprocess.run(
+        [sys.executable, "-m", "jetconnect.cli", "doctor", *args], capture_output=True, text=True, timeout=300, env=env
+    )
 
 
 @pytest.fixture

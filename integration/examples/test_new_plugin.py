@@ -15,7 +15,9 @@ pytestmark = pytest.mark.spark
 def test_a_new_plugin_installs_and_passes_its_own_test(tmp_path):
     made = subprocess.run(
         [sys.executable, "-m", "jetconnect.cli", "new-plugin", "tally", "--dir", str(tmp_path)],
-        capture_output=True, text=True, timeout=120,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert made.returncode == 0, made.stderr
     package = tmp_path / "jetconnect-tally"
@@ -24,15 +26,31 @@ def test_a_new_plugin_installs_and_passes_its_own_test(tmp_path):
     # so the suite's environment does not gain a plugin.
     target = tmp_path / "site"
     install = subprocess.run(
-        [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation", "--target", str(target),
-         str(package)],
-        capture_output=True, text=True, timeout=600,
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "--no-deps",
+            "--no-build-isolation",
+            "--target",
+            str(target),
+            str(package),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     assert install.returncode == 0, install.stdout + install.stderr
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(target), os.environ.get("PYTHONPATH")]))}
     run = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"],
-        cwd=package, env=env, capture_output=True, text=True, timeout=900,
+        cwd=package,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
     )
     assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]
     assert "4 passed" in run.stdout

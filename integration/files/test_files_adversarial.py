@@ -17,8 +17,17 @@ from jetconnect.errors import OptionError
 from jetconnect.testing import checkpoint_batches
 
 HOSTILE = [
-    "", None, "plain", "é€𝄞 ünïcödé", "\u2028 line separator", "\x85 next line", "nul \x00 inside",
-    "tab\tand \r inside", "  spaces  ", "'quotes' \"and\" \\backslashes\\", "x" * 100_000,
+    "",
+    None,
+    "plain",
+    "é€𝄞 ünïcödé",
+    "\u2028 line separator",
+    "\x85 next line",
+    "nul \x00 inside",
+    "tab\tand \r inside",
+    "  spaces  ",
+    "'quotes' \"and\" \\backslashes\\",
+    "x" * 100_000,
 ]
 
 
@@ -38,8 +47,11 @@ def test_a_watcher_split_size_below_one_fails_before_any_offset(spark, tmp_path,
     (source_dir / "a.txt").write_text("a0\na1\n")
     with pytest.raises(Exception, match=r"file_watcher'?: option 'max_split_bytes' must be"):
         stream = (
-            spark.readStream.format("jetconnect.file_watcher").option("directory", str(source_dir))
-            .option("read_existing", "true").option("max_split_bytes", value).load()
+            spark.readStream.format("jetconnect.file_watcher")
+            .option("directory", str(source_dir))
+            .option("read_existing", "true")
+            .option("max_split_bytes", value)
+            .load()
         )
         stream.writeStream.format("memory").queryName(f"never_{value.strip('-')}").option(
             "checkpointLocation", str(tmp_path / "cp")
@@ -69,7 +81,9 @@ def test_an_edited_offset_naming_a_file_outside_fails_the_query_naming_the_entry
     header, metadata, offset = (checkpoint / "offsets" / "0").read_text().splitlines()
     edited = {**json.loads(offset), "../secret.txt": 19}
     (checkpoint / "offsets" / "1").write_text("\n".join([header, metadata, json.dumps(edited)]))
-    with pytest.raises(Exception, match=r"OffsetError: file_watcher: offset entry '../secret.txt' does not name a file inside"):
+    with pytest.raises(
+        Exception, match=r"OffsetError: file_watcher: offset entry '../secret.txt' does not name a file inside"
+    ):
         run()
     assert "not for the stream" not in visible_lines(out)
 
@@ -96,7 +110,11 @@ def test_a_crafted_avro_header_fails_fast_naming_file_and_byte(spark, tmp_path) 
 
 
 def test_files_cut_mid_record_fail_or_give_complete_records(spark, tmp_path) -> None:
-    schema = {"type": "record", "name": "R", "fields": [{"name": "id", "type": "long"}, {"name": "s", "type": "string"}]}
+    schema = {
+        "type": "record",
+        "name": "R",
+        "fields": [{"name": "id", "type": "long"}, {"name": "s", "type": "string"}],
+    }
     whole = io.BytesIO()
     fastavro.writer(whole, schema, [{"id": i, "s": f"value {i}"} for i in range(500)], sync_interval=500)
     data = whole.getvalue()
@@ -104,7 +122,10 @@ def test_files_cut_mid_record_fail_or_give_complete_records(spark, tmp_path) -> 
     avro_dir.mkdir()
     lines_dir.mkdir()
     (avro_dir / "cut.avro").write_bytes(data[: len(data) - 20])  # the last block loses its end
-    with pytest.raises(Exception, match=r"cut.avro' block at byte \d+ \(at byte \d+\): the block's data is \d+ bytes long but the file ends"):
+    with pytest.raises(
+        Exception,
+        match=r"cut.avro' block at byte \d+ \(at byte \d+\): the block's data is \d+ bytes long but the file ends",
+    ):
         sources.avro(directory=str(avro_dir), max_split_bytes=2000).read(spark).collect()
     # A lines file cut inside a UTF-8 sequence: an error naming the byte where the sequence starts.
     (lines_dir / "cut.txt").write_bytes("line\nhalf a €".encode()[:-1])

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 import datetime as dt
 import decimal
 import json
@@ -38,10 +37,15 @@ def test_files_source_reads_every_line_once_across_splits(spark, tmp_path) -> No
     assert df.rdd.getNumPartitions() > 3
     assert sorted(r.value for r in df.collect()) == sorted(expected)
     by_name = (
-        spark.read.format("jetconnect._files").option("directory", str(tmp_path)).option("glob", "in2.txt")
-        .option("include_file_name", "true").load()
+        spark.read.format("jetconnect._files")
+        .option("directory", str(tmp_path))
+        .option("glob", "in2.txt")
+        .option("include_file_name", "true")
+        .load()
     )
-    assert {(r.file_name, r.value) for r in by_name.collect()} == {("in2.txt", f"file2 line {i} " + "é" * (i % 5)) for i in range(50)}
+    assert {(r.file_name, r.value) for r in by_name.collect()} == {
+        ("in2.txt", f"file2 line {i} " + "é" * (i % 5)) for i in range(50)
+    }
 
 
 def test_files_source_errors_name_the_file_and_option(spark, tmp_path) -> None:
@@ -49,7 +53,9 @@ def test_files_source_errors_name_the_file_and_option(spark, tmp_path) -> None:
     with pytest.raises(Exception, match=r"bad.txt': bytes at offset 5 are not valid utf-8"):
         sources.files(directory=str(tmp_path)).read(spark).collect()
     with pytest.raises(Exception, match=r"option 'include_file_name' must be true or false"):
-        spark.read.format("jetconnect._files").option("directory", str(tmp_path)).option("include_file_name", "maybe").load()
+        spark.read.format("jetconnect._files").option("directory", str(tmp_path)).option(
+            "include_file_name", "maybe"
+        ).load()
 
 
 def test_files_sink_batch_write(spark, tmp_path) -> None:
@@ -62,14 +68,16 @@ def test_files_sink_batch_write(spark, tmp_path) -> None:
     assert len(_visible_lines(out)) == 5000
 
 
-
 def test_to_string_fn_writes_each_rows_line_through_spark(spark, tmp_path) -> None:
     out = tmp_path / "out"
-    df = spark.range(0, 3000, numPartitions=3).selectExpr("id", "CAST(id * 2 AS STRING) AS twice", "DATE'2026-11-24' AS d")
+    df = spark.range(0, 3000, numPartitions=3).selectExpr(
+        "id", "CAST(id * 2 AS STRING) AS twice", "DATE'2026-11-24' AS d"
+    )
     sinks.files(directory=str(out), to_string_fn=lambda row: f"{row.id}|{row.twice}|{row.d.isoformat()}").write(df)
     assert sorted(_visible_lines(out)) == sorted(f"{i}|{i * 2}|2026-11-24" for i in range(3000))
     sinks.files(directory=str(out), to_string_fn=lambda row: str(row.id), append=False).write(df.limit(2))
     assert len(_visible_lines(out)) == 2
+
 
 def test_watcher_to_files_sink_stream(spark, tmp_path) -> None:
     source_dir, out, checkpoint = tmp_path / "in", tmp_path / "out", tmp_path / "cp"
@@ -95,7 +103,6 @@ def test_watcher_to_files_sink_stream(spark, tmp_path) -> None:
     assert len(list(out.glob("part-*"))) >= 4  # admission control cut the backlog into batches
 
 
-
 def test_a_deleted_watch_directory_fails_the_query_naming_it(spark, tmp_path) -> None:
     source_dir, out = tmp_path / "in", tmp_path / "out"
     source_dir.mkdir()
@@ -112,11 +119,17 @@ def test_a_deleted_watch_directory_fails_the_query_naming_it(spark, tmp_path) ->
         query.stop()
     assert sorted(_visible_lines(out)) == ["a0", "a1"]  # what was delivered stays, once
 
+
 AVRO_TYPES = [
     "id",
-    "CAST(id AS INT) AS i", "CAST(id AS SMALLINT) AS s", "CAST(id % 100 AS TINYINT) AS t",
-    "id * 1.5D AS d", "CAST(id AS FLOAT) AS f", "id % 2 = 0 AS b",
-    "CAST(id AS STRING) AS str", "CAST(CAST(id AS STRING) AS BINARY) AS bin",
+    "CAST(id AS INT) AS i",
+    "CAST(id AS SMALLINT) AS s",
+    "CAST(id % 100 AS TINYINT) AS t",
+    "id * 1.5D AS d",
+    "CAST(id AS FLOAT) AS f",
+    "id % 2 = 0 AS b",
+    "CAST(id AS STRING) AS str",
+    "CAST(CAST(id AS STRING) AS BINARY) AS bin",
     "CAST(id / 7 AS DECIMAL(12, 3)) AS dec",
     "DATE_ADD(DATE'2024-01-01', CAST(id AS INT)) AS day",
     "TIMESTAMP'2024-01-01 00:00:00 UTC' + make_interval(0, 0, 0, 0, 0, 0, id) AS ts",
@@ -143,20 +156,31 @@ def test_avro_round_trip_of_every_type(spark, tmp_path, codec: str) -> None:
 
 def test_files_from_fastavro_read_by_spark_and_back(spark, tmp_path) -> None:
     schema = {
-        "type": "record", "name": "Event", "fields": [
+        "type": "record",
+        "name": "Event",
+        "fields": [
             {"name": "id", "type": "long"},
             {"name": "kind", "type": {"type": "enum", "name": "Kind", "symbols": ["A", "B"]}},
             {"name": "key", "type": {"type": "string", "logicalType": "uuid"}},
             {"name": "digest", "type": {"type": "fixed", "name": "D", "size": 2}},
-            {"name": "price", "type": ["null", {"type": "bytes", "logicalType": "decimal", "precision": 6, "scale": 2}]},
+            {
+                "name": "price",
+                "type": ["null", {"type": "bytes", "logicalType": "decimal", "precision": 6, "scale": 2}],
+            },
             {"name": "at", "type": {"type": "long", "logicalType": "timestamp-millis"}},
             {"name": "tags", "type": {"type": "map", "values": {"type": "array", "items": "string"}}},
         ],
     }
     records = [
-        {"id": i, "kind": "AB"[i % 2], "key": str(uuid.UUID(int=i)), "digest": b"zz",
-         "price": None if i % 4 == 0 else decimal.Decimal(i) / 100,
-         "at": dt.datetime(2024, 5, 1, tzinfo=dt.timezone.utc) + dt.timedelta(milliseconds=i), "tags": {"t": [str(i)]}}
+        {
+            "id": i,
+            "kind": "AB"[i % 2],
+            "key": str(uuid.UUID(int=i)),
+            "digest": b"zz",
+            "price": None if i % 4 == 0 else decimal.Decimal(i) / 100,
+            "at": dt.datetime(2024, 5, 1, tzinfo=dt.UTC) + dt.timedelta(milliseconds=i),
+            "tags": {"t": [str(i)]},
+        }
         for i in range(1000)
     ]
     src = tmp_path / "src"
@@ -180,10 +204,18 @@ def test_files_from_fastavro_read_by_spark_and_back(spark, tmp_path) -> None:
 
 
 def test_avro_reader_schema_and_corrupt_block(spark, tmp_path) -> None:
-    schema = {"type": "record", "name": "R", "fields": [{"name": "id", "type": "long"}, {"name": "v", "type": "string"}]}
+    schema = {
+        "type": "record",
+        "name": "R",
+        "fields": [{"name": "id", "type": "long"}, {"name": "v", "type": "string"}],
+    }
     with open(tmp_path / "a.avro", "wb") as f:
         fastavro.writer(f, schema, [{"id": i, "v": f"v{i}"} for i in range(100)], codec="deflate", sync_interval=300)
-    reader = {"type": "record", "name": "R", "fields": [{"name": "v", "type": "string"}, {"name": "w", "type": ["null", "long"], "default": None}]}
+    reader = {
+        "type": "record",
+        "name": "R",
+        "fields": [{"name": "v", "type": "string"}, {"name": "w", "type": ["null", "long"], "default": None}],
+    }
     df = sources.avro(directory=str(tmp_path), schema=json.dumps(reader)).read(spark)
     assert df.columns == ["v", "w"] and df.count() == 100
     data = bytearray((tmp_path / "a.avro").read_bytes())
@@ -197,10 +229,14 @@ def test_avro_sink_stream(spark, tmp_path) -> None:
     source_dir, out = tmp_path / "in", tmp_path / "out"
     source_dir.mkdir()
     (source_dir / "a.txt").write_text("".join(f"{i}\n" for i in range(1000)))
-    stream = sources.file_watcher(directory=str(source_dir), read_existing=True).read_stream(
-        spark, max_records_per_batch=400
-    ).selectExpr("CAST(value AS BIGINT) AS n", "value")
-    query = sinks.avro(directory=str(out), codec="snappy").write_stream(stream, checkpoint_location=str(tmp_path / "cp"))
+    stream = (
+        sources.file_watcher(directory=str(source_dir), read_existing=True)
+        .read_stream(spark, max_records_per_batch=400)
+        .selectExpr("CAST(value AS BIGINT) AS n", "value")
+    )
+    query = sinks.avro(directory=str(out), codec="snappy").write_stream(
+        stream, checkpoint_location=str(tmp_path / "cp")
+    )
     try:
         query.processAllAvailable()
     finally:

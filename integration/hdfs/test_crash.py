@@ -31,7 +31,9 @@ def run_with_a_kill(hdfs_fs, hdfs_dir: str, tmp_path: Path, kill_when: str, batc
 
     first = start_pipeline(PIPELINE, args, log)
     try:
-        wait_until(lambda: len(checkpoint_batches(checkpoint, kill_when)) >= batches, 240, f"{batches} {kill_when}", first)
+        wait_until(
+            lambda: len(checkpoint_batches(checkpoint, kill_when)) >= batches, 240, f"{batches} {kill_when}", first
+        )
     finally:
         first.kill()
     assert len(checkpoint_batches(checkpoint, "commits")) < FILES, "the kill came after the end: nothing tested"

@@ -27,8 +27,11 @@ def test_a_builder_stream_keeps_its_rounds_on_hdfs(spark, hdfs_fs, hdfs_dir, tmp
     df = builder.build().read_stream(spark, wal_location=url, max_records_per_batch=100)
     name = f"on_hdfs_{int(snapshots)}"
     query = (
-        df.writeStream.format("memory").queryName(name)
-        .option("checkpointLocation", str(tmp_path / "ck")).trigger(availableNow=True).start()
+        df.writeStream.format("memory")
+        .queryName(name)
+        .option("checkpointLocation", str(tmp_path / "ck"))
+        .trigger(availableNow=True)
+        .start()
     )
     query.awaitTermination(300)
     assert query.exception() is None

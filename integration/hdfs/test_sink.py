@@ -29,8 +29,12 @@ def test_a_batch_write_lands_as_one_file_per_partition(spark, hdfs_fs, hdfs_dir)
 def test_jsonl_and_the_format_string_way(spark, hdfs_fs, hdfs_dir):
     df = spark.createDataFrame([(1, "a"), (2, None)], "id int, name string").coalesce(1)
     (
-        df.write.format("jetconnect.hdfs").mode("append")
-        .option("url", WEBHDFS_URL).option("user", USER).option("directory", hdfs_dir).option("format", "jsonl")
+        df.write.format("jetconnect.hdfs")
+        .mode("append")
+        .option("url", WEBHDFS_URL)
+        .option("user", USER)
+        .option("directory", hdfs_dir)
+        .option("format", "jsonl")
         .save()
     )
     assert sorted(visible_lines(hdfs_fs, hdfs_dir)) == ['{"id": 1, "name": "a"}', '{"id": 2, "name": null}']
@@ -61,5 +65,7 @@ def test_a_redelivered_batch_is_not_written_twice_and_leftovers_stay_hidden(hdfs
     redelivered = task(0)  # the restarted query writes batch 7 again and commits it again
     sink.commit([redelivered], CommitContext(batch_id=7, query_id="q-1"))
     assert visible_lines(hdfs_fs, hdfs_dir) == ["x", "y"]
-    assert [f.path for f in hdfs_fs.list_files(hdfs_dir, recursive=True)] == [f"{hdfs_dir}/part-0000000007-00000-000-q1.txt"]
+    assert [f.path for f in hdfs_fs.list_files(hdfs_dir, recursive=True)] == [
+        f"{hdfs_dir}/part-0000000007-00000-000-q1.txt"
+    ]
     assert not [f for f in hdfs_fs.list_files(f"{hdfs_dir}/.jetconnect-staging", recursive=True)]

@@ -72,7 +72,10 @@ def test_format_string_options_and_bytes(spark, hdfs_fs, hdfs_dir):
     write(hdfs_fs, f"{hdfs_dir}/e.bin", b"")
     df = (
         spark.read.format("jetconnect.hdfs")
-        .option("url", WEBHDFS_URL).option("path", hdfs_dir).option("user", USER).option("format", "bytes")
+        .option("url", WEBHDFS_URL)
+        .option("path", hdfs_dir)
+        .option("user", USER)
+        .option("format", "bytes")
         .load()
     )
     assert sorted((r.path, bytes(r.content)) for r in df.collect()) == [
@@ -137,10 +140,16 @@ def test_stream_picks_up_new_files_and_grown_ones(spark, hdfs_fs, hdfs_dir):
 def test_jets_mapper_of_path_and_line_through_spark(spark, hdfs_fs, hdfs_dir):
     write(hdfs_fs, f"{hdfs_dir}/a.txt", b"3,x\n5,yy\n")
     write(hdfs_fs, f"{hdfs_dir}/b.txt", b"7,zzz\nbad\n")
-    source = sources.hdfs(WEBHDFS_URL, f"{hdfs_dir}/a.txt", user=USER, schema="file string, n long, text string",
-                          mapper=lambda path, line: (path.rsplit("/", 1)[-1], int(line.split(",")[0]), line.split(",")[1]))
+    source = sources.hdfs(
+        WEBHDFS_URL,
+        f"{hdfs_dir}/a.txt",
+        user=USER,
+        schema="file string, n long, text string",
+        mapper=lambda path, line: (path.rsplit("/", 1)[-1], int(line.split(",")[0]), line.split(",")[1]),
+    )
     assert sorted(tuple(r) for r in source.read(spark).collect()) == [("a.txt", 3, "x"), ("a.txt", 5, "yy")]
-    failing = sources.hdfs(WEBHDFS_URL, f"{hdfs_dir}/b.txt", user=USER, schema="n long",
-                           mapper=lambda path, line: (line.split(",")[0],))
+    failing = sources.hdfs(
+        WEBHDFS_URL, f"{hdfs_dir}/b.txt", user=USER, schema="n long", mapper=lambda path, line: (line.split(",")[0],)
+    )
     with pytest.raises(Exception, match=r"hdfs: the mapper of '.*/b.txt' from byte 0: item #0"):
         failing.read(spark).collect()

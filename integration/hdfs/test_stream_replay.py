@@ -27,7 +27,9 @@ def checkpointed_offsets(checkpoint: Path) -> dict[int, dict]:
 # 5 bytes: the new bytes of a micro-batch are cut into tasks every 5 bytes, so lines also cross the
 # cuts between tasks (a read boundary), not only the end of the file.
 @pytest.mark.parametrize("max_split_bytes", [128 << 20, 5], ids=["one-task", "cut-every-5-bytes"])
-def test_a_half_written_line_arrives_once_and_whole_and_replays_the_same(spark, hdfs_fs, hdfs_dir, tmp_path, max_split_bytes):
+def test_a_half_written_line_arrives_once_and_whole_and_replays_the_same(
+    spark, hdfs_fs, hdfs_dir, tmp_path, max_split_bytes
+):
     path = f"{hdfs_dir}/in/log.txt"
     with hdfs_fs.create(path) as out:
         out.write(b"one\ntwo\n")
@@ -38,7 +40,9 @@ def test_a_half_written_line_arrives_once_and_whole_and_replays_the_same(spark, 
         emitted[batch_id] = [row.value for row in batch.collect()]
 
     checkpoint = tmp_path / "checkpoint"
-    query = source.read_stream(spark).writeStream.foreachBatch(keep).option("checkpointLocation", str(checkpoint)).start()
+    query = (
+        source.read_stream(spark).writeStream.foreachBatch(keep).option("checkpointLocation", str(checkpoint)).start()
+    )
     try:
         query.processAllAvailable()
         with hdfs_fs.append(path) as out:

@@ -40,7 +40,6 @@ def name() -> Callable[[str], str]:
     return lambda prefix: f"{prefix}-{uuid.uuid4().hex[:8]}"
 
 
-
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -55,9 +54,22 @@ class RedisProcess:
         self.port = port or free_port()
         self.password = password
         directory.mkdir(parents=True, exist_ok=True)
-        self.args = ["redis-server", "--bind", "127.0.0.1", "--port", str(self.port), "--save", "",
-                     "--appendonly", "no", "--dir", str(directory), "--logfile", str(directory / "redis.log"),
-                     *extra]  # later flags win: extra may turn the append-only file on
+        self.args = [
+            "redis-server",
+            "--bind",
+            "127.0.0.1",
+            "--port",
+            str(self.port),
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--dir",
+            str(directory),
+            "--logfile",
+            str(directory / "redis.log"),
+            *extra,
+        ]  # later flags win: extra may turn the append-only file on
         if password is not None:
             self.args += ["--requirepass", password]
         self.proc: subprocess.Popen[bytes] | None = None
@@ -133,13 +145,35 @@ def own_cluster(server, tmp_path) -> Iterator[Callable[[list[str]], list[RedisPr
     def start(extra: list[str]) -> list[RedisProcess]:
         for port in _free_cluster_ports(3):
             directory = tmp_path / f"cluster-{port}"
-            node = RedisProcess(directory, ["--cluster-enabled", "yes", "--cluster-config-file",
-                                            str(directory / "nodes.conf"), "--cluster-node-timeout", "5000", *extra],
-                                port=port)
+            node = RedisProcess(
+                directory,
+                [
+                    "--cluster-enabled",
+                    "yes",
+                    "--cluster-config-file",
+                    str(directory / "nodes.conf"),
+                    "--cluster-node-timeout",
+                    "5000",
+                    *extra,
+                ],
+                port=port,
+            )
             node.start()
             nodes.append(node)
-        subprocess.run(["redis-cli", "--cluster", "create", *[f"127.0.0.1:{n.port}" for n in nodes],
-                        "--cluster-replicas", "0", "--cluster-yes"], check=True, capture_output=True, timeout=60)
+        subprocess.run(
+            [
+                "redis-cli",
+                "--cluster",
+                "create",
+                *[f"127.0.0.1:{n.port}" for n in nodes],
+                "--cluster-replicas",
+                "0",
+                "--cluster-yes",
+            ],
+            check=True,
+            capture_output=True,
+            timeout=60,
+        )
         client = redis.Redis(host="127.0.0.1", port=nodes[0].port)
         deadline = time.monotonic() + 30
         while client.cluster("info").get("cluster_state") != "ok":

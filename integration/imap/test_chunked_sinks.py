@@ -13,13 +13,13 @@ from collections import Counter
 
 import pyarrow as pa
 import pytest
-from jetconnect_imap import EventType, connect
-from jetconnect_imap.factories import list_sink, map_sink, map_with_merging
-from jetconnect_imap.map_sinks import row_chunks
 from pyspark.sql.types import StructType
 
 from jetconnect._connector import WriteContext
 from jetconnect.errors import OptionError
+from jetconnect_imap import EventType, connect
+from jetconnect_imap.factories import list_sink, map_sink, map_with_merging
+from jetconnect_imap.map_sinks import row_chunks
 
 ALL_STORES = pytest.mark.parametrize("store_url", ["sqlite", "redis", "cluster"], indirect=True)
 
@@ -38,7 +38,9 @@ def _rows(n: int, batch_rows: int, die_after: int | None = None, value=lambda i:
     for offset in range(0, n, batch_rows):
         if die_after is not None and offset >= die_after:
             raise ExecutorDied(f"killed after {offset} rows")
-        yield pa.RecordBatch.from_pylist([{"key": f"k{i}", "value": value(i)} for i in range(offset, min(offset + batch_rows, n))])
+        yield pa.RecordBatch.from_pylist(
+            [{"key": f"k{i}", "value": value(i)} for i in range(offset, min(offset + batch_rows, n))]
+        )
 
 
 def test_chunks_are_cut_at_the_same_rows_whatever_the_batch_sizes() -> None:
@@ -100,8 +102,15 @@ def test_a_redelivered_batch_after_a_crash_mid_partition_lands_once(store_url, n
 @ALL_STORES
 def test_merging_and_list_sinks_stream_chunks_once(store_url, name) -> None:
     counts, items = name("counts"), name("items")
-    merging = map_with_merging(counts, key_fn=lambda r: r["key"][-1], value_fn=lambda r: 1,
-                               merge_fn=lambda old, new: old + new, store=store_url, partitions=4, chunk_rows=300)
+    merging = map_with_merging(
+        counts,
+        key_fn=lambda r: r["key"][-1],
+        value_fn=lambda r: 1,
+        merge_fn=lambda old, new: old + new,
+        store=store_url,
+        partitions=4,
+        chunk_rows=300,
+    )
     appending = list_sink(items, store=store_url, chunk_rows=300)
     for sink in (merging, appending):
         with pytest.raises(ExecutorDied):

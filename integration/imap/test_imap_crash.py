@@ -11,9 +11,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from jetconnect_imap import EventType, connect
 
 from jetconnect.testing import checkpoint_batches, start_pipeline, wait_until
+from jetconnect_imap import EventType, connect
 
 PIPELINE = Path(__file__).resolve().parent.parent / "pipelines" / "imap_journal_to_map.py"
 
@@ -42,8 +42,15 @@ def _run_crash_test(store_url: str, name, tmp_path: Path) -> None:
             wait_until(lambda r=round_: len(checkpoint_batches(checkpoint)) >= r, 300, f"commit #{round_}", pipeline)
             _changes(source, round_)
         # Kill with a batch in flight (planned in offsets/, not yet in commits/) when we catch one.
-        wait_until(lambda: len(checkpoint_batches(checkpoint, "offsets")) > len(checkpoint_batches(checkpoint)) or
-                   len(checkpoint_batches(checkpoint)) >= 4, 120, "a batch in flight", pipeline)
+        wait_until(
+            lambda: (
+                len(checkpoint_batches(checkpoint, "offsets")) > len(checkpoint_batches(checkpoint))
+                or len(checkpoint_batches(checkpoint)) >= 4
+            ),
+            120,
+            "a batch in flight",
+            pipeline,
+        )
     finally:
         pipeline.kill()
     _changes(source, 3)  # written while the pipeline is down

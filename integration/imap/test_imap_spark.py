@@ -5,11 +5,11 @@ from __future__ import annotations
 import sys
 
 import pytest
-from jetconnect_imap import connect
 from pyspark import cloudpickle
 from pyspark.sql import functions as F
 
 from jetconnect import sinks, sources
+from jetconnect_imap import connect
 
 # This module is imported by path (--import-mode=importlib): Spark's Python workers could not
 # import it, so the lambdas given to sources and sinks travel by value.
@@ -25,8 +25,13 @@ def test_batch_map_to_map(spark, store_url, name) -> None:
     source = grid.map(name("src"))
     source.put_all({f"k{i}": {"n": i, "tag": "even" if i % 2 == 0 else "odd"} for i in range(2000)})
 
-    df = sources.map(source.name, store=store_url, predicate=lambda k, v: v["tag"] == "even",
-                     projection=lambda k, v: (k, v["n"] * 10), schema="key string, value long").read(spark)
+    df = sources.map(
+        source.name,
+        store=store_url,
+        predicate=lambda k, v: v["tag"] == "even",
+        projection=lambda k, v: (k, v["n"] * 10),
+        schema="key string, value long",
+    ).read(spark)
     assert df.count() == 1000
     target = name("dst")
     sinks.map(target, store=store_url).write(df.withColumn("value", F.col("value") + 1))
@@ -49,16 +54,23 @@ def test_merging_updating_and_entry_processor_sinks(spark, store_url, name) -> N
         (F.col("id") % 10).cast("string").alias("key"), F.col("id").alias("amount")
     )
     merged, updated, processed = name("merged"), name("updated"), name("processed")
-    sinks.map_with_merging(merged, key_fn=lambda r: r["key"], value_fn=lambda r: r["amount"],
-                           merge_fn=lambda old, new: old + new, store=store_url).write(df)
-    sinks.map_with_updating(updated, key_fn=lambda r: r["key"],
-                            update_fn=lambda old, r: (old or 0) + 1, store=store_url).write(df)
+    sinks.map_with_merging(
+        merged,
+        key_fn=lambda r: r["key"],
+        value_fn=lambda r: r["amount"],
+        merge_fn=lambda old, new: old + new,
+        store=store_url,
+    ).write(df)
+    sinks.map_with_updating(
+        updated, key_fn=lambda r: r["key"], update_fn=lambda old, r: (old or 0) + 1, store=store_url
+    ).write(df)
 
     def keep_max(entry) -> None:
         entry.value = max(entry.value or 0, entry.row["amount"])
 
-    sinks.map_with_entry_processor(processed, key_fn=lambda r: r["key"], processor_fn=keep_max,
-                                   store=store_url).write(df)
+    sinks.map_with_entry_processor(processed, key_fn=lambda r: r["key"], processor_fn=keep_max, store=store_url).write(
+        df
+    )
 
     expected_sums = {str(k): sum(range(k, 1000, 10)) for k in range(10)}
     assert connect(store_url).map(merged).to_dict() == expected_sums
@@ -71,8 +83,9 @@ def test_many_concurrent_writers_lose_no_update(spark, store_url, name) -> None:
     # 16 tasks on 2 cores, every one updating the same 3 hot keys: read-modify-writes collide.
     counters = name("counters")
     df = spark.range(0, 16_000, numPartitions=16).select((F.col("id") % 3).alias("k"))
-    sinks.map_with_merging(counters, key_fn=lambda r: r["k"], value_fn=lambda r: 1,
-                           merge_fn=lambda old, new: old + new, store=store_url).write(df)
+    sinks.map_with_merging(
+        counters, key_fn=lambda r: r["k"], value_fn=lambda r: 1, merge_fn=lambda old, new: old + new, store=store_url
+    ).write(df)
     plain = name("plain")
     sinks.map(plain, store=store_url).write(
         spark.range(0, 20_000, numPartitions=16).selectExpr("id AS key", "id * 2 AS value")
@@ -90,10 +103,13 @@ def test_journal_stream_to_map_and_overflow(spark, store_url, name, tmp_path) ->
     dst = name("dst")
 
     def drain() -> None:
-        stream = sources.map_journal(src.name, store=store_url, full_events=True).read_stream(spark, max_records_per_batch=7)
+        stream = sources.map_journal(src.name, store=store_url, full_events=True).read_stream(
+            spark, max_records_per_batch=7
+        )
         query = sinks.map(dst, store=store_url).write_stream(
             stream.selectExpr("key", "CAST(new_value AS LONG) AS value"),
-            checkpoint_location=str(tmp_path / "checkpoint"), trigger={"availableNow": True},
+            checkpoint_location=str(tmp_path / "checkpoint"),
+            trigger={"availableNow": True},
         )
         query.awaitTermination(120)
         if query.exception() is not None:

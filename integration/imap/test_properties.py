@@ -13,7 +13,6 @@ They call the connector methods the Spark adapter calls (``write_partition``, ``
 from __future__ import annotations
 
 import datetime as dt
-import decimal
 import math
 import uuid
 from typing import Any
@@ -22,22 +21,49 @@ import pyarrow as pa
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from jetconnect_imap import connect
-from jetconnect_imap.factories import map_journal, map_sink, map_source
-from jetconnect_imap.serde import dumps, partition_of
 from pyspark.sql.types import StructType
 
 from jetconnect._connector import WriteContext
+from jetconnect_imap import connect
+from jetconnect_imap.factories import map_journal, map_sink, map_source
+from jetconnect_imap.serde import dumps, partition_of
 
 ALL_STORES = pytest.mark.parametrize("store_url", ["sqlite", "redis", "cluster"], indirect=True)
 # Bounded: each test adds seconds per store, not minutes. The store URL is the same for every
 # example (each example uses a map of its own), so function-scoped fixtures are fine.
-BOUNDED = settings(max_examples=30, deadline=dt.timedelta(seconds=20), derandomize=True,
-                   suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow,
-                                          HealthCheck.data_too_large])
+BOUNDED = settings(
+    max_examples=30,
+    deadline=dt.timedelta(seconds=20),
+    derandomize=True,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 
-HOSTILE = ["", " ", ":", "{", "}", "{}", "}{", "*", "?", "[a-z]", "\\", '"', "'", "%41", "\x00", "\n",
-           "{imap:m:0}", "jc:{imap:m:0}:entries", "null", "\u202etxt", "\U0001f600", "é", "e\u0301", "\ufeff"]
+HOSTILE = [
+    "",
+    " ",
+    ":",
+    "{",
+    "}",
+    "{}",
+    "}{",
+    "*",
+    "?",
+    "[a-z]",
+    "\\",
+    '"',
+    "'",
+    "%41",
+    "\x00",
+    "\n",
+    "{imap:m:0}",
+    "jc:{imap:m:0}:entries",
+    "null",
+    "\u202etxt",
+    "\U0001f600",
+    "é",
+    "e\u0301",
+    "\ufeff",
+]
 KEYS = st.one_of(
     st.sampled_from(HOSTILE),
     st.text(max_size=12),
@@ -45,25 +71,40 @@ KEYS = st.one_of(
     st.builds(lambda c, n: c * n, st.sampled_from(["k", "{", "\U0001f600", ":"]), st.integers(1_000, 60_000)),
 )
 
-_UTC = dt.timezone.utc
+_UTC = dt.UTC
 # (arrow type, Spark type it is read back as, values, how a value reads back)
 VALUE_TYPES: dict[str, tuple[pa.DataType, str, st.SearchStrategy[Any], Any]] = {
-    "long": (pa.int64(), "long", st.integers(-2**63, 2**63 - 1), lambda v: v),
+    "long": (pa.int64(), "long", st.integers(-(2**63), 2**63 - 1), lambda v: v),
     "double": (pa.float64(), "double", st.floats(), lambda v: v),
     "boolean": (pa.bool_(), "boolean", st.booleans(), lambda v: v),
     "string": (pa.string(), "string", st.one_of(st.sampled_from(HOSTILE), st.text()), lambda v: v),
-    "array": (pa.list_(pa.int64()), "array<long>", st.lists(st.none() | st.integers(-2**63, 2**63 - 1), max_size=5),
-              lambda v: v),
-    "struct": (pa.struct([("a", pa.string()), ("b", pa.int64())]), "struct<a:string,b:long>",
-               st.fixed_dictionaries({"a": st.none() | st.text(max_size=5), "b": st.none() | st.integers(-9, 9)}),
-               lambda v: v),
+    "array": (
+        pa.list_(pa.int64()),
+        "array<long>",
+        st.lists(st.none() | st.integers(-(2**63), 2**63 - 1), max_size=5),
+        lambda v: v,
+    ),
+    "struct": (
+        pa.struct([("a", pa.string()), ("b", pa.int64())]),
+        "struct<a:string,b:long>",
+        st.fixed_dictionaries({"a": st.none() | st.text(max_size=5), "b": st.none() | st.integers(-9, 9)}),
+        lambda v: v,
+    ),
     # JSON has no dates, timestamps, decimals or bytes: they are stored as text (README), and a
     # string column reads that text back.
     "date": (pa.date32(), "string", st.dates(), lambda v: v.isoformat()),
-    "timestamp": (pa.timestamp("us", tz="UTC"), "string",
-                  st.datetimes(min_value=dt.datetime(1, 1, 2), timezones=st.just(_UTC)), lambda v: v.isoformat()),
-    "decimal": (pa.decimal128(12, 3), "string",
-                st.decimals(min_value=-10**8, max_value=10**8, places=3, allow_nan=False), lambda v: str(v)),
+    "timestamp": (
+        pa.timestamp("us", tz="UTC"),
+        "string",
+        st.datetimes(min_value=dt.datetime(1, 1, 2), timezones=st.just(_UTC)),
+        lambda v: v.isoformat(),
+    ),
+    "decimal": (
+        pa.decimal128(12, 3),
+        "string",
+        st.decimals(min_value=-(10**8), max_value=10**8, places=3, allow_nan=False),
+        lambda v: str(v),
+    ),
     "binary": (pa.binary(), "string", st.binary(max_size=20), lambda v: v.hex()),
 }
 
@@ -98,8 +139,13 @@ def test_what_the_map_sink_wrote_the_map_source_reads_back_equal(store_url) -> N
             [pa.array([k for k, _ in pairs], pa.string()), pa.array([v for _, v in pairs], arrow_type)],
             names=["key", "value"],
         )
-        ctx = WriteContext(partition_id=0, attempt=0, batch_id=0 if streaming else None,
-                           query_id="q" if streaming else None, schema=StructType())
+        ctx = WriteContext(
+            partition_id=0,
+            attempt=0,
+            batch_id=0 if streaming else None,
+            query_id="q" if streaming else None,
+            schema=StructType(),
+        )
         map_sink(name, store=store_url, partitions=4, chunk_rows=chunk_rows).write_partition(iter([batch]), ctx)
 
         expected: dict[str | None, Any] = {}
@@ -121,7 +167,10 @@ def test_what_the_map_sink_wrote_the_map_source_reads_back_equal(store_url) -> N
 
 
 JSON = st.recursive(
-    st.booleans() | st.integers(-2**63, 2**63) | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=8)
+    st.booleans()
+    | st.integers(-(2**63), 2**63)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=8)
     | st.sampled_from(HOSTILE),
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3),
     max_leaves=6,
@@ -133,7 +182,8 @@ OPS = st.lists(
         st.tuples(st.just("evict"), KEYS),
         st.just(("clear",)),
     ),
-    min_size=1, max_size=30,
+    min_size=1,
+    max_size=30,
 )
 
 
@@ -166,10 +216,21 @@ def test_the_journal_replays_a_range_the_same_and_holds_exactly_the_changes(stor
                     expected[p].append(("REMOVED" if op[0] == "remove" else "EVICTED", key, old, None))
                     del model[key]
 
-        source = map_journal(m.name, store=store_url, parallelism=parallelism, full_events=True,
-                             projection=lambda e: (e.partition, e.sequence, e.type.value, dumps(e.key),
-                                                   dumps(e.old_value), dumps(e.new_value)),
-                             schema="partition int, sequence long, type string, key string, old string, new string")
+        source = map_journal(
+            m.name,
+            store=store_url,
+            parallelism=parallelism,
+            full_events=True,
+            projection=lambda e: (
+                e.partition,
+                e.sequence,
+                e.type.value,
+                dumps(e.key),
+                dumps(e.old_value),
+                dumps(e.new_value),
+            ),
+            schema="partition int, sequence long, type string, key string, old string, new string",
+        )
         start = source.initial_offset()
         end = source.latest_offset(start, None)
         once = [row for r in source.ranges(start, end) for row in _rows_of(source.read_range(r))]

@@ -17,13 +17,13 @@ from urllib.parse import quote, unquote
 import pyarrow as pa
 import pytest
 import redis
-from jetconnect_imap import EventType, StoreError, connect
-from jetconnect_imap.factories import list_sink, map_journal, map_sink, map_source, map_with_merging
-from jetconnect_imap.store import open_store
 from pyspark.sql.types import StructType
 
 from jetconnect._connector import WriteContext
 from jetconnect.errors import SinkError
+from jetconnect_imap import EventType, StoreError, connect
+from jetconnect_imap.factories import list_sink, map_journal, map_sink, map_source, map_with_merging
+from jetconnect_imap.store import open_store
 
 # What `appendonly yes` buys in production: a restarted Redis still has what it acknowledged
 # (`always`: even the last write before a SIGKILL), so what the test wrote can be counted after.
@@ -38,8 +38,9 @@ def _ctx(batch: int | None, partition: int = 0) -> WriteContext:
 
 def _batches(n: int, size: int = 1000, start: int = 0):
     for offset in range(start, start + n, size):
-        yield pa.RecordBatch.from_pylist([{"key": f"k{i}", "value": i}
-                                          for i in range(offset, min(offset + size, start + n))])
+        yield pa.RecordBatch.from_pylist(
+            [{"key": f"k{i}", "value": i} for i in range(offset, min(offset + size, start + n))]
+        )
 
 
 def _restart_when(server, ready: Callable[[], bool], down_for: float, log: list[str]) -> threading.Thread:
@@ -158,7 +159,8 @@ def test_reads_retry_through_a_restart(own_redis, name) -> None:
     threading.Timer(0.5, server.start).start()
     rows = map_source(m.name, store=url, parallelism=3)
     assert sorted(row for split in rows.splits() for row in rows.read_split(split)) == sorted(
-        (k, f'{{"n":{v["n"]}}}') for k, v in expected.items())
+        (k, f'{{"n":{v["n"]}}}') for k, v in expected.items()
+    )
     server.kill()
     threading.Timer(0.5, server.start).start()
     assert [row for r in source.ranges(start, end) for row in _rows_of(source.read_range(r))] == before
@@ -237,23 +239,30 @@ def test_a_write_whose_reply_is_lost_is_not_applied_twice(losing_proxy, name) ->
     m.put("warm", 0)  # scripts loaded: the next EVALSHA is the write itself
     lst.add("warm")
 
-    for step, write in enumerate([
-        lambda: m.put("a", 1),                   # read-modify-write, no progress record
-        lambda: m.put_all({"b": 2, "c": 3}),     # plain write, no progress record
-        lambda: lst.add_all([1, 2]),             # list append, no progress record
-        lambda: map_with_merging(m.name, key_fn=lambda r: r["key"], value_fn=lambda r: r["value"],
-                                 merge_fn=lambda old, new: old + new, store=url)
-        .write_partition(iter([pa.RecordBatch.from_pylist([{"key": "sum", "value": 5}])]), _ctx(batch=7)),
-        lambda: m.clear(),
-    ]):
+    for step, write in enumerate(
+        [
+            lambda: m.put("a", 1),  # read-modify-write, no progress record
+            lambda: m.put_all({"b": 2, "c": 3}),  # plain write, no progress record
+            lambda: lst.add_all([1, 2]),  # list append, no progress record
+            lambda: map_with_merging(
+                m.name,
+                key_fn=lambda r: r["key"],
+                value_fn=lambda r: r["value"],
+                merge_fn=lambda old, new: old + new,
+                store=url,
+            ).write_partition(iter([pa.RecordBatch.from_pylist([{"key": "sum", "value": 5}])]), _ctx(batch=7)),
+            lambda: m.clear(),
+        ]
+    ):
         losing_proxy.lose_next.set()
         write()
         assert losing_proxy.lost == step + 1, "the reply was not lost: the test proves nothing"
 
     assert lst.to_list() == ["warm", 1, 2]
     kinds = [(e.type, e.key) for e in m.journal()]
-    assert Counter(kinds) == Counter([(EventType.ADDED, k) for k in ["warm", "a", "b", "c", "sum"]]
-                                     + [(EventType.CLEARED, None)] * 4)
+    assert Counter(kinds) == Counter(
+        [(EventType.ADDED, k) for k in ["warm", "a", "b", "c", "sum"]] + [(EventType.CLEARED, None)] * 4
+    )
     assert len(m) == 0
 
 
@@ -310,9 +319,17 @@ def test_a_password_full_of_url_characters_works_and_never_shows(own_redis, name
     sink = map_sink(name("canary-copy"), store=url)
     sink.write_partition(_batches(5), _ctx(batch=0))
     assert connect(url).map(sink.map_name).to_dict() == {f"k{i}": i for i in range(5)}
-    things = [open_store(url), grid, m, grid.list("l"), sink, list_sink("l", store=url),
-              map_source(m.name, store=url), map_journal(m.name, store=url),
-              map_with_merging(m.name, key_fn=len, value_fn=len, merge_fn=max, store=url)]
+    things = [
+        open_store(url),
+        grid,
+        m,
+        grid.list("l"),
+        sink,
+        list_sink("l", store=url),
+        map_source(m.name, store=url),
+        map_journal(m.name, store=url),
+        map_with_merging(m.name, key_fn=len, value_fn=len, merge_fn=max, store=url),
+    ]
     texts = [repr(t) for t in things]
     assert all(f"127.0.0.1:{server.port}" in t for t in texts if "Grid(" in t or "Store(" in t)
 

@@ -10,6 +10,7 @@ import multiprocessing
 import uuid
 
 import pytest
+
 from jetconnect_imap import EventType, MapConfig, StoreError, connect
 from jetconnect_imap.events import Change
 from jetconnect_imap.serde import dumps, partition_of

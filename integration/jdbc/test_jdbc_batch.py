@@ -32,7 +32,8 @@ def fill(url: str, table: str, rows: int) -> None:
     engine = sa.create_engine(url)
     meta = sa.MetaData()
     t = sa.Table(
-        table, meta,
+        table,
+        meta,
         sa.Column("id", sa.BigInteger, primary_key=True),
         sa.Column("grp", sa.Integer),
         sa.Column("name", sa.Text),
@@ -41,11 +42,19 @@ def fill(url: str, table: str, rows: int) -> None:
     )
     meta.create_all(engine)
     with engine.begin() as conn:
-        conn.execute(t.insert(), [
-            {"id": i, "grp": i % 7, "name": None if i % 10 == 0 else f"name-{i}",
-             "amount": decimal.Decimal(i) / 100, "day": datetime.date(2024, 1, 1) + datetime.timedelta(days=i % 365)}
-            for i in range(1, rows + 1)
-        ])
+        conn.execute(
+            t.insert(),
+            [
+                {
+                    "id": i,
+                    "grp": i % 7,
+                    "name": None if i % 10 == 0 else f"name-{i}",
+                    "amount": decimal.Decimal(i) / 100,
+                    "day": datetime.date(2024, 1, 1) + datetime.timedelta(days=i % 365),
+                }
+                for i in range(1, rows + 1)
+            ],
+        )
     engine.dispose()
 
 
@@ -57,7 +66,10 @@ def test_parallel_reads_give_the_same_rows_as_one_query(spark, url):
     by_day = sources.jdbc(url, table=table, partition_column="day", num_partitions=3).read(spark)
     # SQLite results carry no types: a query says its schema (a table's is reflected).
     by_query = sources.jdbc(
-        url, query=f"select * from {table} where id > 0", partition_column="id", num_partitions=2,
+        url,
+        query=f"select * from {table} where id > 0",
+        partition_column="id",
+        num_partitions=2,
         schema="id long, grp int, name string, amount decimal(12,2), day date",
     ).read(spark)
     assert by_id.rdd.getNumPartitions() == 4
@@ -67,9 +79,14 @@ def test_parallel_reads_give_the_same_rows_as_one_query(spark, url):
     assert sorted(by_day.collect()) == expected
     assert sorted(by_query.collect()) == expected
     by_name = (
-        spark.read.format("jetconnect.jdbc").option("url", url).option("table", table)
-        .option("partition_column", "id").option("lower_bound", "1000").option("upper_bound", "2000")
-        .option("num_partitions", "3").load()
+        spark.read.format("jetconnect.jdbc")
+        .option("url", url)
+        .option("table", table)
+        .option("partition_column", "id")
+        .option("lower_bound", "1000")
+        .option("upper_bound", "2000")
+        .option("num_partitions", "3")
+        .load()
     )
     assert sorted(by_name.collect()) == expected
 
@@ -127,7 +144,11 @@ def test_upsert_through_spark(spark, url):
     sink.write(spark.createDataFrame([(1, "a"), (2, "b")], "id long, name string"))
     sink.write(spark.createDataFrame([(2, "B"), (3, "C")], "id long, name string"))
     with sa.create_engine(url).connect() as conn:
-        assert conn.execute(sa.text(f"select id, name from {table} order by id")).all() == [(1, "a"), (2, "B"), (3, "C")]
+        assert conn.execute(sa.text(f"select id, name from {table} order by id")).all() == [
+            (1, "a"),
+            (2, "B"),
+            (3, "C"),
+        ]
 
 
 def test_a_refused_row_names_statement_and_key_never_the_password(spark, server):
@@ -138,7 +159,9 @@ def test_a_refused_row_names_statement_and_key_never_the_password(spark, server)
     with pytest.raises(Exception) as failure:
         sink.write(spark.createDataFrame([(5, "x"), (1, "again")], "id long, name string").coalesce(1))
     message = str(failure.value)
-    assert f"COPY {table} (id, name) FROM STDIN" in message and "(id=1)" in message and "already exists" in message, message[-2000:]
+    assert f"COPY {table} (id, name) FROM STDIN" in message and "(id=1)" in message and "already exists" in message, (
+        message[-2000:]
+    )
     assert PASSWORD not in message
     wrong = POSTGRES.replace(PASSWORD, "wrong-" + PASSWORD)
     with pytest.raises(Exception) as refused:
@@ -182,17 +205,30 @@ def test_jets_row_fn_and_bind_fn_through_spark(spark, url):
     engine = sa.create_engine(url)
     with engine.begin() as conn:
         conn.execute(sa.text(f"CREATE TABLE {target} (id BIGINT PRIMARY KEY, label TEXT, cents BIGINT)"))
-    read = sources.jdbc(url, table=table, partition_column="id", num_partitions=3, row_schema="id long, label string",
-                        row_fn=lambda row: (row.id, f"{row.grp}:{row.name or '-'}"))
+    read = sources.jdbc(
+        url,
+        table=table,
+        partition_column="id",
+        num_partitions=3,
+        row_schema="id long, label string",
+        row_fn=lambda row: (row.id, f"{row.grp}:{row.name or '-'}"),
+    )
     df = read.read(spark).where("id <= 200")  # a filter on the function's columns is Spark's, not the database's
-    sinks.jdbc(url, statement=f"INSERT INTO {target} (id, label, cents) VALUES (:i, :l, :c)",
-               bind_fn=lambda row: {"i": row.id, "l": row.label.upper(), "c": row.id * 100}).write(df)
+    sinks.jdbc(
+        url,
+        statement=f"INSERT INTO {target} (id, label, cents) VALUES (:i, :l, :c)",
+        bind_fn=lambda row: {"i": row.id, "l": row.label.upper(), "c": row.id * 100},
+    ).write(df)
     with engine.connect() as conn:
         got = conn.execute(sa.text(f"SELECT id, label, cents FROM {target} ORDER BY id")).all()
     engine.dispose()
-    assert [tuple(r) for r in got] == [(i, f"{i % 7}:{'-' if i % 10 == 0 else f'NAME-{i}'}", i * 100) for i in range(1, 201)]
+    assert [tuple(r) for r in got] == [
+        (i, f"{i % 7}:{'-' if i % 10 == 0 else f'NAME-{i}'}", i * 100) for i in range(1, 201)
+    ]
     with pytest.raises(Exception, match=r"bind_fn returned tuple for row 0 of this partition"):
-        sinks.jdbc(url, statement=f"INSERT INTO {target} (id) VALUES (:i)", bind_fn=lambda row: (row.id,)).write(df.limit(1))
+        sinks.jdbc(url, statement=f"INSERT INTO {target} (id) VALUES (:i)", bind_fn=lambda row: (row.id,)).write(
+            df.limit(1)
+        )
 
 
 def test_jets_connection_supplier_reads_and_writes_with_a_url_naming_only_the_dialect(spark, server):

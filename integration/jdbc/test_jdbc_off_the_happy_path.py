@@ -78,16 +78,26 @@ def postgresql(server):
 # --- 1. a real duplicate key is a failure, never "already written" ------------------------------
 
 
-def test_a_duplicate_key_fails_the_stream_naming_the_table_and_a_rerun_writes_every_row_once(spark, postgresql, tmp_path):
+def test_a_duplicate_key_fails_the_stream_naming_the_table_and_a_rerun_writes_every_row_once(
+    spark, postgresql, tmp_path
+):
     source_url = f"sqlite:///{tmp_path / 'events.sqlite'}"
     execute(source_url, "create table events (id integer primary key, name text)")
-    execute(source_url, "insert into events values (:id, :name)", params=[{"id": i, "name": f"e{i}"} for i in range(1, 31)])
+    execute(
+        source_url, "insert into events values (:id, :name)", params=[{"id": i, "name": f"e{i}"} for i in range(1, 31)]
+    )
     # The target's name contains the progress table's, which the sink once took for a replay.
     target = unique("jetconnect_progress_orders")
-    execute(postgresql, f"create table {target} (id bigint primary key, name text)", f"insert into {target} values (7, 'already here')")
+    execute(
+        postgresql,
+        f"create table {target} (id bigint primary key, name text)",
+        f"insert into {target} values (7, 'already here')",
+    )
 
     def run() -> object:
-        stream = sources.jdbc(source_url, table="events", offset_column="id").read_stream(spark, max_records_per_batch=30)
+        stream = sources.jdbc(source_url, table="events", offset_column="id").read_stream(
+            spark, max_records_per_batch=30
+        )
         query = sinks.jdbc(postgresql, table=target, key_columns=["id"]).write_stream(
             stream, checkpoint_location=str(tmp_path / "checkpoint"), trigger={"availableNow": True}
         )
@@ -104,7 +114,9 @@ def test_a_duplicate_key_fails_the_stream_naming_the_table_and_a_rerun_writes_ev
     assert scalar_rows(postgresql, f"select id from {target}") == [(7,)], "the failed batch left rows behind"
     execute(postgresql, f"delete from {target} where id = 7")
     assert run() is None
-    assert scalar_rows(postgresql, f"select count(*), count(distinct id), min(id), max(id) from {target}") == [(30, 30, 1, 30)]
+    assert scalar_rows(postgresql, f"select count(*), count(distinct id), min(id), max(id) from {target}") == [
+        (30, 30, 1, 30)
+    ]
 
 
 @pytest.mark.parametrize("key_columns", [None, ["id"]], ids=["progress-row-conflict", "data-row-conflict"])
@@ -120,7 +132,9 @@ def test_an_attempt_that_lost_the_race_to_a_committed_one_is_skipped_by_the_prog
     first.begin()  # the first attempt: rows and progress row written, not yet committed
     first.execute(sa.text(f"insert into {target} select g, 'first' from generate_series(1, 100) g"))
     first.execute(
-        sa.text("insert into jetconnect_progress (query_id, batch_id, partition_id, target, row_count) values (:q, 3, 0, :t, 100)"),
+        sa.text(
+            "insert into jetconnect_progress (query_id, batch_id, partition_id, target, row_count) values (:q, 3, 0, :t, 100)"
+        ),
         {"q": query_id, "t": target},
     )
     outcome: dict = {}
@@ -145,10 +159,16 @@ def test_changing_offset_column_between_restarts_fails_naming_both_columns(spark
     source_url = f"sqlite:///{tmp_path / 'events.sqlite'}"
     target_url = f"sqlite:///{tmp_path / 'copy.sqlite'}"
     execute(source_url, "create table events (id integer primary key, seq integer, name text)")
-    execute(source_url, "insert into events values (:id, :seq, 'e')", params=[{"id": i, "seq": 1000 + i} for i in range(1, 21)])
+    execute(
+        source_url,
+        "insert into events values (:id, :seq, 'e')",
+        params=[{"id": i, "seq": 1000 + i} for i in range(1, 21)],
+    )
 
     def run(offset_column: str):
-        stream = sources.jdbc(source_url, table="events", offset_column=offset_column).read_stream(spark, max_records_per_batch=8)
+        stream = sources.jdbc(source_url, table="events", offset_column=offset_column).read_stream(
+            spark, max_records_per_batch=8
+        )
         query = sinks.jdbc(target_url, table="copied").write_stream(
             stream.select("id", "seq"), checkpoint_location=str(tmp_path / "checkpoint"), trigger={"availableNow": True}
         )
@@ -162,7 +182,9 @@ def test_changing_offset_column_between_restarts_fails_naming_both_columns(spark
     failure = run("seq")
     assert failure is not None, "the changed offset column re-read the table"
     message = str(failure)
-    assert "OffsetError" in message and "is for column 'id', but option 'offset_column' is now 'seq'" in message, message[-3000:]
+    assert "OffsetError" in message and "is for column 'id', but option 'offset_column' is now 'seq'" in message, (
+        message[-3000:]
+    )
     assert scalar_rows(target_url, "select count(*), count(distinct id) from copied") == [(20, 20)]
 
 
@@ -174,12 +196,20 @@ TRICKY_NAMES = ["abc", "a%b", "a%%b", "%s", "%(id)s", "a\\b", "it's", "a :b", "x
 def test_percent_signs_in_queries_and_pushed_filters_reach_postgresql_unchanged(spark, postgresql):
     table = unique("percent")
     execute(postgresql, f"create table {table} (id int, name text)")
-    execute(postgresql, f"insert into {table} values (:id, :name)", params=[{"id": i, "name": n} for i, n in enumerate(TRICKY_NAMES)])
+    execute(
+        postgresql,
+        f"insert into {table} values (:id, :name)",
+        params=[{"id": i, "name": n} for i, n in enumerate(TRICKY_NAMES)],
+    )
     ids = {name: i for i, name in enumerate(TRICKY_NAMES)}
     queries = {
         f"select * from {table} where name like 'a%'": ["abc", "a%b", "a%%b", "a\\b", "a :b"],
         f"select * from {table} where name = 'a%%b' or name = '%s' or name = '100%'": ["a%%b", "%s", "100%"],
-        f"select * from {table} where name in ('%(id)s', 'a :b', 'x::y') and id::text like '%'": ["%(id)s", "a :b", "x::y"],
+        f"select * from {table} where name in ('%(id)s', 'a :b', 'x::y') and id::text like '%'": [
+            "%(id)s",
+            "a :b",
+            "x::y",
+        ],
         f"select * from {table} where name like 'a\\%b' escape '\\'": ["a%b"],
     }
     for use_copy in (True, False):
@@ -196,7 +226,9 @@ def test_percent_signs_in_queries_and_pushed_filters_reach_postgresql_unchanged(
         assert read_ids(source) == sorted(ids[n] for n in ("a%b", "%s", "it's"))
         df = sources.jdbc(postgresql, table=table, use_copy=use_copy).read(spark)
         assert [r.id for r in df.filter(F.col("name") == "a%b").collect()] == [ids["a%b"]]
-        like = sources.jdbc(postgresql, query=f"select * from {table} where name like '%\\%%' escape '\\'", use_copy=use_copy)
+        like = sources.jdbc(
+            postgresql, query=f"select * from {table} where name like '%\\%%' escape '\\'", use_copy=use_copy
+        )
         assert sorted(r.id for r in like.read(spark).collect()) == sorted(i for n, i in ids.items() if "%" in n)
 
 
@@ -219,7 +251,9 @@ def canary_url(postgresql):
     """A role whose password holds every character that broke redaction, made as superuser over
     the server script's local socket."""
     if not SOCKETS.exists():
-        pytest.skip(f"no local socket {SOCKETS}: the PostgreSQL server is not the one scripts/servers/postgresql.sh runs")
+        pytest.skip(
+            f"no local socket {SOCKETS}: the PostgreSQL server is not the one scripts/servers/postgresql.sh runs"
+        )
     import psycopg
     from psycopg import sql
 
@@ -256,7 +290,11 @@ def everything_shown(error: BaseException) -> str:
 
 def test_a_password_full_of_quotes_connects_and_never_shows(spark, canary_url, capsys):
     table, copied = unique("canary"), unique("canary_copy")
-    execute(POSTGRES, f"create table {table} (id bigint, name text)", f"insert into {table} select g, 'n' || g from generate_series(1, 50) g")
+    execute(
+        POSTGRES,
+        f"create table {table} (id bigint, name text)",
+        f"insert into {table} select g, 'n' || g from generate_series(1, 50) g",
+    )
     execute(POSTGRES, f"grant select on {table} to {CANARY_ROLE}")
     wrong_url = pg_url(CANARY_ROLE, WRONG)
     for use_copy in (True, False):
@@ -268,9 +306,20 @@ def test_a_password_full_of_quotes_connects_and_never_shows(spark, canary_url, c
         # the wrong password: on the driver (the table's columns) and on an executor (the rows)
         for failing in (
             lambda: sources.jdbc(wrong_url, table=table, use_copy=use_copy).read(spark),
-            lambda: sources.jdbc(wrong_url, table=table, use_copy=use_copy, schema="id long, name string").read(spark).collect(),
-            lambda: spark.read.format("jetconnect.jdbc").option("url", wrong_url).option("table", table)
-            .option("use_copy", str(use_copy).lower()).option("schema", "id long, name string").load().collect(),
+            lambda: (
+                sources.jdbc(wrong_url, table=table, use_copy=use_copy, schema="id long, name string")
+                .read(spark)
+                .collect()
+            ),
+            lambda: (
+                spark.read.format("jetconnect.jdbc")
+                .option("url", wrong_url)
+                .option("table", table)
+                .option("use_copy", str(use_copy).lower())
+                .option("schema", "id long, name string")
+                .load()
+                .collect()
+            ),
         ):
             with pytest.raises(Exception) as refused:
                 failing()
@@ -309,9 +358,16 @@ def test_a_partition_far_larger_than_a_chunk_survives_a_killed_connection_writte
                 with watcher.begin() as conn:
                     # nothing is visible before the transaction ends with the last chunk
                     seen["visible"].append(conn.execute(sa.text(f"select count(*) from {target}")).scalar())
-                    seen["killed"] = conn.execute(sa.text(
-                        "select pg_terminate_backend(pid) from pg_stat_activity where query like :copy and pid <> pg_backend_pid()"
-                    ), {"copy": f"COPY {target} %"}).scalars().all()
+                    seen["killed"] = (
+                        conn.execute(
+                            sa.text(
+                                "select pg_terminate_backend(pid) from pg_stat_activity where query like :copy and pid <> pg_backend_pid()"
+                            ),
+                            {"copy": f"COPY {target} %"},
+                        )
+                        .scalars()
+                        .all()
+                    )
 
     query_id = unique("q")
     written = sink.write_partition(partition(), ctx(0, query_id))
@@ -319,7 +375,9 @@ def test_a_partition_far_larger_than_a_chunk_survives_a_killed_connection_writte
     assert seen["visible"] == [0]
     assert written.row_count == chunk * chunks and not written.skipped
     assert sink.write_partition(partition(), ctx(0, query_id)).skipped  # Spark's re-delivery
-    assert scalar_rows(postgresql, f"select count(*), count(distinct id) from {target}") == [(chunk * chunks, chunk * chunks)]
+    assert scalar_rows(postgresql, f"select count(*), count(distinct id) from {target}") == [
+        (chunk * chunks, chunk * chunks)
+    ]
     one_batch = batch(list(range(chunk)), [f"{i:0100d}" for i in range(chunk)]).nbytes
     # Arrow memory in use, sampled at every batch handed over: a few batches, never the 200
     # the partition has (the sink used to keep them all in memory for a retry).

@@ -29,21 +29,49 @@ from jetconnect._arrow import to_arrow_schema
 from jetconnect._connector import WriteContext
 from jetconnect.errors import SinkError
 
-POSTGRES = os.environ.get("JETCONNECT_PG_URL", "postgresql+psycopg://jetconnect:pg-Secret-7f3a@127.0.0.1:5432/jetconnect")
+POSTGRES = os.environ.get(
+    "JETCONNECT_PG_URL", "postgresql+psycopg://jetconnect:pg-Secret-7f3a@127.0.0.1:5432/jetconnect"
+)
 #: PostgreSQL cuts longer identifiers (NAMEDATALEN - 1 bytes).
 MAX_NAME_BYTES = 63
 
 HOSTILE_NAMES = [
-    "select", "from", "order", "user", "table", "group", "where", "Name With Spaces", ' lead', 'trail ',
-    'dq"uote', "sq'uote", "per%cent", "%s", "%(id)s", "semi;colon", "-- dash", "back\\slash", ":colon",
-    "a.b", "ünïcødé", "🙂astral", "1digit", "MiXeD", "tab\there", "new\nline", "*", "?", "$1",
+    "select",
+    "from",
+    "order",
+    "user",
+    "table",
+    "group",
+    "where",
+    "Name With Spaces",
+    " lead",
+    "trail ",
+    'dq"uote',
+    "sq'uote",
+    "per%cent",
+    "%s",
+    "%(id)s",
+    "semi;colon",
+    "-- dash",
+    "back\\slash",
+    ":colon",
+    "a.b",
+    "ünïcødé",
+    "🙂astral",
+    "1digit",
+    "MiXeD",
+    "tab\there",
+    "new\nline",
+    "*",
+    "?",
+    "$1",
 ]
 NAME_CHARS = st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00")
 names = st.one_of(st.sampled_from(HOSTILE_NAMES), st.text(NAME_CHARS, min_size=1, max_size=16)).filter(
     lambda n: len(n.encode()) <= MAX_NAME_BYTES - 10
 )
 
-UTC = datetime.timezone.utc
+UTC = datetime.UTC
 SESSION_ZONES = ["UTC", "Asia/Kolkata", "America/St_Johns", "Pacific/Kiritimati"]
 
 
@@ -52,10 +80,22 @@ def _decimal_type(precision: int, scale: int) -> T.DecimalType:
 
 
 spark_types = st.one_of(
-    st.sampled_from([
-        T.BooleanType(), T.ByteType(), T.ShortType(), T.IntegerType(), T.LongType(), T.FloatType(),
-        T.DoubleType(), T.StringType(), T.BinaryType(), T.DateType(), T.TimestampType(), T.TimestampNTZType(),
-    ]),
+    st.sampled_from(
+        [
+            T.BooleanType(),
+            T.ByteType(),
+            T.ShortType(),
+            T.IntegerType(),
+            T.LongType(),
+            T.FloatType(),
+            T.DoubleType(),
+            T.StringType(),
+            T.BinaryType(),
+            T.DateType(),
+            T.TimestampType(),
+            T.TimestampNTZType(),
+        ]
+    ),
     st.builds(_decimal_type, st.integers(1, 38), st.integers(0, 38)),
 )
 
@@ -82,11 +122,18 @@ def values_of(spark_type: T.DataType) -> st.SearchStrategy:
         T.FloatType: st.floats(width=32),
         T.DoubleType: st.floats(),
         T.StringType: texts,
-        T.BinaryType: st.one_of(st.binary(max_size=64), st.builds(lambda b, n: b * n, st.binary(min_size=1, max_size=4), st.integers(5_000, 50_000))),
+        T.BinaryType: st.one_of(
+            st.binary(max_size=64),
+            st.builds(lambda b, n: b * n, st.binary(min_size=1, max_size=4), st.integers(5_000, 50_000)),
+        ),
         T.DateType: st.dates(),
         # a day's margin at the ends: the session time zone must not push them out of range
-        T.TimestampNTZType: st.datetimes(min_value=datetime.datetime(1, 1, 2), max_value=datetime.datetime(9999, 12, 30)),
-        T.TimestampType: st.datetimes(min_value=datetime.datetime(1, 1, 2), max_value=datetime.datetime(9999, 12, 30), timezones=st.just(UTC)),
+        T.TimestampNTZType: st.datetimes(
+            min_value=datetime.datetime(1, 1, 2), max_value=datetime.datetime(9999, 12, 30)
+        ),
+        T.TimestampType: st.datetimes(
+            min_value=datetime.datetime(1, 1, 2), max_value=datetime.datetime(9999, 12, 30), timezones=st.just(UTC)
+        ),
     }
     return simple[type(spark_type)]
 
@@ -151,7 +198,11 @@ def drop(url: str, table: str) -> None:
     engine.dispose()
 
 
-@settings(max_examples=40, deadline=datetime.timedelta(seconds=30), suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(
+    max_examples=40,
+    deadline=datetime.timedelta(seconds=30),
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 @given(case=tables())
 def test_what_the_sink_writes_reads_back_equal(database, case):
     table, schema, rows, zone = case
@@ -163,15 +214,23 @@ def test_what_the_sink_writes_reads_back_equal(database, case):
             sink.write_partition(iter([arrow_batch(schema, rows, zone)]), WriteContext(0, 0, None, None, schema))
         except SinkError as refused:
             # only SQLite, only for a value it cannot keep, and then nothing is written
-            assert dialect == "sqlite" and ("NaN" in str(refused) or "15 significant digits" in str(refused)), str(refused)
+            assert dialect == "sqlite" and ("NaN" in str(refused) or "15 significant digits" in str(refused)), str(
+                refused
+            )
             rows = []
-        for use_copy in ([True, False] if dialect == "postgresql" else [True]):
+        for use_copy in [True, False] if dialect == "postgresql" else [True]:
             source = sources.jdbc(database, table=table, use_copy=use_copy)
             read_schema = source.schema()
             assert read_schema.fieldNames() == schema.fieldNames()
-            assert [f.dataType for f in read_schema.fields] == [expected_type(f.dataType, dialect) for f in schema.fields]
-            got = [tuple(r.values()) for split in source.splits() for b in source.read_split(split) for r in b.to_pylist()]
-            expected = [tuple(expected_value(v, f.dataType, dialect) for v, f in zip(row, schema.fields)) for row in rows]
+            assert [f.dataType for f in read_schema.fields] == [
+                expected_type(f.dataType, dialect) for f in schema.fields
+            ]
+            got = [
+                tuple(r.values()) for split in source.splits() for b in source.read_split(split) for r in b.to_pylist()
+            ]
+            expected = [
+                tuple(expected_value(v, f.dataType, dialect) for v, f in zip(row, schema.fields)) for row in rows
+            ]
             assert len(got) == len(expected)
             unmatched = list(got)
             for row in expected:  # the order is the database's: match rows as a multiset
@@ -184,31 +243,63 @@ def test_what_the_sink_writes_reads_back_equal(database, case):
 
 # --- the same through Spark, once per database -----------------------------------------------------
 
-SPARK_SCHEMA = T.StructType([
-    T.StructField("select", T.LongType()),
-    T.StructField('dq"uote', T.StringType()),
-    T.StructField("sq'uote %s;", T.DoubleType()),
-    T.StructField("Name With Spaces", T.DecimalType(12, 3)),
-    T.StructField("🙂astral", T.BinaryType()),
-    T.StructField("order", T.DateType()),
-    T.StructField("at", T.TimestampType()),
-    T.StructField("ntz", T.TimestampNTZType()),
-    T.StructField("ok", T.BooleanType()),
-    T.StructField("tiny", T.ByteType()),
-])
+SPARK_SCHEMA = T.StructType(
+    [
+        T.StructField("select", T.LongType()),
+        T.StructField('dq"uote', T.StringType()),
+        T.StructField("sq'uote %s;", T.DoubleType()),
+        T.StructField("Name With Spaces", T.DecimalType(12, 3)),
+        T.StructField("🙂astral", T.BinaryType()),
+        T.StructField("order", T.DateType()),
+        T.StructField("at", T.TimestampType()),
+        T.StructField("ntz", T.TimestampNTZType()),
+        T.StructField("ok", T.BooleanType()),
+        T.StructField("tiny", T.ByteType()),
+    ]
+)
 SPARK_ROWS = [
-    (1, "🙂 astral, \"quoted\"\n'line'", -0.5, decimal.Decimal("-123456789.125"), b"\x00\xff", datetime.date(1, 1, 1),
-     datetime.datetime(2024, 2, 29, 23, 59, 59, 999999, tzinfo=UTC), datetime.datetime(9999, 12, 31, 23, 59, 59), True, -128),
-    (2, "", float("inf"), decimal.Decimal("0.001"), b"", datetime.date(9999, 12, 31),
-     datetime.datetime(1970, 1, 1, tzinfo=UTC), datetime.datetime(1, 1, 1), False, 127),
+    (
+        1,
+        "🙂 astral, \"quoted\"\n'line'",
+        -0.5,
+        decimal.Decimal("-123456789.125"),
+        b"\x00\xff",
+        datetime.date(1, 1, 1),
+        datetime.datetime(2024, 2, 29, 23, 59, 59, 999999, tzinfo=UTC),
+        datetime.datetime(9999, 12, 31, 23, 59, 59),
+        True,
+        -128,
+    ),
+    (
+        2,
+        "",
+        float("inf"),
+        decimal.Decimal("0.001"),
+        b"",
+        datetime.date(9999, 12, 31),
+        datetime.datetime(1970, 1, 1, tzinfo=UTC),
+        datetime.datetime(1, 1, 1),
+        False,
+        127,
+    ),
     (3, None, None, None, None, None, None, None, None, None),
-    (4, "x" * 100_000, 1e308, decimal.Decimal("999999999.999"), bytes(range(256)) * 100, datetime.date(2000, 2, 29),
-     datetime.datetime(1900, 1, 1, 12, tzinfo=UTC), datetime.datetime(2024, 1, 1, 0, 0, 0, 1), None, 0),
+    (
+        4,
+        "x" * 100_000,
+        1e308,
+        decimal.Decimal("999999999.999"),
+        bytes(range(256)) * 100,
+        datetime.date(2000, 2, 29),
+        datetime.datetime(1900, 1, 1, 12, tzinfo=UTC),
+        datetime.datetime(2024, 1, 1, 0, 0, 0, 1),
+        None,
+        0,
+    ),
 ]
 
 
 def test_hostile_names_and_every_type_round_trip_through_spark(spark, database):
-    table = f"'; drop table x; -- %s \"{uuid.uuid4().hex[:8]}\""
+    table = f'\'; drop table x; -- %s "{uuid.uuid4().hex[:8]}"'
     dialect = sa.make_url(database).get_backend_name()
     df = spark.createDataFrame(SPARK_ROWS, SPARK_SCHEMA)
     try:

@@ -59,7 +59,11 @@ def test_incremental_stream_survives_a_postgresql_restart_during_writes(spark, s
         subprocess.run(["bash", str(SERVER), "stop"], check=True, capture_output=True, timeout=120)
         time.sleep(2)  # writes fail meanwhile and are retried with backoff
         subprocess.run(["bash", str(SERVER), "start"], check=True, capture_output=True, timeout=120)
-        wait_until(lambda: query.exception() is not None or counts(POSTGRES, target)[0] >= 600, 240, "all 600 rows in PostgreSQL")
+        wait_until(
+            lambda: query.exception() is not None or counts(POSTGRES, target)[0] >= 600,
+            240,
+            "all 600 rows in PostgreSQL",
+        )
         assert query.exception() is None
     finally:
         query.stop()
@@ -123,7 +127,9 @@ def test_sigkill_at_any_point_of_a_stream_into_postgresql(server, tmp_path, kill
     for attempt in range(2):
         run = start_pipeline(PIPELINE, args, tmp_path / f"run{attempt}.log")
         try:
-            wait_until(lambda: len(checkpoint_batches(checkpoint)) > kill_after_commits + attempt * 3, 300, "commits", run)
+            wait_until(
+                lambda: len(checkpoint_batches(checkpoint)) > kill_after_commits + attempt * 3, 300, "commits", run
+            )
         finally:
             run.kill()
     start_pipeline(PIPELINE, args, tmp_path / "last.log").wait(timeout=400)

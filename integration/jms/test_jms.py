@@ -103,7 +103,9 @@ def test_queue_to_parquet_consumed_in_parallel_exactly_once(spark, tmp_path):
     bodies = [f"order {i}" for i in range(1200)]
     produce(f"/queue/{queue}", bodies, {"kind": "order"})
     # a small prefetch spreads the queue over both consumers
-    source = sources.jms_queue(queue, parallelism=2, prefetch=50, header_columns=["kind"], wal_location=str(tmp_path / "wal"))
+    source = sources.jms_queue(
+        queue, parallelism=2, prefetch=50, header_columns=["kind"], wal_location=str(tmp_path / "wal")
+    )
     query = stream_to_parquet(spark, source, tmp_path / "out", tmp_path / "cp", max_records=400)
     try:
         wait_rows(spark, query, tmp_path / "out", len(bodies), 180)
@@ -163,7 +165,6 @@ def test_dataframe_to_queue_with_headers_and_json_body(spark):
     )
 
 
-
 def test_a_streaming_write_marks_each_message_with_its_write_key(spark, tmp_path):
     """The ``jetconnect-batch`` header is the core's WriteKey as text: query:batch:partition."""
     queue = unique("keyed")
@@ -184,8 +185,13 @@ def test_a_streaming_write_marks_each_message_with_its_write_key(spark, tmp_path
 def test_jets_message_fn_makes_each_message_and_a_wrong_return_names_the_row(spark):
     queue = unique("made")
     df = spark.range(0, 200, numPartitions=2).selectExpr("id", "concat('item ', id) AS name")
-    sinks.jms_queue(queue, message_fn=lambda row: (json.dumps({"n": row.id, "name": row.name}),
-                                                   {"kind": "even" if row.id % 2 == 0 else "odd"})).write(df)
+    sinks.jms_queue(
+        queue,
+        message_fn=lambda row: (
+            json.dumps({"n": row.id, "name": row.name}),
+            {"kind": "even" if row.id % 2 == 0 else "odd"},
+        ),
+    ).write(df)
     got = consume(f"/queue/{queue}", 200)
     bodies = sorted((json.loads(b) for _, b in got), key=lambda d: d["n"])
     assert bodies == [{"n": i, "name": f"item {i}"} for i in range(200)]
@@ -193,6 +199,7 @@ def test_jets_message_fn_makes_each_message_and_a_wrong_return_names_the_row(spa
     with pytest.raises(Exception, match=r"message_fn returned int for row 0 of this partition"):
         sinks.jms_queue(queue, message_fn=lambda row: row.id).write(df.limit(1))
     assert consume(f"/queue/{queue}", 1, timeout=2) == []  # the failed partition's transaction was dropped
+
 
 def test_durable_topic_subscription_keeps_messages_while_the_query_is_stopped(spark, tmp_path):
     topic = unique("prices")
@@ -228,7 +235,9 @@ def test_broker_restart_mid_stream_loses_nothing_and_duplicates_nothing(spark, t
     first = [f"before {i}" for i in range(1000)]
     then = [f"after {i}" for i in range(1000)]
     produce(f"/queue/{queue}", first)
-    source = sources.jms_queue(queue, parallelism=2, prefetch=100, wal_location=str(tmp_path / "wal"), connect_timeout=60)
+    source = sources.jms_queue(
+        queue, parallelism=2, prefetch=100, wal_location=str(tmp_path / "wal"), connect_timeout=60
+    )
     out = tmp_path / "out"
     query = stream_to_parquet(spark, source, out, tmp_path / "cp", max_records=200)
     try:
@@ -303,7 +312,9 @@ def crash_and_recover(spark, tmp_path: Path, kill_points: list) -> None:
 
     run = start_pipeline(PIPELINE, args, tmp_path / "final.log")
     try:
-        wait_until(lambda: slowly(parquet_count)(spark, out) >= len(bodies), 180, "every message after the restart", run)
+        wait_until(
+            lambda: slowly(parquet_count)(spark, out) >= len(bodies), 180, "every message after the restart", run
+        )
         time.sleep(1)  # a duplicate would arrive in the next micro-batches
     finally:
         run.kill()

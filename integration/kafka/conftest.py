@@ -62,8 +62,14 @@ class Kafka:
             future.result(timeout=30)
         return name
 
-    def produce(self, topic: str, values: Iterable[bytes | str], partitions: int = 1,
-                key: bool = True, headers: Sequence[tuple[str, bytes]] | None = None) -> int:
+    def produce(
+        self,
+        topic: str,
+        values: Iterable[bytes | str],
+        partitions: int = 1,
+        key: bool = True,
+        headers: Sequence[tuple[str, bytes]] | None = None,
+    ) -> int:
         """Record ``i`` goes to partition ``i % partitions``, by a producer with librdkafka's defaults.
 
         The defaults batch: records produced within ``linger.ms`` (5 ms) of each other share a
@@ -73,8 +79,13 @@ class Kafka:
         n = 0
         for i, value in enumerate(values):
             value = value.encode() if isinstance(value, str) else value
-            producer.produce(topic, value=value, key=str(i).encode() if key else None,
-                             partition=i % partitions, headers=list(headers) if headers else None)
+            producer.produce(
+                topic,
+                value=value,
+                key=str(i).encode() if key else None,
+                partition=i % partitions,
+                headers=list(headers) if headers else None,
+            )
             n += 1
             if n % 1000 == 0:
                 producer.poll(0)
@@ -89,10 +100,12 @@ class Kafka:
             if os.environ.get("CI", "").lower() == "true":
                 pytest.fail(missing)
             pytest.skip(missing)
-        result = subprocess.run([kcat, "-b", self.bootstrap, *args], input=input, capture_output=True,
-                                text=True, timeout=120)
+        result = subprocess.run(
+            [kcat, "-b", self.bootstrap, *args], input=input, capture_output=True, text=True, timeout=120
+        )
         assert not check or result.returncode == 0, (
-            f"kcat {' '.join(args)} exited {result.returncode}: {result.stderr[-2000:]}")
+            f"kcat {' '.join(args)} exited {result.returncode}: {result.stderr[-2000:]}"
+        )
         return result
 
     def check_stable(self, topic: str, timeout: float = 10.0) -> None:
@@ -108,14 +121,19 @@ class Kafka:
             if time.monotonic() > deadline:
                 raise AssertionError(
                     f"topic {topic}: records behind a transaction the broker has not finished after {timeout:.0f} s "
-                    f"(partition: (last stable offset, high watermark)): {behind}")
+                    f"(partition: (last stable offset, high watermark)): {behind}"
+                )
             time.sleep(0.2)
 
-    def ends(self, topic: str, parts: Sequence[int],
-             isolation: IsolationLevel = IsolationLevel.READ_UNCOMMITTED) -> dict[int, int]:
+    def ends(
+        self, topic: str, parts: Sequence[int], isolation: IsolationLevel = IsolationLevel.READ_UNCOMMITTED
+    ) -> dict[int, int]:
         """The end the broker reports for each partition: the high watermark, or the last stable offset."""
-        futures = self.admin.list_offsets({TopicPartition(topic, p): OffsetSpec.latest() for p in parts},
-                                          isolation_level=isolation, request_timeout=10)
+        futures = self.admin.list_offsets(
+            {TopicPartition(topic, p): OffsetSpec.latest() for p in parts},
+            isolation_level=isolation,
+            request_timeout=10,
+        )
         return {tp.partition: future.result().offset for tp, future in futures.items()}
 
     def read_all(self, topic: str, read_committed: bool = True) -> list[tuple[int, int, bytes | None, bytes | None]]:
@@ -125,10 +143,14 @@ class Kafka:
         """
         if read_committed:
             self.check_stable(topic)
-        consumer = Consumer({
-            "bootstrap.servers": self.bootstrap, "group.id": "jetconnect-tests", "enable.auto.commit": False,
-            "isolation.level": "read_committed" if read_committed else "read_uncommitted",
-        })
+        consumer = Consumer(
+            {
+                "bootstrap.servers": self.bootstrap,
+                "group.id": "jetconnect-tests",
+                "enable.auto.commit": False,
+                "isolation.level": "read_committed" if read_committed else "read_uncommitted",
+            }
+        )
         try:
             parts = sorted(consumer.list_topics(topic, timeout=10).topics[topic].partitions)
             ends = {p: consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1] for p in parts}
@@ -173,8 +195,13 @@ def available_now(spark, tmp_path) -> Callable[[object], tuple[list, list[int]]]
 
     def run(df):  # type: ignore[no-untyped-def]
         name = f"q_{uuid.uuid4().hex[:8]}"
-        query = (df.writeStream.format("memory").queryName(name)
-                 .option("checkpointLocation", str(tmp_path / name)).trigger(availableNow=True).start())
+        query = (
+            df.writeStream.format("memory")
+            .queryName(name)
+            .option("checkpointLocation", str(tmp_path / name))
+            .trigger(availableNow=True)
+            .start()
+        )
         assert query.awaitTermination(240), f"query {name} did not finish in 240 s"
         sizes = [p["numInputRows"] for p in query.recentProgress if p["numInputRows"]]
         return spark.table(name).collect(), sizes

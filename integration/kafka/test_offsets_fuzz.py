@@ -14,7 +14,9 @@ from hypothesis import strategies as st
 from jetconnect import sources
 from jetconnect.fuzzing import JSON, edited, exercise
 
-FUZZ = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+FUZZ = settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+)
 
 
 @pytest.fixture(scope="module")

@@ -24,7 +24,9 @@ def test_batch_write_with_key_partition_and_headers_columns(spark, kafka, delive
         F.col("id").cast("string").alias("key"),
         F.concat(F.lit("v"), F.col("id").cast("string")).alias("value"),
         (F.col("id") % 3).cast("int").alias("partition"),
-        F.array(F.struct(F.lit("n").alias("key"), F.col("id").cast("string").cast("binary").alias("value"))).alias("headers"),
+        F.array(F.struct(F.lit("n").alias("key"), F.col("id").cast("string").cast("binary").alias("value"))).alias(
+            "headers"
+        ),
     )
     sinks.kafka(bootstrap_servers=kafka.bootstrap, topic=topic, value_format="string", delivery=delivery).write(df)
     records = kafka.read_all(topic)
@@ -49,14 +51,26 @@ def test_a_re_delivered_micro_batch_partition_is_written_once(kafka) -> None:
 
 
 def test_avro_values_round_trip_through_sink_and_source(spark, kafka) -> None:
-    schema = json.dumps({"type": "record", "name": "Order", "fields": [
-        {"name": "id", "type": "long"}, {"name": "item", "type": ["null", "string"]}]})
+    schema = json.dumps(
+        {
+            "type": "record",
+            "name": "Order",
+            "fields": [{"name": "id", "type": "long"}, {"name": "item", "type": ["null", "string"]}],
+        }
+    )
     topic = kafka.topic()
-    df = spark.range(5).select(F.struct(F.col("id"), F.concat(F.lit("pen"), F.col("id").cast("string")).alias("item")).alias("value"))
+    df = spark.range(5).select(
+        F.struct(F.col("id"), F.concat(F.lit("pen"), F.col("id").cast("string")).alias("item")).alias("value")
+    )
     sinks.kafka(bootstrap_servers=kafka.bootstrap, topic=topic, value_format="avro", avro_schema=schema).write(df)
     kafka.check_stable(topic)
-    back = sources.kafka(bootstrap_servers=kafka.bootstrap, topics=[topic], value_format="avro",
-                         avro_schema=schema, isolation_level="read_committed").read(spark)
+    back = sources.kafka(
+        bootstrap_servers=kafka.bootstrap,
+        topics=[topic],
+        value_format="avro",
+        avro_schema=schema,
+        isolation_level="read_committed",
+    ).read(spark)
     assert sorted((r.value.id, r.value.item) for r in back.collect()) == [(i, f"pen{i}") for i in range(5)]
 
 
@@ -79,11 +93,22 @@ def test_jets_record_fn_and_projection_through_spark(spark, kafka, delivery) -> 
 
     topic = kafka.topic(partitions=2)
     df = spark.range(0, 500, numPartitions=3).selectExpr("id", "concat('name-', id) AS name")
-    sinks.kafka(kafka.bootstrap, topic=topic, delivery=delivery, record_fn=lambda row: ProducerRecord(
-        value=json.dumps({"id": row.id, "name": row.name}), key=str(row.id), partition=row.id % 2,
-        headers=[("origin", b"jetconnect")])).write(df)
+    sinks.kafka(
+        kafka.bootstrap,
+        topic=topic,
+        delivery=delivery,
+        record_fn=lambda row: ProducerRecord(
+            value=json.dumps({"id": row.id, "name": row.name}),
+            key=str(row.id),
+            partition=row.id % 2,
+            headers=[("origin", b"jetconnect")],
+        ),
+    ).write(df)
     read = sources.kafka(
-        kafka.bootstrap, topics=[topic], key_format="string", isolation_level="read_committed",
+        kafka.bootstrap,
+        topics=[topic],
+        key_format="string",
+        isolation_level="read_committed",
         projection=lambda r: (int(r.key), json.loads(r.value)["name"], r.partition, dict(r.headers)["origin"]),
         schema="id long, name string, partition int, origin binary",
     ).read(spark)
@@ -95,8 +120,13 @@ def test_jets_record_fn_and_projection_through_spark(spark, kafka, delivery) -> 
 def test_a_projection_returning_what_the_schema_cannot_hold_names_the_records(spark, kafka) -> None:
     topic = kafka.topic()
     kafka.produce(topic, ["1", "2", "x"])
-    source = sources.kafka(kafka.bootstrap, topics=[topic], value_format="string",
-                           projection=lambda r: (int(r.value) if r.value.isdigit() else r.value,), schema="n long")
+    source = sources.kafka(
+        kafka.bootstrap,
+        topics=[topic],
+        value_format="string",
+        projection=lambda r: (int(r.value) if r.value.isdigit() else r.value,),
+        schema="n long",
+    )
     with pytest.raises(Exception, match=r"kafka projection \(records from topic '.*' partition 0 offset 0\): item #2"):
         source.read(spark).collect()
 

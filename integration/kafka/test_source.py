@@ -59,7 +59,8 @@ def test_format_name_and_string_options_read_an_explicit_offset_range(spark, kaf
         .load()
     )
     assert sorted((r.partition, r.offset) for r in df.select("partition", "offset").collect()) == (
-        [(0, 5), (0, 6), (0, 7), (1, 0), (1, 1)])
+        [(0, 5), (0, 6), (0, 7), (1, 0), (1, 1)]
+    )
 
 
 def test_stream_admission_control_caps_every_micro_batch(spark, kafka, available_now) -> None:
@@ -77,12 +78,18 @@ def test_stream_from_latest_sees_only_what_comes_after_the_start(spark, kafka, t
     kafka.produce(topic, (f"old{i}" for i in range(10)), partitions=2)
     name = f"latest_{uuid.uuid4().hex[:8]}"
     if said_by == "starting_offsets":
-        df = sources.kafka(bootstrap_servers=kafka.bootstrap, topics=[topic], value_format="string",
-                           starting_offsets="latest").read_stream(spark)
+        df = sources.kafka(
+            bootstrap_servers=kafka.bootstrap, topics=[topic], value_format="string", starting_offsets="latest"
+        ).read_stream(spark)
     else:  # a Kafka user's usual way, through Spark's string options
-        df = (spark.readStream.format("jetconnect.kafka").option("bootstrap_servers", kafka.bootstrap)
-              .option("topics", topic).option("value_format", "string").option("kafka.auto.offset.reset", "latest")
-              .load())
+        df = (
+            spark.readStream.format("jetconnect.kafka")
+            .option("bootstrap_servers", kafka.bootstrap)
+            .option("topics", topic)
+            .option("value_format", "string")
+            .option("kafka.auto.offset.reset", "latest")
+            .load()
+        )
     query = df.writeStream.format("memory").queryName(name).option("checkpointLocation", str(tmp_path / "ck")).start()
     try:
         query.processAllAvailable()
@@ -92,12 +99,15 @@ def test_stream_from_latest_sees_only_what_comes_after_the_start(spark, kafka, t
         query.stop()
     assert sorted(r.value for r in spark.table(name).collect()) == sorted(f"new{i}" for i in range(6))
 
+
 def test_topics_that_appear_under_a_pattern_are_read_from_their_beginning(spark, kafka, tmp_path) -> None:
     prefix = f"pat-{uuid.uuid4().hex[:6]}"
     first = kafka.topic(partitions=1, prefix=prefix)
     kafka.produce(first, (f"a{i}" for i in range(5)))
     name = f"pattern_{uuid.uuid4().hex[:8]}"
-    df = sources.kafka(bootstrap_servers=kafka.bootstrap, pattern=f"{prefix}-.*", value_format="string").read_stream(spark)
+    df = sources.kafka(bootstrap_servers=kafka.bootstrap, pattern=f"{prefix}-.*", value_format="string").read_stream(
+        spark
+    )
     query = df.writeStream.format("memory").queryName(name).option("checkpointLocation", str(tmp_path / "ck")).start()
     try:
         query.processAllAvailable()
@@ -112,13 +122,19 @@ def test_topics_that_appear_under_a_pattern_are_read_from_their_beginning(spark,
 
 def test_an_undecodable_value_names_topic_partition_and_offset(spark, kafka) -> None:
     topic = kafka.topic(partitions=2)
-    kafka.produce(topic, [b"ok", b"ok", b"ok", b"ok", b"fine", b"\xff\xfebad"], partitions=2)  # bad: partition 1 offset 2
+    kafka.produce(
+        topic, [b"ok", b"ok", b"ok", b"ok", b"fine", b"\xff\xfebad"], partitions=2
+    )  # bad: partition 1 offset 2
     df = sources.kafka(bootstrap_servers=kafka.bootstrap, topics=[topic], value_format="string").read(spark)
     with pytest.raises(Exception, match=rf"topic '{topic}' partition 1 offset 2.*not UTF-8"):
         df.collect()
 
 
-AVRO = {"type": "record", "name": "Order", "fields": [{"name": "id", "type": "long"}, {"name": "item", "type": "string"}]}
+AVRO = {
+    "type": "record",
+    "name": "Order",
+    "fields": [{"name": "id", "type": "long"}, {"name": "item", "type": "string"}],
+}
 
 
 def _avro(record: dict, schema: dict) -> bytes:
@@ -130,15 +146,26 @@ def _avro(record: dict, schema: dict) -> bytes:
 def test_avro_values_decode_to_a_struct_and_a_wrong_schema_is_located(spark, kafka) -> None:
     topic = kafka.topic()
     kafka.produce(topic, [_avro({"id": i, "item": f"pen{i}"}, AVRO) for i in range(3)])
-    source = sources.kafka(bootstrap_servers=kafka.bootstrap, topics=[topic], value_format="avro",
-                           avro_schema=json.dumps(AVRO))
-    rows = source.read(spark).select("offset", F.col("value.id").alias("id"), F.col("value.item").alias("item")).collect()
+    source = sources.kafka(
+        bootstrap_servers=kafka.bootstrap, topics=[topic], value_format="avro", avro_schema=json.dumps(AVRO)
+    )
+    rows = (
+        source.read(spark).select("offset", F.col("value.id").alias("id"), F.col("value.item").alias("item")).collect()
+    )
     assert sorted((r.offset, r.id, r.item) for r in rows) == [(i, i, f"pen{i}") for i in range(3)]
 
-    wrong = {"type": "record", "name": "Order", "fields": [{"name": "id", "type": "long"},
-                                                          {"name": "price", "type": "double"},
-                                                          {"name": "item", "type": "string"}]}
-    bad = sources.kafka(bootstrap_servers=kafka.bootstrap, topics=[topic], value_format="avro", avro_schema=json.dumps(wrong))
+    wrong = {
+        "type": "record",
+        "name": "Order",
+        "fields": [
+            {"name": "id", "type": "long"},
+            {"name": "price", "type": "double"},
+            {"name": "item", "type": "string"},
+        ],
+    }
+    bad = sources.kafka(
+        bootstrap_servers=kafka.bootstrap, topics=[topic], value_format="avro", avro_schema=json.dumps(wrong)
+    )
     with pytest.raises(Exception, match=rf"topic '{topic}' partition 0 offset 0.*Avro schema"):
         bad.read(spark).collect()
 
@@ -158,8 +185,11 @@ def test_a_recreated_topic_is_an_offset_error_or_a_reset_when_asked(kafka) -> No
     kafka.produce(topic, ["x", "y", "z"])
     with pytest.raises(KafkaOffsetError, match=rf"{topic}:0 at offset 20, but it holds offsets 0 to 3.*recreated"):
         source.latest_offset(checkpointed, None)
-    with pytest.raises(KafkaOffsetError, match=rf"{topic}:0 offsets 0 to 20: no record after offset 3 for 2 s, "
-                                               r"and the broker now reports high watermark 3, below the planned end 20"):
+    with pytest.raises(
+        KafkaOffsetError,
+        match=rf"{topic}:0 offsets 0 to 20: no record after offset 3 for 2 s, "
+        r"and the broker now reports high watermark 3, below the planned end 20",
+    ):
         list(source.read_range(planned))  # the planned range cannot be filled: said so, not waited on forever
     resetting = sources.kafka(bootstrap_servers=kafka.bootstrap, topics=[topic], on_offset_out_of_range="earliest")
     end = resetting.latest_offset(checkpointed, None)
@@ -196,10 +226,15 @@ def test_group_id_commits_what_spark_processed_so_lag_tools_see_the_query(spark,
 
     topic, group = kafka.topic(partitions=3), f"jc-{uuid.uuid4().hex[:8]}"
     kafka.produce(topic, (f"v{i}" for i in range(300)), partitions=3)
-    df = sources.kafka(bootstrap_servers=kafka.bootstrap, topics=[topic], group_id=group,
-                       max_records_per_batch=100).read_stream(spark)
-    query = (df.writeStream.format("noop").option("checkpointLocation", str(tmp_path / "ck"))
-             .trigger(availableNow=True).start())
+    df = sources.kafka(
+        bootstrap_servers=kafka.bootstrap, topics=[topic], group_id=group, max_records_per_batch=100
+    ).read_stream(spark)
+    query = (
+        df.writeStream.format("noop")
+        .option("checkpointLocation", str(tmp_path / "ck"))
+        .trigger(availableNow=True)
+        .start()
+    )
     assert query.awaitTermination(240)
     ends = [json.loads(p["sources"][0]["endOffset"]) for p in query.recentProgress if p["numInputRows"]]
     assert len(ends) == 3 and sum(ends[-1].values()) == 300

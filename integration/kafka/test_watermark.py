@@ -22,8 +22,10 @@ def test_records_served_past_the_high_watermark_fail_the_read_naming_the_broker(
     [high] = tansu.ends(topic, [0]).values()
     assert 0 < high < n, f"tansu reported high watermark {high} for {n} records: the lie this test needs"
     source = sources.kafka(bootstrap_servers=tansu.bootstrap, topics=[topic], value_format="string")
-    named = (rf"broker 127\.0\.0\.1:9092 \(id \d+\) served topic '{topic}' partition 0 offset {high}, "
-             rf"at or past the high watermark {high} it reports for that partition \(reading offsets 0 to {high}\)")
+    named = (
+        rf"broker 127\.0\.0\.1:9092 \(id \d+\) served topic '{topic}' partition 0 offset {high}, "
+        rf"at or past the high watermark {high} it reports for that partition \(reading offsets 0 to {high}\)"
+    )
 
     with pytest.raises(KafkaWatermarkError, match=named):
         [batch for split in source.splits() for batch in source.read_split(split)]

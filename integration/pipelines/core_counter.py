@@ -47,17 +47,26 @@ def main() -> None:
     parser.add_argument("--checkpoint", required=True)
     parser.add_argument("--out", required=True)
     parser.add_argument("--total", type=int, required=True)
-    parser.add_argument("--work", required=True, help="folder for the dispenser file and the round records (wal_location)")
+    parser.add_argument(
+        "--work", required=True, help="folder for the dispenser file and the round records (wal_location)"
+    )
     args = parser.parse_args()
 
     spark = spark_builder("core-crash-pipeline").config("spark.sql.shuffle.partitions", "1").getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
-    source = counter_stream(args.total) if args.mode == "snapshot" else dispenser_source(os.path.join(args.work, "dispenser"), args.total)
+    source = (
+        counter_stream(args.total)
+        if args.mode == "snapshot"
+        else dispenser_source(os.path.join(args.work, "dispenser"), args.total)
+    )
     df = source.read_stream(spark, wal_location=os.path.join(args.work, "wal"), max_records_per_batch=40)
     # AvailableNow ends once a round of every processor finds nothing more: both sources run dry at `total`
     query = (
-        df.writeStream.format("parquet").option("path", args.out).option("checkpointLocation", args.checkpoint)
-        .trigger(availableNow=True).start()
+        df.writeStream.format("parquet")
+        .option("path", args.out)
+        .option("checkpointLocation", args.checkpoint)
+        .trigger(availableNow=True)
+        .start()
     )
     query.awaitTermination()
     print("pipeline finished", flush=True)

@@ -15,7 +15,9 @@ from jetconnect import register, sinks, sources
 from jetconnect.testing import spark_builder
 
 
-def main(source_url: str, source_table: str, target_url: str, target_table: str, checkpoint: str, max_records: str) -> None:
+def main(
+    source_url: str, source_table: str, target_url: str, target_table: str, checkpoint: str, max_records: str
+) -> None:
     spark = spark_builder("jdbc-crash-pipeline").getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     register(spark)

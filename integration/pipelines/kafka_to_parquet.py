@@ -21,8 +21,10 @@ def main() -> None:
     source = sources.kafka(bootstrap_servers=bootstrap, topics=[topic], value_format="string")
     stream = source.read_stream(spark, max_records_per_batch=int(max_records))
     writer = (
-        stream.select("partition", "offset", "value").writeStream.format("parquet")
-        .option("path", output).option("checkpointLocation", checkpoint)
+        stream.select("partition", "offset", "value")
+        .writeStream.format("parquet")
+        .option("path", output)
+        .option("checkpointLocation", checkpoint)
     )
     writer = writer.trigger(availableNow=True) if until_done else writer.trigger(processingTime="0 seconds")
     writer.start().awaitTermination()

@@ -139,7 +139,7 @@ class Sender:
                 self.next += 20
             time.sleep(0.05)
 
-    def __enter__(self) -> "Sender":
+    def __enter__(self) -> Sender:
         self._thread.start()
         return self
 
@@ -179,7 +179,12 @@ def test_sigkill_of_the_driver_then_restart_loses_nothing_received(spark, line_s
             sender.stop()
         after = {f"line {i}" for i in range(mark + 20, mark + 200)}  # surely sent to the new connection
         try:
-            wait_until(lambda: time.sleep(1.0) or set(parquet_lines(spark, out)) >= received | after, 180, "every received line", run)
+            wait_until(
+                lambda: time.sleep(1.0) or set(parquet_lines(spark, out)) >= received | after,
+                180,
+                "every received line",
+                run,
+            )
             time.sleep(1)
         finally:
             run.kill()

@@ -24,8 +24,10 @@ replay strategies, in executor tasks) and ``_sink``.
 
 from jetconnect._builders._batch_source import BuilderBatchSource
 from jetconnect._builders._contexts import ProcessorContext, SinkContext, SourceBuffer, fill_from_iterator
+from jetconnect._builders._rounds import spool_of
 from jetconnect._builders._sink import BuilderSink, SinkBuilder
-from jetconnect._builders._source_builder import MEMBERS, SourceBuilder
+from jetconnect._builders._source_builder import SourceBuilder
+from jetconnect._builders._spec import MEMBERS
 from jetconnect._builders._stream_source import (
     AVAILABLE_NOW_MAX_PULL_MS,
     BACKLOG_PAST_COMMITS,
@@ -40,7 +42,6 @@ from jetconnect._builders._stream_source import (
     BuilderStreamSource,
     stop_receivers,
 )
-from jetconnect._builders._rounds import spool_of
 
 __all__ = [
     "AVAILABLE_NOW_MAX_PULL_MS",

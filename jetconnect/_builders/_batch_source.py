@@ -25,7 +25,7 @@ class BuilderBatchSource(BatchSource):
         self.name = spec.name
         self.options = options or Options(owner=f"source '{spec.name}'")
 
-    def with_options(self, options: Any) -> "BuilderBatchSource":
+    def with_options(self, options: Any) -> BuilderBatchSource:
         return BuilderBatchSource(self.spec, self.options.merged(options))
 
     def schema(self) -> StructType:

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
-from jetconnect.errors import SourceError
 from jetconnect._options import Options
+from jetconnect.errors import SourceError
 
 Kind = Literal["batch", "stream", "timestamped_stream"]
 

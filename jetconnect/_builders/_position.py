@@ -34,7 +34,7 @@ class RoundPosition:
             value["drain"] = True
         return value
 
-    def next(self, limit: int | None, drain: bool = False) -> "RoundPosition":
+    def next(self, limit: int | None, drain: bool = False) -> RoundPosition:
         """The position after one more round, planned with ``limit`` items at most (and to ``drain``)."""
         return RoundPosition(self.run, self.round + 1, self.total, limit, drain)
 
@@ -68,7 +68,9 @@ def parse_position(key: str, value: Any, source: str) -> RoundPosition:
 def parse_offset(offset: Mapping[str, Any], source: str) -> dict[int, RoundPosition]:
     """The positions in a Spark offset, each checked, and together naming processors 0..n-1 of one run."""
     if not isinstance(offset, Mapping):
-        raise OffsetError(f"source '{source}': offset {offset!r} is not a JSON object of processor -> position: was it edited?")
+        raise OffsetError(
+            f"source '{source}': offset {offset!r} is not a JSON object of processor -> position: was it edited?"
+        )
     positions = {}
     for key, value in offset.items():
         position = parse_position(key, value, source)  # checks the key first

@@ -14,7 +14,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 import pyarrow as pa
@@ -23,8 +23,8 @@ import pyarrow.compute as pc
 from jetconnect._arrow import rows_to_batch, to_arrow_schema
 from jetconnect._builders._contexts import ProcessorContext, SourceBuffer
 from jetconnect._builders._spec import SourceSpec
-from jetconnect.errors import SourceError
 from jetconnect._options import Options
+from jetconnect.errors import SourceError
 
 log = logging.getLogger("jetconnect.source")
 
@@ -65,7 +65,9 @@ class Processor:
         try:
             json.dumps(position)
         except (TypeError, ValueError) as exc:
-            raise SourceError(f"{self.where}: create_snapshot_fn must return a JSON value, got {position!r}: {exc}") from exc
+            raise SourceError(
+                f"{self.where}: create_snapshot_fn must return a JSON value, got {position!r}: {exc}"
+            ) from exc
         return position
 
     def restore(self, position: Any) -> None:
@@ -121,7 +123,7 @@ def to_batch(spec: SourceSpec, items: list[Any], timestamps: list[Any]) -> pa.Re
             times = micros.cast(pa.timestamp("us", tz="UTC"))
         else:
             times = pa.array(
-                [datetime.fromtimestamp(t / 1000, tz=timezone.utc) if isinstance(t, (int, float)) else t for t in timestamps],
+                [datetime.fromtimestamp(t / 1000, tz=UTC) if isinstance(t, (int, float)) else t for t in timestamps],
                 pa.timestamp("us", tz="UTC"),
             )
     except (pa.ArrowException, TypeError, ValueError, OverflowError) as exc:

@@ -36,9 +36,9 @@ from dataclasses import dataclass
 import pyarrow as pa
 
 from jetconnect._builders._processor import Items, Processor, destroy_quietly
-from jetconnect.errors import SourceError
 from jetconnect._files.filesystem import FileSystem
 from jetconnect._spool import Spool
+from jetconnect.errors import SourceError
 
 log = logging.getLogger("jetconnect.source")
 
@@ -67,6 +67,10 @@ class Backlog:
     past_commits: bool = False
 
 
+#: The default bounds (frozen, so one shared default is safe).
+DEFAULT_BACKLOG = Backlog()
+
+
 class _SpooledBytes:
     """The bytes spooled per range of positions, to measure the backlog past any position."""
 
@@ -91,6 +95,7 @@ class _SpooledBytes:
             self._before = self._ends.popleft()[1]
         return self._total - self._before
 
+
 _LEASE = re.compile(r"^lease-(\d{8})$")
 
 
@@ -104,7 +109,11 @@ class Lease:
 
     def _generations(self) -> list[int]:
         # lease files have no extension: list_files' glob sees them, hidden files it does not
-        return sorted(int(m.group(1)) for info in self.fs.list_files(self.folder, "lease-*") if (m := _LEASE.match(posixpath.basename(info.path))))
+        return sorted(
+            int(m.group(1))
+            for info in self.fs.list_files(self.folder, "lease-*")
+            if (m := _LEASE.match(posixpath.basename(info.path)))
+        )
 
     def _path(self, generation: int) -> str:
         return posixpath.join(self.folder, f"lease-{generation:08d}")
@@ -351,4 +360,12 @@ def raise_receiver_error(where: str, error: BaseException | str) -> None:
     raise SourceError(f"{where}: the receiver failed: {error}")
 
 
-__all__ = ["DEFAULT_MAX_BACKLOG", "DEFAULT_MAX_BACKLOG_BYTES", "Backlog", "Lease", "Receiver", "owner_description", "raise_receiver_error"]
+__all__ = [
+    "DEFAULT_MAX_BACKLOG",
+    "DEFAULT_MAX_BACKLOG_BYTES",
+    "Backlog",
+    "Lease",
+    "Receiver",
+    "owner_description",
+    "raise_receiver_error",
+]

@@ -26,12 +26,19 @@ import pyarrow as pa
 
 from jetconnect._arrow import DEFAULT_BATCH_ROWS, to_arrow_schema
 from jetconnect._builders._processor import LIVE, Items, LiveProcessor, Processor, destroy_quietly
-from jetconnect._builders._receiver import Backlog, Lease, Receiver, owner_description, raise_receiver_error
+from jetconnect._builders._receiver import (
+    DEFAULT_BACKLOG,
+    Backlog,
+    Lease,
+    Receiver,
+    owner_description,
+    raise_receiver_error,
+)
 from jetconnect._builders._spec import SourceSpec
-from jetconnect.errors import OffsetError, SourceError
 from jetconnect._options import Options
 from jetconnect._rounds import Round, RoundFacts, RoundLog, new_attempt_id
 from jetconnect._spool import Spool
+from jetconnect.errors import OffsetError, SourceError
 
 #: The option naming where rounds and spools live (named in errors).
 WAL_LOCATION = "wal_location"
@@ -107,7 +114,9 @@ class RoundReader:
             return None
         facts = self.rounds.facts(self.index, round_ - 1)
         if facts is None:
-            log.warning("%s: round %d was planned but never read; completing it before round %d", self.where, round_ - 1, round_)
+            log.warning(
+                "%s: round %d was planned but never read; completing it before round %d", self.where, round_ - 1, round_
+            )
             limit, self.previous_limit = self.previous_limit, None  # an older missing round: no limit known
             for _ in self.pull(round_ - 1, limit):
                 pass
@@ -115,6 +124,7 @@ class RoundReader:
             if facts is None:  # pragma: no cover - pull() records or raises
                 raise OffsetError(f"{self.where}: round {round_ - 1} could not be recorded in {self.rounds}")
         return facts
+
 
 class SnapshotRounds(RoundReader):
     """Rounds of a stream with snapshot functions: rows stream out, the record keeps a count and a snapshot."""
@@ -141,7 +151,9 @@ class SnapshotRounds(RoundReader):
         """Leave ``processor`` in this worker for the next round."""
         LIVE.put(self.key, LiveProcessor(processor, round_, attempt, carry), self.keep_alive_s)
 
-    def gather(self, processor: Processor, carry: pa.Table | None, limit: int | None, out: Gathered) -> Iterator[pa.RecordBatch]:
+    def gather(
+        self, processor: Processor, carry: pa.Table | None, limit: int | None, out: Gathered
+    ) -> Iterator[pa.RecordBatch]:
         """Deliver ``carry``, then pull until ``limit`` rows, a fill that adds nothing, or the time is up.
 
         Rows are yielded as they are converted; ``out`` says what was pulled, delivered and carried.
@@ -209,8 +221,15 @@ class SnapshotRounds(RoundReader):
         try:
             yield from self.gather(processor, carry, limit, out)
             facts = RoundFacts(
-                out.emitted, out.pulled, out.ended, attempt, carried=out.carry.num_rows, round=round_,
-                snapshot=processor.snapshot(), start_snapshot=start_snapshot, total=self.total,
+                out.emitted,
+                out.pulled,
+                out.ended,
+                attempt,
+                carried=out.carry.num_rows,
+                round=round_,
+                snapshot=processor.snapshot(),
+                start_snapshot=start_snapshot,
+                total=self.total,
             )
             winner = self.rounds.write(self.index, round_, Round(facts, out.carry))
             if winner.facts.attempt != attempt and not winner.facts.same_contents(facts):
@@ -294,7 +313,9 @@ class LogRounds(RoundReader):
     STALL_S = 0.05
     DRAIN_STALL_S = 0.5
 
-    def __init__(self, *args: object, backlog: Backlog = Backlog(), drain: bool = False, **kwargs: object) -> None:
+    def __init__(
+        self, *args: object, backlog: Backlog = DEFAULT_BACKLOG, drain: bool = False, **kwargs: object
+    ) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
         self.stall_s = self.DRAIN_STALL_S if drain else self.STALL_S
         self.spool = spool_of(self.rounds, self.index)
@@ -308,7 +329,14 @@ class LogRounds(RoundReader):
         receiver = self._receiver()
         end, ended = self._wait_for_rows(receiver, begin, limit)
         facts = RoundFacts(
-            end - begin, end - begin, ended, new_attempt_id(), total=self.total, round=round_, log_from=begin, log_to=end
+            end - begin,
+            end - begin,
+            ended,
+            new_attempt_id(),
+            total=self.total,
+            round=round_,
+            log_from=begin,
+            log_to=end,
         )
         winner = self.rounds.write(self.index, round_, Round(facts, self.arrow_schema.empty_table()))
         if receiver is not None:
@@ -343,7 +371,12 @@ class LogRounds(RoundReader):
         processor = Processor(self.spec, self.index, self.total, self.options)
         rounds, index = self.rounds, self.index
         receiver = Receiver(
-            processor, self.spool, self.lease, self.stop_marker, self.keep_alive_s, self.backlog,
+            processor,
+            self.spool,
+            self.lease,
+            self.stop_marker,
+            self.keep_alive_s,
+            self.backlog,
             last_round_at=lambda: rounds.last_written(index),
         )
         receiver.start()

@@ -9,8 +9,8 @@ from typing import Any, Generic, Literal, TypeVar
 
 from jetconnect._builders._contexts import SinkContext
 from jetconnect._connector import Guarantee, Sink, WriteContext
-from jetconnect.errors import SinkError
 from jetconnect._options import Options
+from jetconnect.errors import SinkError
 
 S = TypeVar("S")
 
@@ -35,40 +35,44 @@ class SinkBuilder(Generic[S]):
         self._spec = spec
 
     @staticmethod
-    def sink(name: str, create_fn: Callable[[SinkContext], S]) -> "SinkBuilder[S]":
+    def sink(name: str, create_fn: Callable[[SinkContext], S]) -> SinkBuilder[S]:
         """A sink whose ``create_fn(ctx)`` makes the state of one writing task."""
         if not isinstance(name, str) or not name:
             raise SinkError(f"a sink needs a non-empty name, got {name!r}")
         return SinkBuilder(_SinkSpec(name, create_fn))
 
-    def _with(self, **changes: Any) -> "SinkBuilder[S]":
+    def _with(self, **changes: Any) -> SinkBuilder[S]:
         return SinkBuilder(replace(self._spec, **changes))
 
-    def receive_fn(self, fn: Callable[[S, Any], None]) -> "SinkBuilder[S]":
+    def receive_fn(self, fn: Callable[[S, Any], None]) -> SinkBuilder[S]:
         """Called with the state and each pyspark ``Row``."""
         return self._with(receive_fn=fn, receive_batch_fn=None)
 
-    def receive_batch_fn(self, fn: Callable[[S, Any], None], *, format: Literal["rows", "arrow"] = "rows", batch_size: int = 1024) -> "SinkBuilder[S]":
+    def receive_batch_fn(
+        self, fn: Callable[[S, Any], None], *, format: Literal["rows", "arrow"] = "rows", batch_size: int = 1024
+    ) -> SinkBuilder[S]:
         """Called with the state and a list of up to ``batch_size`` Rows, or a ``pyarrow.RecordBatch``."""
         if format not in ("rows", "arrow"):
-            raise SinkError(f"sink '{self._spec.name}': receive_batch_fn format must be 'rows' or 'arrow', got {format!r}")
+            raise SinkError(
+                f"sink '{self._spec.name}': receive_batch_fn format must be 'rows' or 'arrow', got {format!r}"
+            )
         return self._with(receive_batch_fn=fn, receive_fn=None, batch_format=format, batch_size=batch_size)
 
-    def flush_fn(self, fn: Callable[[S], None]) -> "SinkBuilder[S]":
+    def flush_fn(self, fn: Callable[[S], None]) -> SinkBuilder[S]:
         """Called at the end of each task; with ``receive_batch_fn`` also after each batch received."""
         return self._with(flush_fn=fn)
 
-    def destroy_fn(self, fn: Callable[[S], None]) -> "SinkBuilder[S]":
+    def destroy_fn(self, fn: Callable[[S], None]) -> SinkBuilder[S]:
         """Release the state; called once per task, also after errors."""
         return self._with(destroy_fn=fn)
 
-    def preferred_local_parallelism(self, n: int) -> "SinkBuilder[S]":
+    def preferred_local_parallelism(self, n: int) -> SinkBuilder[S]:
         """Write with ``n`` tasks per executor: ``sink.write(df)`` repartitions ``df`` to that."""
         if not isinstance(n, int) or n < 1:
             raise SinkError(f"sink '{self._spec.name}': preferred_local_parallelism needs a positive int, got {n!r}")
         return self._with(preferred_local_parallelism=n)
 
-    def build(self) -> "BuilderSink":
+    def build(self) -> BuilderSink:
         if self._spec.receive_fn is None and self._spec.receive_batch_fn is None:
             raise SinkError(f"sink '{self._spec.name}': receive_fn or receive_batch_fn is required")
         return BuilderSink(self._spec)
@@ -86,7 +90,7 @@ class BuilderSink(Sink):
         self.input_format = "arrow" if spec.receive_batch_fn is not None and spec.batch_format == "arrow" else "rows"
         self.preferred_parallelism = spec.preferred_local_parallelism
 
-    def with_options(self, options: Any) -> "BuilderSink":
+    def with_options(self, options: Any) -> BuilderSink:
         return BuilderSink(self.spec, self.options.merged(options))
 
     def _call(self, where: str, what: str, fn: Callable[..., Any], *args: Any) -> Any:
@@ -99,7 +103,9 @@ class BuilderSink(Sink):
 
     def write_partition(self, data: Iterator[Any], ctx: WriteContext) -> None:
         spec = self.spec
-        where = f"sink '{self.name}' partition {ctx.partition_id}" + (f" batch {ctx.batch_id}" if ctx.batch_id is not None else "")
+        where = f"sink '{self.name}' partition {ctx.partition_id}" + (
+            f" batch {ctx.batch_id}" if ctx.batch_id is not None else ""
+        )
         sink_ctx = SinkContext(
             sink_name=self.name,
             partition_id=ctx.partition_id,

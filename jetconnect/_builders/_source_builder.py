@@ -4,22 +4,20 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
-from functools import cached_property
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from dataclasses import replace
+from typing import Any, Generic, TypeVar
 
-from pyspark.sql.types import StructField, StructType, TimestampType
+from pyspark.sql.types import StructType
 
 from jetconnect._arrow import parse_schema
-from jetconnect._builders._contexts import Kind, ProcessorContext, SourceBuffer
-from jetconnect._builders._spec import MEMBERS, SourceSpec
-from jetconnect.errors import SourceError
-from jetconnect._options import Options
-
 from jetconnect._builders._batch_source import BuilderBatchSource
+from jetconnect._builders._contexts import ProcessorContext, SourceBuffer
+from jetconnect._builders._spec import SourceSpec
 from jetconnect._builders._stream_source import BuilderStreamSource
+from jetconnect.errors import SourceError
 
 S = TypeVar("S")
+
 
 class SourceBuilder(Generic[S]):
     """Fluent builder of a source; every method returns a new builder (builders can be shared)."""
@@ -28,50 +26,52 @@ class SourceBuilder(Generic[S]):
         self._spec = spec
 
     @staticmethod
-    def batch(name: str, create_fn: Callable[[ProcessorContext], S]) -> "SourceBuilder[S]":
+    def batch(name: str, create_fn: Callable[[ProcessorContext], S]) -> SourceBuilder[S]:
         """A finite source: ``fill_buffer_fn`` calls ``buf.close()`` when it is done."""
         return SourceBuilder(SourceSpec("batch", _check_name(name), create_fn))
 
     @staticmethod
-    def stream(name: str, create_fn: Callable[[ProcessorContext], S]) -> "SourceBuilder[S]":
+    def stream(name: str, create_fn: Callable[[ProcessorContext], S]) -> SourceBuilder[S]:
         """An infinite source: ``fill_buffer_fn`` adds what is available now and returns."""
         return SourceBuilder(SourceSpec("stream", _check_name(name), create_fn))
 
     @staticmethod
-    def timestamped_stream(name: str, create_fn: Callable[[ProcessorContext], S]) -> "SourceBuilder[S]":
+    def timestamped_stream(name: str, create_fn: Callable[[ProcessorContext], S]) -> SourceBuilder[S]:
         """A stream whose items carry event times: an event-time column and a watermark on it."""
         return SourceBuilder(SourceSpec("timestamped_stream", _check_name(name), create_fn))
 
-    def _with(self, **changes: Any) -> "SourceBuilder[S]":
+    def _with(self, **changes: Any) -> SourceBuilder[S]:
         return SourceBuilder(replace(self._spec, token=uuid.uuid4().hex, **changes))
 
-    def fill_buffer_fn(self, fn: Callable[[S, SourceBuffer], None]) -> "SourceBuilder[S]":
+    def fill_buffer_fn(self, fn: Callable[[S, SourceBuffer], None]) -> SourceBuilder[S]:
         """Add the items available now to the buffer; called again and again."""
         return self._with(fill_buffer_fn=fn)
 
-    def destroy_fn(self, fn: Callable[[S], None]) -> "SourceBuilder[S]":
+    def destroy_fn(self, fn: Callable[[S], None]) -> SourceBuilder[S]:
         """Release the state (close connections); called once per processor, also after errors."""
         return self._with(destroy_fn=fn)
 
-    def distributed(self, local_parallelism: int) -> "SourceBuilder[S]":
+    def distributed(self, local_parallelism: int) -> SourceBuilder[S]:
         """Run ``local_parallelism`` processors per executor instead of one in the whole job."""
         if not isinstance(local_parallelism, int) or local_parallelism < 1:
-            raise SourceError(f"source '{self._spec.name}': distributed() needs a positive int, got {local_parallelism!r}")
+            raise SourceError(
+                f"source '{self._spec.name}': distributed() needs a positive int, got {local_parallelism!r}"
+            )
         return self._with(local_parallelism=local_parallelism)
 
-    def schema(self, schema: str | StructType) -> "SourceBuilder[S]":
+    def schema(self, schema: str | StructType) -> SourceBuilder[S]:
         """The items' schema as DDL (``"id bigint, name string"``) or a StructType."""
         return self._with(schema=parse_schema(schema))
 
-    def create_snapshot_fn(self, fn: Callable[[S], Any]) -> "SourceBuilder[S]":
+    def create_snapshot_fn(self, fn: Callable[[S], Any]) -> SourceBuilder[S]:
         """Return the processor's position as a JSON value (stored in Spark's offset log)."""
         return self._with(create_snapshot_fn=fn)
 
-    def restore_snapshot_fn(self, fn: Callable[[S, Any], None]) -> "SourceBuilder[S]":
+    def restore_snapshot_fn(self, fn: Callable[[S, Any], None]) -> SourceBuilder[S]:
         """Move a fresh state to a position taken by ``create_snapshot_fn``, deterministically."""
         return self._with(restore_snapshot_fn=fn)
 
-    def acknowledge_fn(self, fn: Callable[[S], None]) -> "SourceBuilder[S]":
+    def acknowledge_fn(self, fn: Callable[[S], None]) -> SourceBuilder[S]:
         """Called in the processor's task once what its fills added is durable in the round log.
 
         Not in Jet: a message broker acknowledges here, so a message is acknowledged only after
@@ -79,7 +79,7 @@ class SourceBuilder(Generic[S]):
         """
         return self._with(acknowledge_fn=fn)
 
-    def allowed_lateness(self, millis: int) -> "SourceBuilder[S]":
+    def allowed_lateness(self, millis: int) -> SourceBuilder[S]:
         """How late an event may be, in ms: the watermark delay of the event-time column."""
         if self._spec.kind != "timestamped_stream":
             raise SourceError(f"source '{self._spec.name}': allowed_lateness() is for timestamped streams")
@@ -87,13 +87,13 @@ class SourceBuilder(Generic[S]):
             raise SourceError(f"source '{self._spec.name}': allowed_lateness must be >= 0 ms, got {millis}")
         return self._with(allowed_lateness_ms=int(millis))
 
-    def timestamp_column(self, name: str) -> "SourceBuilder[S]":
+    def timestamp_column(self, name: str) -> SourceBuilder[S]:
         """Name of the event-time column a timestamped stream adds (default ``event_time``)."""
         if self._spec.kind != "timestamped_stream":
             raise SourceError(f"source '{self._spec.name}': timestamp_column() is for timestamped streams")
         return self._with(timestamp_column=name)
 
-    def build(self) -> "BuilderBatchSource | BuilderStreamSource":
+    def build(self) -> BuilderBatchSource | BuilderStreamSource:
         """The source, ready for ``.read(spark)`` (batch) or ``.read_stream(spark)`` (streams)."""
         spec = self._spec
         if spec.fill_buffer_fn is None:

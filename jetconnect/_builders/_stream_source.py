@@ -29,10 +29,10 @@ from jetconnect._builders._receiver import DEFAULT_MAX_BACKLOG, DEFAULT_MAX_BACK
 from jetconnect._builders._rounds import LogRounds, RoundReader, SnapshotRounds, spool_of, stop_marker
 from jetconnect._builders._spec import SourceSpec
 from jetconnect._connector import Guarantee, Offset, Range, ReadOutput, StreamSource
-from jetconnect.errors import OffsetError, OptionError
 from jetconnect._locations import resolve_location
 from jetconnect._options import Options
 from jetconnect._rounds import RoundFacts, RoundLog
+from jetconnect.errors import OffsetError, OptionError
 
 #: Where the round records (and, for streams that cannot replay, the spooled rows) live.
 WAL_LOCATION = "wal_location"
@@ -95,7 +95,7 @@ class BuilderStreamSource(StreamSource):
         state.update(_facts={}, _pause={}, _due={}, _active=None)
         return state
 
-    def with_options(self, options: Any) -> "BuilderStreamSource":
+    def with_options(self, options: Any) -> BuilderStreamSource:
         return BuilderStreamSource(self.spec, self.options.merged(options))
 
     def schema(self) -> StructType:
@@ -111,7 +111,11 @@ class BuilderStreamSource(StreamSource):
 
     def _rounds(self, run: str) -> RoundLog:
         if WAL_LOCATION not in self.options:
-            what = "how many items each round pulled and where it left off" if self.replays_by_snapshot else "what each round received"
+            what = (
+                "how many items each round pulled and where it left off"
+                if self.replays_by_snapshot
+                else "what each round received"
+            )
             raise OptionError(
                 f"source '{self.name}': option '{WAL_LOCATION}' is required: processors pull in executor tasks "
                 f"and record {what} there before it counts as read (a durable directory the driver and every "
@@ -168,14 +172,18 @@ class BuilderStreamSource(StreamSource):
         if self._available_now_from is not None:
             first = self._available_now_from.setdefault(index, position.round)
             # a round since the trigger started that found nothing more: this processor is done
-            return not (position.round > first and facts is not None and facts.ended in ("dry", "error") and not facts.carried)
+            return not (
+                position.round > first and facts is not None and facts.ended in ("dry", "error") and not facts.carried
+            )
         if facts is None or facts.emitted:
             self._pause.pop(index, None)
             return True
         due = self._due.get(index)
         if due is None or due[0] != position.round:  # first look at this empty round: pause, longer each time
-            pause = min(self.options.get_int(IDLE_POLL_MS, DEFAULT_IDLE_POLL_MS, minimum=0) / 1000,
-                        self._pause.get(index, _FIRST_IDLE_PAUSE_S / 2) * 2)
+            pause = min(
+                self.options.get_int(IDLE_POLL_MS, DEFAULT_IDLE_POLL_MS, minimum=0) / 1000,
+                self._pause.get(index, _FIRST_IDLE_PAUSE_S / 2) * 2,
+            )
             self._pause[index] = pause
             due = self._due[index] = (position.round, time.monotonic() + pause)
         return time.monotonic() >= due[1]
@@ -286,7 +294,9 @@ def stop_receivers(wal_location: str) -> int:
     fs, path = resolve_location(wal_location, f"option '{WAL_LOCATION}'")
     root = path.rstrip("/") + "/"
     # a run is a directory of round records and spools; the file system lists files, not directories
-    runs = sorted({f.path[len(root):].split("/", 1)[0] for f in fs.list_files(path, recursive=True) if f.path.startswith(root)})
+    runs = sorted(
+        {f.path[len(root) :].split("/", 1)[0] for f in fs.list_files(path, recursive=True) if f.path.startswith(root)}
+    )
     for run in runs:
         with fs.create(stop_marker(RoundLog(fs, path, run)), overwrite=True) as handle:
             handle.write(b"stopped")
@@ -294,6 +304,16 @@ def stop_receivers(wal_location: str) -> int:
 
 
 __all__ = [
-    "AVAILABLE_NOW_MAX_PULL_MS", "BACKLOG_PAST_COMMITS", "IDLE_POLL_MS", "KEEP_ALIVE_MS", "MAX_BACKLOG", "MAX_BACKLOG_BYTES", "MAX_PULL_MS", "MAX_PULL_RECORDS",
-    "SPOOL_KEEP_COMMITTED_ROWS", "WAL_LOCATION", "BuilderStreamSource", "stop_receivers",
+    "AVAILABLE_NOW_MAX_PULL_MS",
+    "BACKLOG_PAST_COMMITS",
+    "IDLE_POLL_MS",
+    "KEEP_ALIVE_MS",
+    "MAX_BACKLOG",
+    "MAX_BACKLOG_BYTES",
+    "MAX_PULL_MS",
+    "MAX_PULL_RECORDS",
+    "SPOOL_KEEP_COMMITTED_ROWS",
+    "WAL_LOCATION",
+    "BuilderStreamSource",
+    "stop_receivers",
 ]

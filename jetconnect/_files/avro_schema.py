@@ -60,13 +60,16 @@ _LOGICAL: dict[str, DataType] = {
 #: (uuid.UUID for a string, datetime.time for a time of day): see :func:`value_fixer`.
 _NEEDS_FIXING = ("uuid", "time-millis", "time-micros")
 
+
 def load_avro_schema(schema: str | dict | list, option: str = "schema") -> AvroSchema:
     """An Avro schema given as JSON text or as parsed JSON."""
     if isinstance(schema, str):
         try:
             return json.loads(schema)
         except json.JSONDecodeError as exc:
-            raise SchemaError(f"option '{option}' is not a JSON Avro schema: {exc.msg} at character {exc.pos}") from None
+            raise SchemaError(
+                f"option '{option}' is not a JSON Avro schema: {exc.msg} at character {exc.pos}"
+            ) from None
     return schema
 
 
@@ -97,7 +100,9 @@ def _full_name(schema: dict, namespace: str) -> str:
     return name if "." in name or not ns else f"{ns}.{name}"
 
 
-def _to_spark(avro: AvroSchema, named: dict[str, Any], where: str, field: str, namespace: str = "") -> tuple[DataType, bool]:
+def _to_spark(
+    avro: AvroSchema, named: dict[str, Any], where: str, field: str, namespace: str = ""
+) -> tuple[DataType, bool]:
     """(Spark type, nullable) of one Avro type; ``field`` is the dotted path shown in errors."""
     if isinstance(avro, list):
         branches = [b for b in avro if b != "null"]
@@ -123,7 +128,9 @@ def _to_spark(avro: AvroSchema, named: dict[str, Any], where: str, field: str, n
     if logical == "decimal" and kind in ("bytes", "fixed"):
         precision, scale = int(avro["precision"]), int(avro.get("scale", 0))
         if precision > 38:
-            raise SchemaError(f"{where}: field '{field}' is decimal({precision}, {scale}); Spark allows precision 38 at most")
+            raise SchemaError(
+                f"{where}: field '{field}' is decimal({precision}, {scale}); Spark allows precision 38 at most"
+            )
         if kind == "fixed":
             named[_full_name(avro, namespace)] = DecimalType(precision, scale)
         return DecimalType(precision, scale), False
@@ -262,8 +269,12 @@ def _avro_type(data_type: DataType, name: str, namespace: str) -> Any:
     if isinstance(data_type, (ByteType, ShortType, IntegerType)):
         return "int"
     for spark_type, avro in (
-        (LongType, "long"), (BooleanType, "boolean"), (FloatType, "float"), (DoubleType, "double"),
-        (BinaryType, "bytes"), (StringType, "string"),
+        (LongType, "long"),
+        (BooleanType, "boolean"),
+        (FloatType, "float"),
+        (DoubleType, "double"),
+        (BinaryType, "bytes"),
+        (StringType, "string"),
     ):
         if isinstance(data_type, spark_type):
             return avro
@@ -282,10 +293,14 @@ def _avro_type(data_type: DataType, name: str, namespace: str) -> Any:
         return {"type": "array", "items": ["null", items] if data_type.containsNull else items}
     if isinstance(data_type, MapType):
         if not isinstance(data_type.keyType, StringType):
-            raise SchemaError(f"avro sink: field '{name}' is a map with {data_type.keyType.simpleString()} keys; Avro maps have string keys")
+            raise SchemaError(
+                f"avro sink: field '{name}' is a map with {data_type.keyType.simpleString()} keys; Avro maps have string keys"
+            )
         values = _avro_type(data_type.valueType, name, namespace)
         return {"type": "map", "values": ["null", values] if data_type.valueContainsNull else values}
-    raise SchemaError(f"avro sink: field '{name}' has type {data_type.simpleString()}, which has no Avro equivalent here")
+    raise SchemaError(
+        f"avro sink: field '{name}' has type {data_type.simpleString()}, which has no Avro equivalent here"
+    )
 
 
 __all__ = ["load_avro_schema", "may_be_empty", "needs_fixing", "to_avro_schema", "to_spark_schema", "value_fixer"]

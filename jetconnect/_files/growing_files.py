@@ -23,11 +23,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from jetconnect._connector import Guarantee, Offset, Range, ReadOutput, StreamSource
-from jetconnect.errors import OffsetError, SourceError
 from jetconnect._files.filesystem import FileInfo, child_path, relative_name
 from jetconnect._files.line_splits import FileRange, advance_lines, check_count, last_line_end
 from jetconnect._files.lines_source import LinesSource
 from jetconnect._offsets import integer_positions
+from jetconnect.errors import OffsetError, SourceError
 
 
 class GrowingLinesSource(LinesSource, StreamSource):

@@ -28,9 +28,9 @@ import numpy as np
 import pyarrow as pa
 
 from jetconnect._charsets import check_charset
-from jetconnect.errors import OffsetError, SourceError
 from jetconnect._files.filesystem import FileInfo, FileSystem
 from jetconnect._options import Options
+from jetconnect.errors import OffsetError, SourceError
 
 #: How much one read asks for; also roughly the bytes of one Arrow batch.
 BLOCK_SIZE = 8 << 20
@@ -133,7 +133,11 @@ def read_lines(
         if range_.start > 0 and range_.starts_line:
             before = stream.read(1)
             if before != b"\n":
-                why = "is past the end of the file" if not before else "does not start a line (the byte before it is not a newline)"
+                why = (
+                    "is past the end of the file"
+                    if not before
+                    else "does not start a line (the byte before it is not a newline)"
+                )
                 raise _misaligned(range_.path, range_.start, why)
             data, pos = b"", range_.start
         elif range_.start > 0:

@@ -14,11 +14,11 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
+from jetconnect._charsets import check_charset
 from jetconnect._connector import BatchSource, Guarantee, ReadOutput
-from jetconnect.errors import OptionError, SourceError
 from jetconnect._files.filesystem import FileSystem, relative_name
 from jetconnect._files.line_splits import FileRange, check_count, plan_splits, read_lines
-from jetconnect._charsets import check_charset
+from jetconnect.errors import OptionError, SourceError
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql.types import StructType
@@ -27,7 +27,7 @@ if TYPE_CHECKING:  # pragma: no cover
 LineMapper = Callable[[str, str], Any]
 
 
-def lines_schema(path_column: str | None) -> "StructType":
+def lines_schema(path_column: str | None) -> StructType:
     """``value string`` (as Spark's text source), plus the file's name in ``path_column`` if given."""
     from pyspark.sql.types import StringType, StructField, StructType
 
@@ -89,7 +89,7 @@ class LinesSource(BatchSource):
         self.mapper = mapper
         self.mapped_schema = mapped_schema
 
-    def schema(self) -> "StructType":
+    def schema(self) -> StructType:
         if self.mapper is not None:
             from jetconnect._arrow import parse_schema
 
@@ -129,7 +129,9 @@ class LinesSource(BatchSource):
 
         name = self._shown_name(range_.path)
         rows = [self.mapper(name, line) for line in lines.to_pylist()]  # type: ignore[misc]
-        return rows_to_batch(rows, self.schema(), f"{self.owner}: the mapper of '{range_.path}' from byte {range_.start}")
+        return rows_to_batch(
+            rows, self.schema(), f"{self.owner}: the mapper of '{range_.path}' from byte {range_.start}"
+        )
 
 
 def _lines_batch(lines: pa.StringArray, path_column: str | None, name: str) -> pa.RecordBatch:

@@ -17,8 +17,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from jetconnect._connector import CommitContext, Guarantee, Sink, WriteContext
-from jetconnect.errors import SinkError
 from jetconnect._files.staged_commit import StagedCommit
+from jetconnect.errors import SinkError
 
 #: Turns one Arrow batch into the bytes appended to the current file.
 Encoder = Callable[[pa.RecordBatch], bytes]

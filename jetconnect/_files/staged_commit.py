@@ -28,8 +28,8 @@ from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
 from jetconnect._connector import CommitContext, WriteContext
-from jetconnect.errors import OptionError, SinkError
 from jetconnect._files.filesystem import FileSystem, is_hidden
+from jetconnect.errors import OptionError, SinkError
 
 STAGING_DIR = ".jetconnect-staging"
 
@@ -78,7 +78,7 @@ class StagedCommit:
     def staging_root(self) -> str:
         return posixpath.join(self.directory, STAGING_DIR)
 
-    def task(self, ctx: WriteContext) -> "StagedTask":
+    def task(self, ctx: WriteContext) -> StagedTask:
         """The staged files of one write task."""
         partition = f"{ctx.partition_id:05d}"
         key = ctx.key  # the core's WriteKey: the final names spell it, so a re-delivery maps onto them

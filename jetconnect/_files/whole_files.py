@@ -14,10 +14,10 @@ from typing import Any
 import pyarrow as pa
 
 from jetconnect._connector import BatchSource, Guarantee, Offset, Range, ReadOutput, StreamSource
-from jetconnect.errors import OffsetError, OptionError, SourceError
 from jetconnect._files.filesystem import FileInfo, FileSystem, child_path, relative_name
 from jetconnect._files.line_splits import FileRange, check_count
 from jetconnect._offsets import integer_positions
+from jetconnect.errors import OffsetError, OptionError, SourceError
 
 _SCHEMA = pa.schema([("path", pa.string()), ("content", pa.binary())])
 
@@ -48,7 +48,13 @@ class WholeFilesSource(BatchSource, StreamSource):
         name: str | None = None,
     ) -> None:
         self.name = name or type(self).name
-        self.fs, self.directory, self.glob, self.recursive, self.owner = fs, directory.rstrip("/") or "/", glob, recursive, owner
+        self.fs, self.directory, self.glob, self.recursive, self.owner = (
+            fs,
+            directory.rstrip("/") or "/",
+            glob,
+            recursive,
+            owner,
+        )
         self.max_split_bytes = check_count(max_split_bytes, "max_split_bytes", owner)
         self.max_files_per_batch = check_count(max_files_per_batch, "max_files_per_batch", owner, 0)
         if mapper is not None and not callable(mapper):
@@ -96,10 +102,15 @@ class WholeFilesSource(BatchSource, StreamSource):
         for name, stop in sorted(after.items()):
             position = before.get(name, -1)
             if stop < position:
-                raise OffsetError(f"{self.owner}: offset entry {name!r} goes back from {position} to {stop}; offsets only grow")
+                raise OffsetError(
+                    f"{self.owner}: offset entry {name!r} goes back from {position} to {stop}; offsets only grow"
+                )
             if stop > position:
                 changed.append(FileRange(name, max(position, 0), stop))
-        return [_Files(f"split-{i:05d}", None, None, tuple(split)) for i, split in enumerate(_packed(changed, self.max_split_bytes))]
+        return [
+            _Files(f"split-{i:05d}", None, None, tuple(split))
+            for i, split in enumerate(_packed(changed, self.max_split_bytes))
+        ]
 
     def read_range(self, range_: Range) -> ReadOutput:
         assert isinstance(range_, _Files), range_
@@ -118,7 +129,9 @@ class WholeFilesSource(BatchSource, StreamSource):
         except FileNotFoundError:
             raise SourceError(f"{self.owner}: '{range_.path}' was listed but is gone (deleted since?)") from None
         if len(content) < range_.length:
-            raise SourceError(f"{self.owner}: '{range_.path}' ends at byte {range_.start + len(content)}, before {range_.end}")
+            raise SourceError(
+                f"{self.owner}: '{range_.path}' ends at byte {range_.start + len(content)}, before {range_.end}"
+            )
         if self.mapper is None:
             yield pa.RecordBatch.from_pydict({"path": [range_.path], "content": [content]}, schema=_SCHEMA)
             return

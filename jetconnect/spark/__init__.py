@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 from jetconnect._builders import MEMBERS
 from jetconnect._connector import Sink, Source, plug_spark_adapter
-from jetconnect.errors import ConnectSetupError, WorkerSetupError
 from jetconnect._options import Options, _to_option_string
+from jetconnect.errors import ConnectSetupError, WorkerSetupError
 from jetconnect.spark._connect import check_plugins_on_server, check_server_imports, is_connect
 from jetconnect.spark._datasource import MAX_RECORDS_PER_BATCH, Bound, FromRegistry, data_source_class
 from jetconnect.spark._imports import check_worker_imports
@@ -47,7 +47,7 @@ def format_name(name: str) -> str:
     return FORMAT_PREFIX + name
 
 
-def register(spark: "SparkSession") -> list[str]:
+def register(spark: SparkSession) -> list[str]:
     """Register every installed plugin's sources and sinks with ``spark``; return the formats.
 
     Under Spark Connect the server's Python must have jetconnect (else ConnectSetupError), and each
@@ -76,13 +76,13 @@ def register(spark: "SparkSession") -> list[str]:
     return formats
 
 
-def read(source: Source, spark: "SparkSession", **options: Any) -> "DataFrame":
+def read(source: Source, spark: SparkSession, **options: Any) -> DataFrame:
     """A batch DataFrame of ``source``."""
     name = _register_object(spark, source, "source")
     return spark.read.format(name).options(**_spark_options(spark, options)).load()
 
 
-def read_stream(source: Source, spark: "SparkSession", **options: Any) -> "DataFrame":
+def read_stream(source: Source, spark: SparkSession, **options: Any) -> DataFrame:
     """A streaming DataFrame of ``source``, with its watermark when it declares one."""
     name = _register_object(spark, source, "source")
     df = spark.readStream.format(name).options(**_spark_options(spark, options)).load()
@@ -92,7 +92,7 @@ def read_stream(source: Source, spark: "SparkSession", **options: Any) -> "DataF
     return df
 
 
-def write(sink: Sink, df: "DataFrame", mode: str = "append", **options: Any) -> None:
+def write(sink: Sink, df: DataFrame, mode: str = "append", **options: Any) -> None:
     """Write the batch DataFrame ``df`` to ``sink``."""
     name = _register_object(df.sparkSession, sink, "sink")
     spark_options = _spark_options(df.sparkSession, options)
@@ -102,13 +102,13 @@ def write(sink: Sink, df: "DataFrame", mode: str = "append", **options: Any) -> 
 
 def write_stream(
     sink: Sink,
-    df: "DataFrame",
+    df: DataFrame,
     checkpoint_location: str,
     trigger: Mapping[str, Any] | None = None,
     query_name: str | None = None,
     output_mode: str = "append",
     **options: Any,
-) -> "StreamingQuery":
+) -> StreamingQuery:
     """Start a streaming query writing ``df`` to ``sink``, committed per micro-batch.
 
     ``trigger`` takes the keyword form of ``DataStreamWriter.trigger``, e.g.
@@ -117,7 +117,8 @@ def write_stream(
     name = _register_object(df.sparkSession, sink, "sink")
     spark_options = _spark_options(df.sparkSession, options)
     writer = (
-        _preferred_partitions(sink, df, spark_options).writeStream.format(name)
+        _preferred_partitions(sink, df, spark_options)
+        .writeStream.format(name)
         .outputMode(output_mode)
         .option("checkpointLocation", checkpoint_location)
         .options(**spark_options)
@@ -129,7 +130,7 @@ def write_stream(
     return writer.start()
 
 
-def _register_object(spark: "SparkSession", connector: Source | Sink, kind: str) -> str:
+def _register_object(spark: SparkSession, connector: Source | Sink, kind: str) -> str:
     fmt = f"{FORMAT_PREFIX}{connector.name}.{uuid.uuid4().hex[:12]}"
     factory = Bound(connector)
     cls = data_source_class(
@@ -147,7 +148,7 @@ def _register_object(spark: "SparkSession", connector: Source | Sink, kind: str)
     return fmt
 
 
-def _preferred_partitions(sink: Sink, df: "DataFrame", spark_options: Mapping[str, str]) -> "DataFrame":
+def _preferred_partitions(sink: Sink, df: DataFrame, spark_options: Mapping[str, str]) -> DataFrame:
     """``df`` in the sink's preferred number of partitions per member (Jet's preferred local parallelism)."""
     parallelism = getattr(sink, "preferred_parallelism", None)
     if not parallelism:
@@ -156,7 +157,7 @@ def _preferred_partitions(sink: Sink, df: "DataFrame", spark_options: Mapping[st
     return df.repartition(parallelism * member_count)
 
 
-def _spark_options(spark: "SparkSession", options: Mapping[str, Any]) -> dict[str, str]:
+def _spark_options(spark: SparkSession, options: Mapping[str, Any]) -> dict[str, str]:
     """The options as Spark's strings, with the number of members (the caller's, else the session's)."""
     result = {k: _to_option_string(v) for k, v in options.items() if v is not None}
     if MEMBERS not in result:

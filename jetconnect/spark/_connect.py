@@ -21,6 +21,7 @@ from jetconnect.spark._shipping import distributions, referenced_modules
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import SparkSession
 
+
 class ConnectPluginWarning(UserWarning):
     """A plugin installed on the client is missing on the Spark Connect server."""
 
@@ -30,7 +31,7 @@ def is_connect(spark: Any) -> bool:
     return type(spark).__module__.startswith("pyspark.sql.connect")
 
 
-def check_server_imports(spark: "SparkSession", obj: Any, what: str) -> None:
+def check_server_imports(spark: SparkSession, obj: Any, what: str) -> None:
     """Raise ConnectSetupError unless the Connect server can import every module ``obj`` refers to.
 
     ``what`` names the connector in the message, e.g. ``"source 'kafka'"``.
@@ -40,7 +41,7 @@ def check_server_imports(spark: "SparkSession", obj: Any, what: str) -> None:
         raise ConnectSetupError(_install_message(what, missing))
 
 
-def check_plugins_on_server(spark: "SparkSession", plugin_modules: dict[str, str]) -> list[str]:
+def check_plugins_on_server(spark: SparkSession, plugin_modules: dict[str, str]) -> list[str]:
     """Warn about plugins (name -> module) the Connect server cannot import; return their names.
 
     jetconnect itself missing on the server is an error: no format could work there.
@@ -60,13 +61,13 @@ def check_plugins_on_server(spark: "SparkSession", plugin_modules: dict[str, str
     return absent
 
 
-def _server_cannot_import(spark: "SparkSession", modules: set[str]) -> dict[str, str]:
+def _server_cannot_import(spark: SparkSession, modules: set[str]) -> dict[str, str]:
     """``{module: error}`` for the modules the server's Python workers cannot import."""
     key = getattr(spark, "session_id", None) or str(id(spark))
     return cannot_import(key, modules, lambda names: _probe(spark, names))[1]
 
 
-def _probe(spark: "SparkSession", modules: list[str]) -> Answer:
+def _probe(spark: SparkSession, modules: list[str]) -> Answer:
     """The server's worker interpreter and, per module, its import error there (``None``: it imports)."""
     probe = import_probe(modules)
 

@@ -17,8 +17,8 @@ from pyspark.sql.datasource import DataSource
 from pyspark.sql.types import StructType
 
 from jetconnect._connector import BatchSource, Sink, Source, StreamSource
-from jetconnect.errors import PluginError, SinkError, SourceError
 from jetconnect._options import Options
+from jetconnect.errors import PluginError, SinkError, SourceError
 from jetconnect.spark._guard import guarded
 from jetconnect.spark._readers import BatchReader, FilteringBatchReader, StreamReader
 from jetconnect.spark._writers import make_writer
@@ -59,7 +59,11 @@ class FromRegistry:
                 f"install its jetconnect plugin wherever Spark runs Python (driver, executors, Connect server)"
             )
         plugin_options = Options(
-            {k: v for k, v in options.items() if k.lower() not in _ADAPTER_OPTIONS and not k.lower().startswith(_ADAPTER_PREFIX)},
+            {
+                k: v
+                for k, v in options.items()
+                if k.lower() not in _ADAPTER_OPTIONS and not k.lower().startswith(_ADAPTER_PREFIX)
+            },
             owner=f"{self.kind} '{self.name}'",
         )
         return table[self.name].create_from_options(plugin_options)
@@ -116,7 +120,9 @@ class JetconnectDataSource(DataSource):
     def streamReader(self, schema: StructType) -> StreamReader:
         source = self._source()
         if not isinstance(source, StreamSource):
-            raise SourceError(f"source '{source.name}' is a batch source: read it with spark.read or source.read(spark)")
+            raise SourceError(
+                f"source '{source.name}' is a batch source: read it with spark.read or source.read(spark)"
+            )
         max_records = self._opts("source").get_int(MAX_RECORDS_PER_BATCH, None, minimum=1)
         return StreamReader(source, schema, max_records)
 

@@ -110,7 +110,7 @@ def cannot_import(key: str, modules: Iterable[str], ask: Callable[[list[str]], A
     return known.executable, {m: error for m in wanted if (error := known.errors.get(m)) is not None}
 
 
-def check_worker_imports(spark: "SparkSession", what: str, obj: Any = None) -> None:
+def check_worker_imports(spark: SparkSession, what: str, obj: Any = None) -> None:
     """Raise WorkerSetupError unless a classic session's Python workers can import what ``obj`` needs.
 
     ``what`` names the connector in the message, e.g. ``"source 'kafka'"``; ``obj`` is what Spark
@@ -128,7 +128,7 @@ def check_worker_imports(spark: "SparkSession", what: str, obj: Any = None) -> N
         raise WorkerSetupError(worker_setup_message(what, executable, missing))
 
 
-def workers_run_driver_python(spark: "SparkSession") -> bool:
+def workers_run_driver_python(spark: SparkSession) -> bool:
     """True when the workers are sure to run this very interpreter: a local master and
     ``PYSPARK_PYTHON`` (or, unset, PATH's ``python3``) naming ``sys.executable``.
 
@@ -142,7 +142,7 @@ def workers_run_driver_python(spark: "SparkSession") -> bool:
     return python is not None and os.path.abspath(python) == os.path.abspath(sys.executable)
 
 
-def _ask_workers(spark: "SparkSession", modules: list[str]) -> Answer:
+def _ask_workers(spark: SparkSession, modules: list[str]) -> Answer:
     # an RDD job, not mapInArrow or a UDF: it needs nothing in the worker but pyspark itself
     executable, errors = spark.sparkContext.parallelize([0], 1).map(import_probe(modules)).first()
     return executable, dict(zip(modules, errors))

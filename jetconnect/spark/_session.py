@@ -12,7 +12,7 @@ if TYPE_CHECKING:  # pragma: no cover
 _PUSHDOWN_CONF = "spark.sql.python.filterPushdown.enabled"
 
 
-def conf(spark: "SparkSession", key: str) -> str | None:
+def conf(spark: SparkSession, key: str) -> str | None:
     """The session's value of ``key``, or None when it is not set (or cannot be read)."""
     try:
         value = spark.conf.get(key, None)
@@ -21,7 +21,7 @@ def conf(spark: "SparkSession", key: str) -> str | None:
     return None if value in (None, "") else str(value)
 
 
-def members(spark: "SparkSession") -> int:
+def members(spark: SparkSession) -> int:
     """How many executors share a job: Jet's cluster members, the factor in ``distributed(n)``.
 
     Configuration comes first, because a stream's parallelism must not depend on how many executors
@@ -43,7 +43,7 @@ def members(spark: "SparkSession") -> int:
     return max(1, len(executors) - 1)  # one of them is the driver
 
 
-def filter_pushdown(spark: "SparkSession") -> bool:
+def filter_pushdown(spark: SparkSession) -> bool:
     """Whether Spark hands Python data sources their filters (off unless configured)."""
     return (conf(spark, _PUSHDOWN_CONF) or "false").lower() == "true"
 

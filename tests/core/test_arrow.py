@@ -14,12 +14,14 @@ from pyspark.sql.types import ArrayType, IntegerType, StructField, StructType
 from jetconnect import SchemaError
 from jetconnect._arrow import conform_batch, parse_schema, rows_to_batch, to_arrow_schema, to_batches
 
-UTC = dt.timezone.utc
+UTC = dt.UTC
 
 
 def test_ddl_parser_covers_spark_types():
-    schema = parse_schema("id bigint NOT NULL, price decimal(10, 2), tags array<string>, attrs map<string,int>, "
-                          "who struct<name: string, age: int>, at timestamp, day date, raw binary, ok boolean")
+    schema = parse_schema(
+        "id bigint NOT NULL, price decimal(10, 2), tags array<string>, attrs map<string,int>, "
+        "who struct<name: string, age: int>, at timestamp, day date, raw binary, ok boolean"
+    )
     assert schema.simpleString() == (
         "struct<id:bigint,price:decimal(10,2),tags:array<string>,attrs:map<string,int>,"
         "who:struct<name:string,age:int>,at:timestamp,day:date,raw:binary,ok:boolean>"
@@ -87,8 +89,15 @@ def test_a_string_or_bool_into_an_int_column_is_an_error():
     fails([1, True], "n bigint", index=1, column="n", says="True (bool) is not an integer")
 
 
-@pytest.mark.parametrize("ddl, low, high", [("n tinyint", -128, 127), ("n smallint", -(2**15), 2**15 - 1),
-                                            ("n int", -(2**31), 2**31 - 1), ("n bigint", -(2**63), 2**63 - 1)])
+@pytest.mark.parametrize(
+    "ddl, low, high",
+    [
+        ("n tinyint", -128, 127),
+        ("n smallint", -(2**15), 2**15 - 1),
+        ("n int", -(2**31), 2**31 - 1),
+        ("n bigint", -(2**63), 2**63 - 1),
+    ],
+)
 def test_ints_out_of_range_of_the_column_are_errors_and_the_bounds_fit(ddl, low, high):
     assert rows_to_batch([low, high], parse_schema(ddl), "s").column(0).to_pylist() == [low, high]
     fails([0, high + 1], ddl, index=1, column="n")
@@ -110,7 +119,13 @@ def test_a_float_column_rounds_to_single_precision_but_refuses_overflow():
 def test_decimals_fit_exactly_or_are_errors():
     batch = rows_to_batch([(Decimal("12345678.99"),), (Decimal("1.50"),), (7,)], parse_schema("d decimal(10,2)"), "s")
     assert batch.column(0).to_pylist() == [Decimal("12345678.99"), Decimal("1.5"), Decimal("7")]
-    fails([(Decimal("1.234"),)], "d decimal(10,2)", index=0, column="d", says="does not fit decimal(10,2) without rounding")
+    fails(
+        [(Decimal("1.234"),)],
+        "d decimal(10,2)",
+        index=0,
+        column="d",
+        says="does not fit decimal(10,2) without rounding",
+    )
     fails([(Decimal("123456789.1"),)], "d decimal(10,2)", index=0, column="d", says="does not fit decimal(10,2)")
     fails([(1.5,)], "d decimal(10,2)", index=0, column="d", says="1.5 (float) is not a Decimal or an int")
     fails([(Decimal("NaN"),)], "d decimal(10,2)", index=0, column="d")
@@ -124,7 +139,10 @@ def test_bytes_into_a_string_column_and_text_into_a_binary_column_are_errors():
 
 
 def test_a_timestamp_takes_aware_datetimes_and_a_timestamp_ntz_naive_ones():
-    naive, plus2 = dt.datetime(2024, 5, 1, 12, 0), dt.datetime(2024, 5, 1, 12, 0, tzinfo=dt.timezone(dt.timedelta(hours=2)))
+    naive, plus2 = (
+        dt.datetime(2024, 5, 1, 12, 0),
+        dt.datetime(2024, 5, 1, 12, 0, tzinfo=dt.timezone(dt.timedelta(hours=2))),
+    )
     at = rows_to_batch([plus2], parse_schema("t timestamp"), "s").column(0).to_pylist()[0]
     assert at == plus2 and at.utcoffset() == dt.timedelta(0)  # the same instant, in UTC
     assert rows_to_batch([naive], parse_schema("t timestamp_ntz"), "s").column(0).to_pylist() == [naive]
@@ -147,15 +165,24 @@ def test_a_misspelled_dict_key_is_an_error_naming_the_item_and_the_key():
 def test_a_dict_may_leave_out_nullable_columns_but_not_not_null_ones():
     schema = parse_schema("id bigint NOT NULL, name string")
     assert rows_to_batch([{"id": 1}], schema, "s").to_pylist() == [{"id": 1, "name": None}]
-    fails([{"id": 1}, {"name": "x"}], "id bigint NOT NULL, name string", index=1, column="id",
-          says="has no 'id', a NOT NULL column")
+    fails(
+        [{"id": 1}, {"name": "x"}],
+        "id bigint NOT NULL, name string",
+        index=1,
+        column="id",
+        says="has no 'id', a NOT NULL column",
+    )
 
 
 def test_rows_with_field_names_match_by_name_whatever_their_order():
     schema = parse_schema("id bigint, name string")
     rows = [Row(name="a", id=1), (2, "b"), Row(id=3, name="c"), {"name": "d", "id": 4}]
     assert rows_to_batch(rows, schema, "s").to_pylist() == [
-        {"id": 1, "name": "a"}, {"id": 2, "name": "b"}, {"id": 3, "name": "c"}, {"id": 4, "name": "d"}]
+        {"id": 1, "name": "a"},
+        {"id": 2, "name": "b"},
+        {"id": 3, "name": "c"},
+        {"id": 4, "name": "d"},
+    ]
     fails([Row(id=1, nmae="x")], "id bigint, name string", index=0, column="nmae")
 
 
@@ -163,7 +190,10 @@ def test_a_namedtuple_matches_by_name_and_a_plain_tuple_or_unnamed_row_by_positi
     Point = namedtuple("Point", "y x")
     schema = parse_schema("x int, y int")
     assert rows_to_batch([Point(y=1, x=2), (3, 4), Row(5, 6)], schema, "s").to_pylist() == [
-        {"x": 2, "y": 1}, {"x": 3, "y": 4}, {"x": 5, "y": 6}]
+        {"x": 2, "y": 1},
+        {"x": 3, "y": 4},
+        {"x": 5, "y": 6},
+    ]
 
 
 def test_a_row_of_the_wrong_width_is_an_error():
@@ -225,8 +255,13 @@ def test_numpy_and_pandas_scalars_follow_the_same_rules():
     assert rows_to_batch([np.float32(1.5)], parse_schema("d double"), "s").column(0).to_pylist() == [1.5]
     fails([np.float64(2.0)], "n bigint", index=0, column="n", says="is not an integer")
     fails([np.bool_(True)], "d double", index=0, column="d", says="is not a number")
-    fails([pd.Timestamp("2024-01-01 00:00:00.000000001", tz="UTC")], "t timestamp", index=0, column="t",
-          says="has nanoseconds")
+    fails(
+        [pd.Timestamp("2024-01-01 00:00:00.000000001", tz="UTC")],
+        "t timestamp",
+        index=0,
+        column="t",
+        says="has nanoseconds",
+    )
     fails([pd.NaT], "t timestamp", index=0, column="t", says="NaT (NaTType) is not a datetime")
     fails([pd.NA], "n bigint", index=0, column="n", says="(NAType) is not an integer")
 
@@ -248,4 +283,10 @@ def test_a_value_whose_own_methods_raise_is_named_not_leaked():
 
     fails([(1, 2), Unreadable()], "a int, b int", index=1, column=None, says="OSError: cannot list")
     fails([({"k": 1},), (Unreadable(),)], "m map<string,int>", index=1, column="m", says="OSError: cannot list")
-    fails([dt.datetime(2020, 1, 1, tzinfo=NoOffset())], "t timestamp", index=0, column="t", says="RuntimeError: no offset here")
+    fails(
+        [dt.datetime(2020, 1, 1, tzinfo=NoOffset())],
+        "t timestamp",
+        index=0,
+        column="t",
+        says="RuntimeError: no offset here",
+    )

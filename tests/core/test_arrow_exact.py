@@ -16,7 +16,7 @@ import re
 import struct
 from collections import namedtuple
 from decimal import Decimal, localcontext
-from functools import lru_cache
+from functools import cache
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -131,8 +131,10 @@ def expect(value: Any, data_type: DataType, nullable: bool) -> Any:
     if kind is MapType:
         if not isinstance(value, dict):
             raise Wrong()
-        return [(expect(k, data_type.keyType, False), expect(v, data_type.valueType, data_type.valueContainsNull))
-                for k, v in value.items()]
+        return [
+            (expect(k, data_type.keyType, False), expect(v, data_type.valueType, data_type.valueContainsNull))
+            for k, v in value.items()
+        ]
     if kind is StructType:
         try:
             return record(value, data_type, top=False)
@@ -191,8 +193,24 @@ def same(got: Any, want: Any) -> bool:
 # --- strategies ----------------------------------------------------------------------------------
 
 PRIMITIVES = st.one_of(  # each type as likely as the others, decimals of any precision and scale among them
-    *[st.just(t) for t in (ByteType(), ShortType(), IntegerType(), LongType(), FloatType(), DoubleType(), StringType(),
-                           BinaryType(), BooleanType(), DateType(), TimestampType(), TimestampNTZType(), NullType())],
+    *[
+        st.just(t)
+        for t in (
+            ByteType(),
+            ShortType(),
+            IntegerType(),
+            LongType(),
+            FloatType(),
+            DoubleType(),
+            StringType(),
+            BinaryType(),
+            BooleanType(),
+            DateType(),
+            TimestampType(),
+            TimestampNTZType(),
+            NullType(),
+        )
+    ],
     st.integers(1, 38).flatmap(lambda p: st.integers(0, p).map(lambda s: DecimalType(p, s))),
 )
 KEYS = PRIMITIVES.filter(lambda t: not isinstance(t, (NullType, FloatType, DoubleType)))  # NaN keys never meet
@@ -204,9 +222,9 @@ def nullable(data_type: DataType, flag: bool) -> bool:
 
 
 def fields(children: st.SearchStrategy[DataType], min_size: int) -> st.SearchStrategy[list[StructField]]:
-    return st.lists(st.tuples(NAMES, children, st.booleans()), min_size=min_size, max_size=4, unique_by=lambda f: f[0]).map(
-        lambda fs: [StructField(n, t, nullable(t, flag)) for n, t, flag in fs]
-    )
+    return st.lists(
+        st.tuples(NAMES, children, st.booleans()), min_size=min_size, max_size=4, unique_by=lambda f: f[0]
+    ).map(lambda fs: [StructField(n, t, nullable(t, flag)) for n, t, flag in fs])
 
 
 def containers(children: st.SearchStrategy[DataType]) -> st.SearchStrategy[DataType]:
@@ -221,29 +239,50 @@ NESTED = containers(st.one_of(PRIMITIVES, containers(PRIMITIVES)))  # two levels
 SCHEMAS = fields(st.one_of(PRIMITIVES, NESTED), 1).map(StructType)  # flat columns as often as nested ones
 
 # fixed offsets, odd ones included, and a zone with DST and a seconds-precise historical offset
-ZONES = st.sampled_from([dt.timezone(dt.timedelta(**offset)) for offset in
-                         ({}, {"hours": -7}, {"hours": 5, "minutes": 45}, {"seconds": -37})]
-                        + [ZoneInfo("Europe/Amsterdam")])
+ZONES = st.sampled_from(
+    [
+        dt.timezone(dt.timedelta(**offset))
+        for offset in ({}, {"hours": -7}, {"hours": 5, "minutes": 45}, {"seconds": -37})
+    ]
+    + [ZoneInfo("Europe/Amsterdam")]
+)
 DATETIMES = st.datetimes(min_value=dt.datetime(2, 1, 1), max_value=dt.datetime(9998, 12, 31))
 AWARE = st.builds(lambda d, z: d.replace(tzinfo=z), DATETIMES, ZONES)
 #: Values of every kind, for any place: the faults planted in otherwise right batches.
 ANY_VALUE = st.one_of(
-    st.none(), st.booleans(), st.integers(-(2**70), 2**70), st.sampled_from([0, 1, -1, 127, 128, 2**31, 2**53 + 1, 2**63]),
-    st.floats(), st.sampled_from([1.0, 1.5, -0.0, 3.5e38, 1e39]), st.decimals(allow_nan=True, places=None),
-    st.text(max_size=5), st.binary(max_size=5), st.dates(), DATETIMES, AWARE,
+    st.none(),
+    st.booleans(),
+    st.integers(-(2**70), 2**70),
+    st.sampled_from([0, 1, -1, 127, 128, 2**31, 2**53 + 1, 2**63]),
+    st.floats(),
+    st.sampled_from([1.0, 1.5, -0.0, 3.5e38, 1e39]),
+    st.decimals(allow_nan=True, places=None),
+    st.text(max_size=5),
+    st.binary(max_size=5),
+    st.dates(),
+    DATETIMES,
+    AWARE,
     st.sampled_from([[1], (1,), {"a": 1}, {1: "a"}, {1, 2}, "ab"]),
 )
-WRONG_KEYS = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False), st.text(max_size=3),
-                       st.binary(max_size=3), st.dates(), DATETIMES)
+WRONG_KEYS = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.floats(allow_nan=False),
+    st.text(max_size=3),
+    st.binary(max_size=3),
+    st.dates(),
+    DATETIMES,
+)
 
 
-@lru_cache(maxsize=None)  # building strategies costs more than drawing from them
+@cache  # building strategies costs more than drawing from them
 def valid(data_type: DataType, nullable: bool) -> st.SearchStrategy[Any]:
     """Values that fit a place of ``data_type``: None too where the place is nullable."""
     return st.one_of(st.none(), right(data_type)) if nullable else right(data_type)
 
 
-@lru_cache(maxsize=None)
+@cache
 def right(data_type: DataType) -> st.SearchStrategy[Any]:  # noqa: PLR0911 - one strategy per type
     """Values, not None, that fit ``data_type`` (structs in any shape)."""
     kind = type(data_type)
@@ -275,10 +314,13 @@ def right(data_type: DataType) -> st.SearchStrategy[Any]:  # noqa: PLR0911 - one
         elements = valid(data_type.elementType, data_type.containsNull)
         return st.lists(elements, max_size=3).flatmap(lambda v: st.sampled_from([v, tuple(v)]))
     if kind is MapType:
-        return st.dictionaries(keys(data_type.keyType), valid(data_type.valueType, data_type.valueContainsNull), max_size=3)
+        return st.dictionaries(
+            keys(data_type.keyType), valid(data_type.valueType, data_type.valueContainsNull), max_size=3
+        )
     if kind is StructType:
         return st.fixed_dictionaries({f.name: valid(f.dataType, f.nullable) for f in data_type.fields}).flatmap(
-            lambda row: shaped(row, top=False))
+            lambda row: shaped(row, top=False)
+        )
     raise AssertionError(f"no strategy for {data_type}")
 
 
@@ -286,7 +328,7 @@ def keys(data_type: DataType) -> st.SearchStrategy[Any]:
     return st.binary(max_size=8) if isinstance(data_type, BinaryType) else right(data_type)  # a bytearray is no key
 
 
-@lru_cache(maxsize=None)
+@cache
 def faulty(data_type: DataType) -> st.SearchStrategy[Any]:
     """A value of ``data_type`` with one fault planted somewhere inside (or at the top)."""
     kind = type(data_type)
@@ -297,13 +339,24 @@ def faulty(data_type: DataType) -> st.SearchStrategy[Any]:
     if kind is MapType:
         good = right(data_type)
         pairs = good.map(lambda d: list(d.items()))  # Arrow takes a list of pairs for a map
-        bad_value = st.tuples(good, keys(data_type.keyType), faulty(data_type.valueType)).map(lambda p: {**p[0], p[1]: p[2]})
+        bad_value = st.tuples(good, keys(data_type.keyType), faulty(data_type.valueType)).map(
+            lambda p: {**p[0], p[1]: p[2]}
+        )
         bad_key = st.tuples(good, WRONG_KEYS, valid(data_type.valueType, True)).map(lambda p: {**p[0], p[1]: p[2]})
         return st.one_of(pairs, bad_value, bad_key)
     if kind is StructType and data_type.fields:
-        return st.sampled_from(data_type.fieldNames()).flatmap(lambda name: st.fixed_dictionaries({
-            f.name: faulty(f.dataType) if f.name == name else valid(f.dataType, f.nullable) for f in data_type.fields
-        })).flatmap(lambda row: shaped(row, top=False))
+        return (
+            st.sampled_from(data_type.fieldNames())
+            .flatmap(
+                lambda name: st.fixed_dictionaries(
+                    {
+                        f.name: faulty(f.dataType) if f.name == name else valid(f.dataType, f.nullable)
+                        for f in data_type.fields
+                    }
+                )
+            )
+            .flatmap(lambda row: shaped(row, top=False))
+        )
     near = near_miss(data_type)
     return st.integers(0, 3).flatmap(lambda k: ANY_VALUE if k == 0 else near)  # mostly the near misses
 
@@ -313,10 +366,16 @@ def near_miss(data_type: DataType) -> st.SearchStrategy[Any]:  # noqa: PLR0911 -
     kind = type(data_type)
     if kind in INT_RANGES:
         top = 2 ** (INT_RANGES[kind] - 1)
-        return st.one_of(st.floats(), st.decimals(allow_nan=False, places=2), st.booleans(),
-                         st.sampled_from([top, -top - 1, str(top - 1)]))
+        return st.one_of(
+            st.floats(),
+            st.decimals(allow_nan=False, places=2),
+            st.booleans(),
+            st.sampled_from([top, -top - 1, str(top - 1)]),
+        )
     if kind in (FloatType, DoubleType):
-        return st.one_of(st.booleans(), st.decimals(allow_nan=False, places=1), st.sampled_from(["1.5", 2**53 + 1, 10**400]))
+        return st.one_of(
+            st.booleans(), st.decimals(allow_nan=False, places=1), st.sampled_from(["1.5", 2**53 + 1, 10**400])
+        )
     if kind is DecimalType:
         return st.one_of(st.floats(), st.decimals(allow_nan=True), st.sampled_from([10**38, "1"]))
     if kind is StringType:
@@ -413,20 +472,30 @@ def test_items_convert_exactly_or_the_error_names_a_wrong_item_and_column(case):
     got = batch.to_pylist()
     for index, (row, want) in enumerate(zip(got, verdicts)):
         for name in schema.fieldNames():
-            assert same(row[name], want[name]), f"item #{index}, column '{name}': got {row[name]!r}, want {want[name]!r}"
+            assert same(row[name], want[name]), (
+                f"item #{index}, column '{name}': got {row[name]!r}, want {want[name]!r}"
+            )
 
 
 @settings(max_examples=60, deadline=None)
 @given(st.data())
 def test_a_schema_from_ddl_converts_like_the_same_struct_type(data):
     """parse_schema's vocabulary, as DDL text, goes through the same rules (a smaller run)."""
-    ddl = data.draw(st.sampled_from([
-        "a tinyint, b smallint, c int, d bigint", "f float, g double, h decimal(5,2)", "s string, b binary, t boolean",
-        "d date, t timestamp, n timestamp_ntz, v void",
-        "a array<int>, m map<string,double>, s struct<x: int NOT NULL, y: string>",
-    ]))
+    ddl = data.draw(
+        st.sampled_from(
+            [
+                "a tinyint, b smallint, c int, d bigint",
+                "f float, g double, h decimal(5,2)",
+                "s string, b binary, t boolean",
+                "d date, t timestamp, n timestamp_ntz, v void",
+                "a array<int>, m map<string,double>, s struct<x: int NOT NULL, y: string>",
+            ]
+        )
+    )
     schema = parse_schema(ddl)
-    places = {f.name: data.draw(st.sampled_from([valid(f.dataType, f.nullable), faulty(f.dataType)])) for f in schema.fields}
+    places = {
+        f.name: data.draw(st.sampled_from([valid(f.dataType, f.nullable), faulty(f.dataType)])) for f in schema.fields
+    }
     rows = [data.draw(st.fixed_dictionaries(places).flatmap(lambda row: shaped(row, top=True))) for _ in range(3)]
     try:
         expected: Any = [record(item, schema, top=True) for item in rows]

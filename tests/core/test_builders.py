@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import pyarrow as pa
 import pytest
 
-from jetconnect import SinkBuilder, SourceBuilder, SourceError, SinkError, SchemaError, WriteContext
-from jetconnect._builders import SourceBuffer, fill_from_iterator
-from jetconnect._connector import Range
-from jetconnect.errors import OptionError
+from jetconnect import SchemaError, SinkBuilder, SinkError, SourceBuilder, SourceError, WriteContext
 from jetconnect._arrow import parse_schema
+from jetconnect._builders import SourceBuffer, fill_from_iterator
 
 
 def _numbers(n: int, parallelism: int = 1):
@@ -50,7 +47,9 @@ def test_context_has_jet_fields_and_options():
     seen = []
 
     def create(ctx):
-        seen.append((ctx.global_processor_index, ctx.total_parallelism, ctx.local_processor_index, ctx.options.get("greeting")))
+        seen.append(
+            (ctx.global_processor_index, ctx.total_parallelism, ctx.local_processor_index, ctx.options.get("greeting"))
+        )
         return iter([])
 
     source = SourceBuilder.batch("ctx", create).fill_buffer_fn(fill_from_iterator).distributed(2).build()
@@ -110,7 +109,9 @@ def test_create_fn_that_raises_names_the_source():
         raise ConnectionRefusedError("no server")
 
     source = SourceBuilder.batch("remote", create).fill_buffer_fn(fill_from_iterator).build()
-    with pytest.raises(SourceError, match=r"source 'remote' processor 0/1: create_fn raised ConnectionRefusedError: no server"):
+    with pytest.raises(
+        SourceError, match=r"source 'remote' processor 0/1: create_fn raised ConnectionRefusedError: no server"
+    ):
         _rows(source, 0)
 
 
@@ -120,8 +121,12 @@ def test_schema_mismatch_names_source_and_item():
         buf.add(("not a number", "bad"))
         buf.close()
 
-    source = SourceBuilder.batch("typed", lambda ctx: None).fill_buffer_fn(fill).schema("id bigint, name string").build()
-    with pytest.raises(SchemaError, match=r"source 'typed': item #1 of the batch, \('not a number', 'bad'\), does not match schema"):
+    source = (
+        SourceBuilder.batch("typed", lambda ctx: None).fill_buffer_fn(fill).schema("id bigint, name string").build()
+    )
+    with pytest.raises(
+        SchemaError, match=r"source 'typed': item #1 of the batch, \('not a number', 'bad'\), does not match schema"
+    ):
         _rows(source, 0)
 
 
@@ -136,13 +141,17 @@ def test_builder_misuse_is_reported_at_build_time():
     with pytest.raises(SourceError, match="fill_buffer_fn is required"):
         SourceBuilder.batch("x", lambda ctx: None).build()
     with pytest.raises(SourceError, match="go together"):
-        SourceBuilder.stream("x", lambda ctx: None).fill_buffer_fn(lambda s, b: None).create_snapshot_fn(lambda s: 0).build()
+        SourceBuilder.stream("x", lambda ctx: None).fill_buffer_fn(lambda s, b: None).create_snapshot_fn(
+            lambda s: 0
+        ).build()
     with pytest.raises(SourceError, match="positive int"):
         SourceBuilder.batch("x", lambda ctx: None).distributed(0)
     with pytest.raises(SourceError, match="for timestamped streams"):
         SourceBuilder.stream("x", lambda ctx: None).allowed_lateness(10)
     with pytest.raises(SourceError, match="snapshots are for streams"):
-        SourceBuilder.batch("x", lambda ctx: None).fill_buffer_fn(fill_from_iterator).create_snapshot_fn(lambda s: 0).restore_snapshot_fn(lambda s, p: None).build()
+        SourceBuilder.batch("x", lambda ctx: None).fill_buffer_fn(fill_from_iterator).create_snapshot_fn(
+            lambda s: 0
+        ).restore_snapshot_fn(lambda s, p: None).build()
     with pytest.raises(SinkError, match="receive_fn or receive_batch_fn is required"):
         SinkBuilder.sink("s", lambda ctx: None).build()
 
@@ -176,7 +185,11 @@ def test_sink_receives_rows_flushes_and_destroys():
 
 def test_sink_batch_variant_gets_lists_of_rows_and_errors_name_the_sink():
     batches = []
-    sink = SinkBuilder.sink("b", lambda ctx: batches).receive_batch_fn(lambda s, rows: s.append(list(rows)), batch_size=2).build()
+    sink = (
+        SinkBuilder.sink("b", lambda ctx: batches)
+        .receive_batch_fn(lambda s, rows: s.append(list(rows)), batch_size=2)
+        .build()
+    )
     _write(sink, [1, 2, 3])
     assert batches == [[1, 2], [3]]
     bad = SinkBuilder.sink("bad", lambda ctx: None).receive_fn(lambda s, r: 1 / 0).build()

@@ -14,8 +14,15 @@ def test_names_are_normalised_and_ascii_compatible_charsets_pass():
     assert check_charset("cp1252") == "cp1252"
 
 
-@pytest.mark.parametrize("charset, why", [("utf-16", "does not encode newline as one byte"), ("utf-32-le", "does not encode newline"),
-                                          ("no-such-charset", "unknown charset"), (16, "a charset is a name")])
+@pytest.mark.parametrize(
+    "charset, why",
+    [
+        ("utf-16", "does not encode newline as one byte"),
+        ("utf-32-le", "does not encode newline"),
+        ("no-such-charset", "unknown charset"),
+        (16, "a charset is a name"),
+    ],
+)
 def test_a_charset_lines_cannot_be_found_in_is_an_option_error_naming_owner_and_option(charset, why):
     with pytest.raises(OptionError, match=rf"^hdfs: option 'charset': .*{why}"):
         check_charset(charset, owner="hdfs")

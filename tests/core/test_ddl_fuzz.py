@@ -44,10 +44,19 @@ TIME_BOUND = 2.0
 # --- writing DDL ---------------------------------------------------------------------------------
 
 SPELLINGS: dict[type, list[str]] = {
-    ByteType: ["tinyint", "byte"], ShortType: ["smallint", "short"], IntegerType: ["int", "integer"],
-    LongType: ["bigint", "long"], FloatType: ["float", "real"], DoubleType: ["double"], StringType: ["string"],
-    BinaryType: ["binary"], BooleanType: ["boolean"], DateType: ["date"], TimestampType: ["timestamp", "timestamp_ltz"],
-    TimestampNTZType: ["timestamp_ntz"], NullType: ["void"],
+    ByteType: ["tinyint", "byte"],
+    ShortType: ["smallint", "short"],
+    IntegerType: ["int", "integer"],
+    LongType: ["bigint", "long"],
+    FloatType: ["float", "real"],
+    DoubleType: ["double"],
+    StringType: ["string"],
+    BinaryType: ["binary"],
+    BooleanType: ["boolean"],
+    DateType: ["date"],
+    TimestampType: ["timestamp", "timestamp_ltz"],
+    TimestampNTZType: ["timestamp_ntz"],
+    NullType: ["void"],
 }
 
 
@@ -153,9 +162,23 @@ def test_a_schema_written_in_any_spelling_parses_back_to_itself(data):
     assert timed_parse(text) == schema, text
 
 
-ALPHABET = st.sampled_from(list("<>(),:`'\" \n\t\\-.;*/0123456789abcdeiglmnoprstuyzAN_é\x00") + [
-    "array<", "map<", "struct<", "int", "decimal(", "NOT NULL", "``", "string", ", ", ">", "<<", "timestamp_ntz",
-])
+ALPHABET = st.sampled_from(
+    list("<>(),:`'\" \n\t\\-.;*/0123456789abcdeiglmnoprstuyzAN_é\x00")
+    + [
+        "array<",
+        "map<",
+        "struct<",
+        "int",
+        "decimal(",
+        "NOT NULL",
+        "``",
+        "string",
+        ", ",
+        ">",
+        "<<",
+        "timestamp_ntz",
+    ]
+)
 
 
 def check_either_right_or_typed(text: str) -> None:
@@ -176,8 +199,10 @@ def check_either_right_or_typed(text: str) -> None:
 def canonical(data_type: DataType) -> str:
     """DDL for ``data_type`` in one plain spelling (simpleString() would drop NOT NULL and quotes)."""
     if isinstance(data_type, StructType):
-        fields = (f"`{f.name.replace('`', '``')}`: {canonical(f.dataType)}{'' if f.nullable else ' NOT NULL'}"
-                  for f in data_type.fields)
+        fields = (
+            f"`{f.name.replace('`', '``')}`: {canonical(f.dataType)}{'' if f.nullable else ' NOT NULL'}"
+            for f in data_type.fields
+        )
         return f"struct<{', '.join(fields)}>"
     if isinstance(data_type, ArrayType):
         return f"array<{canonical(data_type.elementType)}>"
@@ -238,27 +263,30 @@ def test_not_null_is_kept_where_spark_keeps_it():
     assert schema["s"].dataType["a"].nullable is False and schema["s"].dataType["b"].nullable is True
 
 
-@pytest.mark.parametrize("ddl, says", [
-    ("d decimal(39,1)", "precision must be 1 to 38"),  # Spark: DECIMAL_PRECISION_EXCEEDS_MAX_PRECISION
-    ("d decimal(5,6)", "scale 0 to the precision"),  # Spark: ParseException
-    ("d decimal(0)", "precision must be 1 to 38"),
-    ("d decimal(x)", "expected a small number, found 'x'"),
-    ("d decimal(99999999999999999999)", "expected a small number"),
-    ("a int,", "expected a column name, found the end"),
-    (", a int", "expected a column name, found ','"),
-    ("< int", "expected a column name, found '<'"),
-    ("a array<int", "expected '>', found the end"),
-    ("a array<int>>", "unexpected '>'"),
-    ("a map<int>", "expected ',', found '>'"),
-    ("a int COMMENT 'x'", "unexpected 'COMMENT' at character 6"),  # comments are not supported
-    ("x varchar(3)", "unexpected '('"),
-    ("a interval", "unknown type 'interval'"),
-    ("a `unclosed int", "an unclosed backtick at character 2"),
-    ("a int; drop table t", "unexpected '; drop table t' at character 5"),
-    ("a void NOT NULL", "void NOT NULL"),
-    ("", "it is empty"),
-    ("   \n ", "it is empty"),
-])
+@pytest.mark.parametrize(
+    "ddl, says",
+    [
+        ("d decimal(39,1)", "precision must be 1 to 38"),  # Spark: DECIMAL_PRECISION_EXCEEDS_MAX_PRECISION
+        ("d decimal(5,6)", "scale 0 to the precision"),  # Spark: ParseException
+        ("d decimal(0)", "precision must be 1 to 38"),
+        ("d decimal(x)", "expected a small number, found 'x'"),
+        ("d decimal(99999999999999999999)", "expected a small number"),
+        ("a int,", "expected a column name, found the end"),
+        (", a int", "expected a column name, found ','"),
+        ("< int", "expected a column name, found '<'"),
+        ("a array<int", "expected '>', found the end"),
+        ("a array<int>>", "unexpected '>'"),
+        ("a map<int>", "expected ',', found '>'"),
+        ("a int COMMENT 'x'", "unexpected 'COMMENT' at character 6"),  # comments are not supported
+        ("x varchar(3)", "unexpected '('"),
+        ("a interval", "unknown type 'interval'"),
+        ("a `unclosed int", "an unclosed backtick at character 2"),
+        ("a int; drop table t", "unexpected '; drop table t' at character 5"),
+        ("a void NOT NULL", "void NOT NULL"),
+        ("", "it is empty"),
+        ("   \n ", "it is empty"),
+    ],
+)
 def test_bad_ddl_is_a_schema_error_saying_where(ddl, says):
     with pytest.raises(SchemaError, match="cannot parse schema") as caught:
         parse_schema(ddl)

@@ -68,7 +68,9 @@ def test_an_unknown_connector_fails_naming_the_installed_ones(capsys: pytest.Cap
 
 def test_the_settings_report_compares_with_the_recommended_values_and_sparks_defaults() -> None:
     recommended = {"spark.python.worker.reuse": "true", "spark.python.unix.domain.socket.enabled": "true"}
-    both = conf_report({"spark.python.worker.reuse": "true", "spark.python.unix.domain.socket.enabled": "TRUE"}, recommended)
+    both = conf_report(
+        {"spark.python.worker.reuse": "true", "spark.python.unix.domain.socket.enabled": "TRUE"}, recommended
+    )
     assert [c.status for c in both] == [OK, OK]
     unset = conf_report({}, recommended)
     # worker reuse is Spark's default; Unix sockets are not
@@ -91,10 +93,16 @@ def test_the_settings_report_covers_every_recommended_setting() -> None:
 def test_the_workers_report_fails_on_a_missing_module_or_another_version() -> None:
     from jetconnect import __version__
 
-    wanted = {"jetconnect": ("jetconnect", "jetconnect"), "plugin kafka": ("jetconnect_kafka.plugin", "jetconnect-kafka"),
-              "pyarrow": ("pyarrow", "pyarrow")}
-    answer = ("/usr/bin/python3", [None, "ModuleNotFoundError: No module named 'jetconnect_kafka'", None],
-              [__version__, None, "0.0.1"])
+    wanted = {
+        "jetconnect": ("jetconnect", "jetconnect"),
+        "plugin kafka": ("jetconnect_kafka.plugin", "jetconnect-kafka"),
+        "pyarrow": ("pyarrow", "pyarrow"),
+    }
+    answer = (
+        "/usr/bin/python3",
+        [None, "ModuleNotFoundError: No module named 'jetconnect_kafka'", None],
+        [__version__, None, "0.0.1"],
+    )
     checks = worker_report(wanted, answer)
     lines = [c.line() for c in checks]
     assert checks[0].status == OK and "/usr/bin/python3" in lines[0]
@@ -139,7 +147,10 @@ def _fails_to_build(password: str) -> _Leaky:
 
 @pytest.mark.parametrize("factory, fail_in", [(_Leaky, "schema"), (_Leaky, "splits"), (_fails_to_build, "build")])
 def test_no_spelling_of_a_password_shows_in_the_output(
-    factory, fail_in: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch  # type: ignore[no-untyped-def]
+    factory,
+    fail_in: str,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,  # type: ignore[no-untyped-def]
 ) -> None:
     spec = ConnectorSpec("source", "leaky", factory, "test", "0")
     monkeypatch.setitem(get_registry().sources, "leaky", spec)

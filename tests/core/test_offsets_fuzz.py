@@ -22,7 +22,9 @@ from jetconnect import SourceBuilder, sources
 from jetconnect._builders import _rounds
 from jetconnect.fuzzing import JSON, edited, exercise
 
-FUZZ = settings(max_examples=60, deadline=3000, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+FUZZ = settings(
+    max_examples=60, deadline=3000, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+)
 
 
 class Counter:
@@ -40,7 +42,9 @@ def builder_stream(tmp_path, snapshots: bool):
     builder = SourceBuilder.stream("fuzzed", Counter).fill_buffer_fn(fill).schema("n bigint").distributed(2)
     if snapshots:
         builder = builder.create_snapshot_fn(lambda s: s.n).restore_snapshot_fn(lambda s, n: setattr(s, "n", n))
-    source = builder.build().with_options({"wal_location": str(tmp_path / "wal"), "max_pull_ms": "50", "idle_poll_ms": "0"})
+    source = builder.build().with_options(
+        {"wal_location": str(tmp_path / "wal"), "max_pull_ms": "50", "idle_poll_ms": "0"}
+    )
     start = source.initial_offset()
     end = source.latest_offset(start, 10)
     for range_ in source.ranges(start, end):

@@ -18,7 +18,6 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from jetconnect import sinks, sources
-from jetconnect.errors import OptionError
 from jetconnect._options import Options
 from jetconnect._redaction import (
     is_secret_name,
@@ -33,19 +32,29 @@ from jetconnect._redaction import (
     url_secrets,
 )
 from jetconnect._retry import Backoff, RetriesExhausted, retry_call
+from jetconnect.errors import OptionError
 
 BOUNDED = settings(max_examples=150, deadline=dt.timedelta(seconds=2))
 CANARY = "c@n#a/r%y'\\x"
 # '*' is left out: it is what the mask is made of
 NASTY = "'\\@#/%: \"?&=;+\t\u00e9"
-PASSWORDS = st.text(alphabet=st.sampled_from(NASTY) | st.characters(exclude_categories=["Cs"], exclude_characters="*"),
-                    min_size=1, max_size=24).map(lambda s: f"S3{s}cR")  # marked: "0" shows anywhere
+PASSWORDS = st.text(
+    alphabet=st.sampled_from(NASTY) | st.characters(exclude_categories=["Cs"], exclude_characters="*"),
+    min_size=1,
+    max_size=24,
+).map(lambda s: f"S3{s}cR")  # marked: "0" shows anywhere
 
 
 def spellings(password: str) -> list[str]:
     """How a password leaks: raw, percent-encoded (three ways), repr- and JSON-escaped."""
-    return [password, quote(password, safe=""), quote(password), quote_plus(password), repr(password)[1:-1],
-            json.dumps(password)[1:-1]]
+    return [
+        password,
+        quote(password, safe=""),
+        quote(password),
+        quote_plus(password),
+        repr(password)[1:-1],
+        json.dumps(password)[1:-1],
+    ]
 
 
 def assert_hidden(password: str, *texts: str) -> None:
@@ -85,15 +94,21 @@ def test_a_url_password_never_shows_whatever_it_holds(password: str, scheme: str
 def test_options_show_no_secret_in_repr_or_errors(password: str) -> None:
     encoded = quote(password, safe="")
     raw = {
-        "url": f"postgresql+psycopg://app:{encoded}@db/shop", "store": f"redis://:{encoded}@127.0.0.1:6379/0",
-        "passcode": password, "api_key": password, "sasl.password": password, "ssl.key.password": password,
-        "token": password, "Password": password, "client_secret": password, "table": "t",
+        "url": f"postgresql+psycopg://app:{encoded}@db/shop",
+        "store": f"redis://:{encoded}@127.0.0.1:6379/0",
+        "passcode": password,
+        "api_key": password,
+        "sasl.password": password,
+        "ssl.key.password": password,
+        "token": password,
+        "Password": password,
+        "client_secret": password,
+        "table": "t",
     }
     options = Options(raw, owner="test")
     texts = [repr(options), str(options), repr(secrets_of(options)) and ""]
     for key in ("passcode", "api_key", "token", "url"):
-        for get in (options.get_int, options.get_float, options.get_bool,
-                    lambda k: options.get_choice(k, ("a", "b"))):
+        for get in (options.get_int, options.get_float, options.get_bool, lambda k: options.get_choice(k, ("a", "b"))):
             try:
                 get(key)
             except OptionError as exc:
@@ -104,8 +119,21 @@ def test_options_show_no_secret_in_repr_or_errors(password: str) -> None:
 
 
 def test_which_option_names_are_secret() -> None:
-    for name in ("password", "passcode", "token", "secret", "api_key", "apiKey", "API-KEY", "sasl.password",
-                 "ssl.key.password", "ssl_key_password", "sasl.jaas.config", "delegation_token", "PASSWD"):
+    for name in (
+        "password",
+        "passcode",
+        "token",
+        "secret",
+        "api_key",
+        "apiKey",
+        "API-KEY",
+        "sasl.password",
+        "ssl.key.password",
+        "ssl_key_password",
+        "sasl.jaas.config",
+        "delegation_token",
+        "PASSWD",
+    ):
         assert is_secret_name(name), name
     for name in ("url", "store", "table", "user", "topic", "sasl.mechanism", "ssl.key.location", "key_column"):
         assert not is_secret_name(name), name
@@ -115,7 +143,7 @@ def test_a_driver_quoting_its_connection_string_is_masked_whatever_the_spelling(
     # libpq and DuckDB quote the DSN; a spelling nobody predicted is masked by the setting's name
     assert redact("user='app' password='x\\'y' dbname='shop'") == "user='app' password=*** dbname='shop'"
     assert redact("CONNECT\nlogin:jet\npasscode:a\\cb\n") == "CONNECT\nlogin:jet\npasscode:***\n"
-    assert redact("password authentication failed for user \"app\"") == "password authentication failed for user \"app\""
+    assert redact('password authentication failed for user "app"') == 'password authentication failed for user "app"'
 
 
 def test_urls_and_texts_without_secrets_are_left_alone() -> None:

@@ -8,8 +8,8 @@ import pytest
 
 from jetconnect import OptionError, PluginError, PluginLoadWarning, hookimpl
 from jetconnect._catalog import Catalog
-from jetconnect._registry import Registry, call_with_options
 from jetconnect._options import Options
+from jetconnect._registry import Registry, call_with_options
 
 
 def _plugin(name, **factories):
@@ -61,7 +61,9 @@ def test_two_plugins_claiming_one_name_is_an_error():
 
 
 def test_string_options_are_converted_by_annotations():
-    def factory(topic: str, partitions: int = 1, compact: bool = False, hosts: list[str] | None = None, ratio: float = 1.0):
+    def factory(
+        topic: str, partitions: int = 1, compact: bool = False, hosts: list[str] | None = None, ratio: float = 1.0
+    ):
         return topic, partitions, compact, hosts, ratio
 
     opts = Options({"topic": "t", "PARTITIONS": "3", "compact": "true", "hosts": "a,b", "ratio": "0.5"})
@@ -75,7 +77,7 @@ def test_string_options_are_converted_by_annotations():
 def test_catalog_error_lists_what_is_installed(monkeypatch):
     catalog = Catalog("source")
     with pytest.raises(AttributeError, match="no source named 'nope' is installed"):
-        catalog.nope
+        _ = catalog.nope
 
 
 class _ClassFactory:
@@ -92,4 +94,8 @@ def test_union_annotations_keep_text_where_the_factory_accepts_it():
     def factory(bound: str | int = 0, topics: str | list[str] = "", limit: int | None = None):
         return bound, topics, limit
 
-    assert call_with_options(factory, Options({"bound": "2024-01-01", "topics": "a,b", "limit": "5"}), "s") == ("2024-01-01", ["a", "b"], 5)
+    assert call_with_options(factory, Options({"bound": "2024-01-01", "topics": "a,b", "limit": "5"}), "s") == (
+        "2024-01-01",
+        ["a", "b"],
+        5,
+    )

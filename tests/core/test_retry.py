@@ -24,7 +24,10 @@ def test_gives_up_with_what_and_last_error_and_masks_secrets():
     def always():
         raise ConnectionError("refused by user:s3cret@db")
 
-    with pytest.raises(RetriesExhausted, match=r"connecting to db failed \d+ time\(s\) over .* last error: ConnectionError: refused by user:\*\*\*@db") as info:
+    with pytest.raises(
+        RetriesExhausted,
+        match=r"connecting to db failed \d+ time\(s\) over .* last error: ConnectionError: refused by user:\*\*\*@db",
+    ) as info:
         retry_call(always, retry_on=(ConnectionError,), what="connecting to db", backoff=FAST, secrets=["s3cret"])
     # the caller said errors may quote a secret: the raw one is not chained (tracebacks show chains)
     assert info.value.__cause__ is None and info.value.__context__ is None
@@ -40,5 +43,7 @@ def test_other_errors_and_rejected_ones_are_raised_at_once():
         raise ConnectionError("permanent")
 
     with pytest.raises(ConnectionError):
-        retry_call(permanent, retry_on=(ConnectionError,), retry_if=lambda e: "transient" in str(e), what="x", backoff=FAST)
+        retry_call(
+            permanent, retry_on=(ConnectionError,), retry_if=lambda e: "transient" in str(e), what="x", backoff=FAST
+        )
     assert len(calls) == 1

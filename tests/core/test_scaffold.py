@@ -27,8 +27,13 @@ def test_the_package_has_what_a_plugin_needs(tmp_path):
     root = new_plugin("orders", tmp_path)
     files = {p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file()}
     assert files == {
-        "pyproject.toml", "README.md", "tests/test_orders.py", "jetconnect_orders/__init__.py",
-        "jetconnect_orders/connectors.py", "jetconnect_orders/plugin.py", "jetconnect_orders/py.typed",
+        "pyproject.toml",
+        "README.md",
+        "tests/test_orders.py",
+        "jetconnect_orders/__init__.py",
+        "jetconnect_orders/connectors.py",
+        "jetconnect_orders/plugin.py",
+        "jetconnect_orders/py.typed",
     }
     pyproject = (root / "pyproject.toml").read_text()
     assert 'orders = "jetconnect_orders.plugin"' in pyproject and "jetconnect>=0.1,<0.2" in pyproject

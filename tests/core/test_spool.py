@@ -10,9 +10,9 @@ import pytest
 
 from jetconnect._builders import _receiver
 from jetconnect._builders._receiver import Lease
-from jetconnect.errors import OffsetError
 from jetconnect._files.filesystem import LocalFileSystem
 from jetconnect._spool import Spool
+from jetconnect.errors import OffsetError
 
 
 def _rows(*values: str) -> pa.Table:
@@ -90,7 +90,9 @@ def test_the_trimmed_end_is_durable_before_the_last_segment_goes(tmp_path, monke
     events = []
     fsync, unlink = os.fsync, os.unlink
     monkeypatch.setattr(os, "fsync", lambda fd: (events.append("fsync"), fsync(fd))[1])
-    monkeypatch.setattr(os, "unlink", lambda path, *a, **k: (events.append(os.path.basename(path)), unlink(path, *a, **k))[1])
+    monkeypatch.setattr(
+        os, "unlink", lambda path, *a, **k: (events.append(os.path.basename(path)), unlink(path, *a, **k))[1]
+    )
     spool.trim(end)
     assert events.index(segment.name) > max(i for i, e in enumerate(events) if e == "fsync")
     assert events.count("fsync") >= 2  # the marker's content, then its directory entry

@@ -6,16 +6,13 @@ executor task would, and returns the rows per processor.
 
 from __future__ import annotations
 
-import json
-import os
+import itertools
 import time
 
 import pyarrow as pa
 import pytest
 
 from jetconnect import SourceBuilder, SourceError
-import itertools
-
 from jetconnect._builders import _processor, _rounds
 from jetconnect._connector import Range
 from jetconnect.errors import OffsetError, OptionError
@@ -153,8 +150,13 @@ def test_a_restarted_stream_keeps_the_processors_of_its_checkpoint_when_members_
 
     def stream(members: str):
         return (
-            SourceBuilder.stream("strided", create).fill_buffer_fn(fill).schema("n bigint").distributed(1)
-            .create_snapshot_fn(lambda s: s["k"]).restore_snapshot_fn(lambda s, k: s.update(k=k)).build()
+            SourceBuilder.stream("strided", create)
+            .fill_buffer_fn(fill)
+            .schema("n bigint")
+            .distributed(1)
+            .create_snapshot_fn(lambda s: s["k"])
+            .restore_snapshot_fn(lambda s, k: s.update(k=k))
+            .build()
             .with_options({"jetconnect.members": members, "wal_location": str(tmp_path)})
         )
 
@@ -172,8 +174,11 @@ def test_nondeterministic_restore_is_detected(tmp_path, monkeypatch):
     start = source.initial_offset()
     end, _ = _batch(source, start, 5)
     liar = (
-        SourceBuilder.stream("counter", _Counter).fill_buffer_fn(lambda s, b: None)
-        .create_snapshot_fn(lambda s: s.n).restore_snapshot_fn(lambda s, p: None).build()
+        SourceBuilder.stream("counter", _Counter)
+        .fill_buffer_fn(lambda s, b: None)
+        .create_snapshot_fn(lambda s: s.n)
+        .restore_snapshot_fn(lambda s, p: None)
+        .build()
         .with_options({"wal_location": str(tmp_path / "wal")})
     )
     _restart_workers()
@@ -209,7 +214,12 @@ def test_a_log_stream_delivers_what_earlier_fills_received_then_raises_the_error
         if calls["n"] < 6:
             buf.add(f"line {calls['n']}")
 
-    source = SourceBuilder.stream("flaky", lambda ctx: None).fill_buffer_fn(fill).build().with_options({"wal_location": str(tmp_path)})
+    source = (
+        SourceBuilder.stream("flaky", lambda ctx: None)
+        .fill_buffer_fn(fill)
+        .build()
+        .with_options({"wal_location": str(tmp_path)})
+    )
     position = source.initial_offset()
     position, rows = _batch(source, position)
     assert rows == {0: ["line 1", "line 2"]}  # spooled before the error surfaced
@@ -234,8 +244,11 @@ def test_log_rounds_acknowledge_only_what_is_recorded(tmp_path):
             events.append("fill")
 
     source = (
-        SourceBuilder.stream("broker", lambda ctx: None).fill_buffer_fn(fill)
-        .acknowledge_fn(lambda s: events.append("ack")).build().with_options({"wal_location": str(tmp_path)})
+        SourceBuilder.stream("broker", lambda ctx: None)
+        .fill_buffer_fn(fill)
+        .acknowledge_fn(lambda s: events.append("ack"))
+        .build()
+        .with_options({"wal_location": str(tmp_path)})
     )
     start = source.initial_offset()
     end, rows = _batch(source, start)
@@ -256,7 +269,13 @@ def test_commit_trims_the_spool_to_what_spark_committed_less_the_rows_asked_kept
             buf.add(n)
 
     options = {"wal_location": str(tmp_path), **({"spool_keep_committed_rows": keep} if keep else {})}
-    source = SourceBuilder.stream("broker", lambda ctx: None).fill_buffer_fn(fill).schema("n bigint").build().with_options(options)
+    source = (
+        SourceBuilder.stream("broker", lambda ctx: None)
+        .fill_buffer_fn(fill)
+        .schema("n bigint")
+        .build()
+        .with_options(options)
+    )
     position, delivered = source.initial_offset(), []
     while len(delivered) < 30:
         position, rows = _batch(source, position)
@@ -301,8 +320,12 @@ def test_available_now_without_a_limit_drains_in_one_round_past_max_pull_ms(tmp_
         _fill_counter(state, buf, 5, 60)
 
     source = (
-        SourceBuilder.stream("slow", _Counter).fill_buffer_fn(slow_fill).schema("n bigint")
-        .create_snapshot_fn(lambda s: s.n).restore_snapshot_fn(lambda s, p: setattr(s, "n", p)).build()
+        SourceBuilder.stream("slow", _Counter)
+        .fill_buffer_fn(slow_fill)
+        .schema("n bigint")
+        .create_snapshot_fn(lambda s: s.n)
+        .restore_snapshot_fn(lambda s, p: setattr(s, "n", p))
+        .build()
         .with_options({"wal_location": str(tmp_path / "wal"), "max_pull_ms": "50"})
     )
     source.prepare_available_now()
@@ -359,7 +382,9 @@ def test_an_edited_offset_is_an_error_naming_the_entry(tmp_path, entry, complain
 
 
 def test_a_corrupt_or_truncated_round_record_names_the_file(tmp_path):
-    source = SourceBuilder.stream("q", lambda ctx: None).fill_buffer_fn(lambda s, b: b.add("x") if len(b) == 0 else None)
+    source = SourceBuilder.stream("q", lambda ctx: None).fill_buffer_fn(
+        lambda s, b: b.add("x") if len(b) == 0 else None
+    )
     source = source.build().with_options({"wal_location": str(tmp_path)})
     start = source.initial_offset()
     end, _ = _batch(source, start, 1)
@@ -378,8 +403,13 @@ def test_timestamped_stream_adds_event_time_and_watermark(tmp_path):
         buf.add(("a",), 1_700_000_000_000)
 
     source = (
-        SourceBuilder.timestamped_stream("events", lambda ctx: None).fill_buffer_fn(fill).schema("v string")
-        .create_snapshot_fn(lambda s: 0).restore_snapshot_fn(lambda s, p: None).allowed_lateness(250).build()
+        SourceBuilder.timestamped_stream("events", lambda ctx: None)
+        .fill_buffer_fn(fill)
+        .schema("v string")
+        .create_snapshot_fn(lambda s: 0)
+        .restore_snapshot_fn(lambda s, p: None)
+        .allowed_lateness(250)
+        .build()
         .with_options({"wal_location": str(tmp_path)})
     )
     assert source.schema().simpleString() == "struct<v:string,event_time:timestamp>"
@@ -393,8 +423,11 @@ def test_timestamped_stream_adds_event_time_and_watermark(tmp_path):
 
 def test_stream_calling_close_is_an_error(tmp_path):
     source = (
-        SourceBuilder.stream("endless", lambda ctx: None).fill_buffer_fn(lambda s, b: b.close())
-        .create_snapshot_fn(lambda s: 0).restore_snapshot_fn(lambda s, p: None).build()
+        SourceBuilder.stream("endless", lambda ctx: None)
+        .fill_buffer_fn(lambda s, b: b.close())
+        .create_snapshot_fn(lambda s: 0)
+        .restore_snapshot_fn(lambda s, p: None)
+        .build()
         .with_options({"wal_location": str(tmp_path)})
     )
     start = source.initial_offset()
@@ -432,7 +465,9 @@ def test_available_now_does_not_end_while_a_slow_receiver_is_still_connecting(tm
             buf.add(str(value))
 
     source = (
-        SourceBuilder.stream("slow", connect).fill_buffer_fn(fill).build()
+        SourceBuilder.stream("slow", connect)
+        .fill_buffer_fn(fill)
+        .build()
         .with_options({"wal_location": str(tmp_path), "max_pull_ms": "200"})
     )
     source.prepare_available_now()
@@ -450,8 +485,10 @@ def test_available_now_stops_the_receivers_when_every_processor_is_done(tmp_path
     import time
 
     source = (
-        SourceBuilder.stream("finite", lambda ctx: iter(range(5))).fill_buffer_fn(lambda s, b: b.add_all([str(v) for v in itertools.islice(s, 2)]))
-        .build().with_options({"wal_location": str(tmp_path)})
+        SourceBuilder.stream("finite", lambda ctx: iter(range(5)))
+        .fill_buffer_fn(lambda s, b: b.add_all([str(v) for v in itertools.islice(s, 2)]))
+        .build()
+        .with_options({"wal_location": str(tmp_path)})
     )
     source.prepare_available_now()
     position, seen = source.initial_offset(), []
@@ -473,8 +510,10 @@ def test_stop_receivers_stops_the_receivers_of_a_run_whose_stop_was_never_called
     from jetconnect._builders import stop_receivers
 
     source = (
-        SourceBuilder.stream("endless", lambda ctx: itertools.count()).fill_buffer_fn(lambda s, b: b.add_all([str(v) for v in itertools.islice(s, 2)]))
-        .build().with_options({"wal_location": str(tmp_path / "wal"), "max_pull_records": 4})
+        SourceBuilder.stream("endless", lambda ctx: itertools.count())
+        .fill_buffer_fn(lambda s, b: b.add_all([str(v) for v in itertools.islice(s, 2)]))
+        .build()
+        .with_options({"wal_location": str(tmp_path / "wal"), "max_pull_records": 4})
     )
     position = source.initial_offset()
     end = source.latest_offset(position, None)
@@ -508,7 +547,10 @@ def test_a_receiver_lives_while_rounds_in_other_workers_read_its_spool_and_stops
         buf.add(1)
 
     source = (
-        SourceBuilder.stream("remote", lambda ctx: None).fill_buffer_fn(fill).schema("n bigint").build()
+        SourceBuilder.stream("remote", lambda ctx: None)
+        .fill_buffer_fn(fill)
+        .schema("n bigint")
+        .build()
         .with_options({"wal_location": str(tmp_path), "processor_keep_alive_ms": "1500", "max_pull_ms": "100"})
     )
     position, _ = _batch(source, source.initial_offset())
@@ -527,7 +569,11 @@ def test_a_first_micro_batch_planned_before_a_crash_is_replayed_by_the_restarted
     # Found by scripts/chaos.sh: killed after offsets/0 and before commits/0, the restarted driver made a
     # new run id in initial_offset() and Spark asked for ranges(new initial offset, the checkpoint's offsets/0)
     def build():
-        builder = SourceBuilder.stream("first", _Counter).fill_buffer_fn(lambda s, b: _fill_counter(s, b, 5, 12)).schema("n bigint")
+        builder = (
+            SourceBuilder.stream("first", _Counter)
+            .fill_buffer_fn(lambda s, b: _fill_counter(s, b, 5, 12))
+            .schema("n bigint")
+        )
         if snapshots:
             builder = builder.create_snapshot_fn(lambda s: s.n).restore_snapshot_fn(lambda s, p: setattr(s, "n", p))
         return builder.build().with_options({"wal_location": str(tmp_path / "wal")})
@@ -563,7 +609,10 @@ def test_a_receiver_spools_at_most_the_backlog_past_the_last_round_taken(tmp_pat
             state["n"] += 1
 
     source = (
-        SourceBuilder.stream("flood", lambda ctx: {"n": 0}).fill_buffer_fn(fill).schema("n bigint").build()
+        SourceBuilder.stream("flood", lambda ctx: {"n": 0})
+        .fill_buffer_fn(fill)
+        .schema("n bigint")
+        .build()
         .with_options({"wal_location": str(tmp_path), "max_pull_ms": "300", **bound})
     )
     start = source.initial_offset()

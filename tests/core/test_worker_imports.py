@@ -87,7 +87,7 @@ def test_a_local_master_on_the_drivers_own_python_is_not_asked(monkeypatch):
 
 def test_workers_that_cannot_run_the_probe_are_a_setup_error_too(monkeypatch):
     def broken(spark, names):
-        raise RuntimeError("Cannot run program \"/nowhere/python\": error=2, No such file or directory")
+        raise RuntimeError('Cannot run program "/nowhere/python": error=2, No such file or directory')
 
     monkeypatch.setattr(_imports, "_ask_workers", broken)
     with pytest.raises(WorkerSetupError, match="workers \\(/nowhere/python\\) could not run") as caught:

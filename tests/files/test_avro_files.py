@@ -10,21 +10,32 @@ import uuid
 import fastavro
 import pytest
 from pyspark.sql.types import (
-    ArrayType, DateType, DecimalType, IntegerType, LongType, MapType, StringType, StructField, StructType,
-    TimestampNTZType, TimestampType,
+    ArrayType,
+    DateType,
+    DecimalType,
+    IntegerType,
+    LongType,
+    MapType,
+    StringType,
+    StructField,
+    StructType,
+    TimestampNTZType,
+    TimestampType,
 )
 
 from jetconnect._connector import CommitContext, WriteContext
-from jetconnect.errors import SchemaError, SinkError
+from jetconnect._files.avro_schema import to_avro_schema, to_spark_schema
 from jetconnect._files.filesystem import LocalFileSystem
 from jetconnect._files.line_splits import FileRange
+from jetconnect.errors import SchemaError, SinkError
 from jetconnect_files.avro_container import AvroFileError, read_header
-from jetconnect._files.avro_schema import to_avro_schema, to_spark_schema
 from jetconnect_files.avro_sink import AvroSink
 from jetconnect_files.avro_source import AvroSource
 
 SCHEMA = {
-    "type": "record", "name": "Order", "namespace": "shop",
+    "type": "record",
+    "name": "Order",
+    "namespace": "shop",
     "fields": [
         {"name": "id", "type": "long"},
         {"name": "note", "type": ["null", "string"], "default": None},
@@ -37,7 +48,10 @@ SCHEMA = {
         {"name": "attrs", "type": {"type": "map", "values": ["null", "long"]}},
         {"name": "state", "type": {"type": "enum", "name": "State", "symbols": ["NEW", "DONE"]}},
         {"name": "hash", "type": {"type": "fixed", "name": "Hash", "size": 2}},
-        {"name": "where", "type": {"type": "record", "name": "Address", "fields": [{"name": "city", "type": "string"}]}},
+        {
+            "name": "where",
+            "type": {"type": "record", "name": "Address", "fields": [{"name": "city", "type": "string"}]},
+        },
         {"name": "previous", "type": ["null", "State"], "default": None},
     ],
 }
@@ -45,11 +59,18 @@ SCHEMA = {
 
 def _record(i: int) -> dict:
     return {
-        "id": i, "note": None if i % 2 else f"n{i}", "day": dt.date(2024, 1, 1 + i % 28),
-        "at": dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc) + dt.timedelta(seconds=i),
+        "id": i,
+        "note": None if i % 2 else f"n{i}",
+        "day": dt.date(2024, 1, 1 + i % 28),
+        "at": dt.datetime(2024, 1, 1, tzinfo=dt.UTC) + dt.timedelta(seconds=i),
         "local": dt.datetime(2024, 1, 1, 12) + dt.timedelta(microseconds=i),
-        "price": decimal.Decimal(i) / 100, "key": str(uuid.UUID(int=i)), "tags": ["a"] * (i % 3),
-        "attrs": {"k": i, "none": None}, "state": "NEW", "hash": b"ab", "where": {"city": f"c{i}"},
+        "price": decimal.Decimal(i) / 100,
+        "key": str(uuid.UUID(int=i)),
+        "tags": ["a"] * (i % 3),
+        "attrs": {"k": i, "none": None},
+        "state": "NEW",
+        "hash": b"ab",
+        "where": {"city": f"c{i}"},
         "previous": "DONE" if i % 3 == 0 else None,
     }
 
@@ -72,7 +93,11 @@ def test_spark_schema_from_writer_schema() -> None:
 
 
 def test_unsupported_union_names_the_field() -> None:
-    bad = {"type": "record", "name": "R", "fields": [{"name": "x", "type": {"type": "array", "items": ["int", "string"]}}]}
+    bad = {
+        "type": "record",
+        "name": "R",
+        "fields": [{"name": "x", "type": {"type": "array", "items": ["int", "string"]}}],
+    }
     with pytest.raises(SchemaError, match=r"field 'x\[\]' is a union"):
         to_spark_schema(bad, "test")
 
@@ -90,13 +115,19 @@ def test_any_byte_ranges_read_every_record_once(tmp_path, codec: str) -> None:
         ids = [row["id"] for b in batches for row in b.to_pylist()]
         assert ids == list(range(300)), step
     row = next(source.read_split([FileRange(str(path), 0, size)])).to_pylist()[3]
-    assert row["key"] == str(uuid.UUID(int=3)) and row["attrs"] == [("k", 3), ("none", None)] and row["previous"] == "DONE"
+    assert (
+        row["key"] == str(uuid.UUID(int=3)) and row["attrs"] == [("k", 3), ("none", None)] and row["previous"] == "DONE"
+    )
 
 
 def test_reader_schema_projects_every_file(tmp_path) -> None:
     _write(tmp_path / "a.avro", [_record(1)])
-    reader = {"type": "record", "name": "Order", "namespace": "shop",
-              "fields": [{"name": "id", "type": "long"}, {"name": "extra", "type": "string", "default": "x"}]}
+    reader = {
+        "type": "record",
+        "name": "Order",
+        "namespace": "shop",
+        "fields": [{"name": "id", "type": "long"}, {"name": "extra", "type": "string", "default": "x"}],
+    }
     source = AvroSource(LocalFileSystem(), str(tmp_path), schema=json.dumps(reader))
     assert [f.name for f in source.schema().fields] == ["id", "extra"]
     split = source.splits()[0]
@@ -121,11 +152,14 @@ def test_corrupt_files_name_file_and_block(tmp_path) -> None:
 def test_sink_schema_derivation_and_fastavro_reads_the_files(tmp_path) -> None:
     import pyarrow as pa
 
-    schema = StructType([
-        StructField("id", LongType(), False), StructField("n", IntegerType()),
-        StructField("m", MapType(StringType(), ArrayType(LongType()))),
-        StructField("s", StructType([StructField("x", MapType(StringType(), StringType()))])),
-    ])
+    schema = StructType(
+        [
+            StructField("id", LongType(), False),
+            StructField("n", IntegerType()),
+            StructField("m", MapType(StringType(), ArrayType(LongType()))),
+            StructField("s", StructType([StructField("x", MapType(StringType(), StringType()))])),
+        ]
+    )
     avro = to_avro_schema(schema)
     assert avro["fields"][0] == {"name": "id", "type": "long"}
     assert avro["fields"][1]["type"] == ["null", "int"]
@@ -174,7 +208,9 @@ def test_sink_rolls_files_and_numbers_records_across_them(tmp_path) -> None:
 
     bad = [*batches[:2], pa.RecordBatch.from_pylist([{"id": 4}, {"id": None}])]
     with pytest.raises(SinkError, match=r"record #5 of this partition"):
-        sink.write_partition(iter(bad), WriteContext(partition_id=1, attempt=0, batch_id=4, query_id="q", schema=schema))
+        sink.write_partition(
+            iter(bad), WriteContext(partition_id=1, attempt=0, batch_id=4, query_id="q", schema=schema)
+        )
 
 
 def test_records_of_an_empty_schema_are_counted_and_a_crafted_count_is_refused(tmp_path) -> None:
@@ -188,5 +224,7 @@ def test_records_of_an_empty_schema_are_counted_and_a_crafted_count_is_refused(t
     header = read_header(LocalFileSystem(), str(tmp_path / "e.avro"))
     crafted = data[: header.data_start] + b"\xfe\xff\xff\xff\xff\x0f" + b"\x00" + header.sync
     (tmp_path / "e.avro").write_bytes(crafted)
-    with pytest.raises(AvroFileError, match=rf"block at byte {header.data_start}: it declares 274877906943 records in 0 bytes"):
+    with pytest.raises(
+        AvroFileError, match=rf"block at byte {header.data_start}: it declares 274877906943 records in 0 bytes"
+    ):
         list(source.read_split([FileRange(str(tmp_path / "e.avro"), 0, len(crafted))]))

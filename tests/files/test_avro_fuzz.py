@@ -26,7 +26,8 @@ from jetconnect.errors import JetconnectError
 from jetconnect_files.avro_container import AvroFileError
 
 SCHEMA = {
-    "type": "record", "name": "R",
+    "type": "record",
+    "name": "R",
     "fields": [
         {"name": "id", "type": "long"},
         {"name": "name", "type": "string"},
@@ -125,8 +126,14 @@ def test_the_crafted_header_that_looped_forever() -> None:
 @pytest.mark.parametrize(
     "data, detail",
     [
-        (b"Obj\x01" + varint(1) + varint(2**62) + b"k", "at byte 5: a metadata key is 4611686018427387904 bytes long but the file ends"),
-        (b"Obj\x01" + varint(1) + varint(1) + b"k" + varint(2**62) + b"v", "at byte 7: metadata 'k' is 4611686018427387904 bytes long"),
+        (
+            b"Obj\x01" + varint(1) + varint(2**62) + b"k",
+            "at byte 5: a metadata key is 4611686018427387904 bytes long but the file ends",
+        ),
+        (
+            b"Obj\x01" + varint(1) + varint(1) + b"k" + varint(2**62) + b"v",
+            "at byte 7: metadata 'k' is 4611686018427387904 bytes long",
+        ),
         (b"Obj\x01" + varint(2**62) + b"\x00" * 20, "declares 4611686018427387904 metadata entries"),
         (b"Obj\x01" + b"\xff" * 11, "longer than 10 bytes"),
         (b"Obj\x01" + varint(-(2**63)) + varint(0) + b"\x00" * 16, "declares 9223372036854775808 metadata entries"),
@@ -166,7 +173,12 @@ def test_random_bytes_are_a_typed_error(noise: bytes) -> None:
 
 @FUZZ
 @given(
-    st.lists(st.one_of(interesting_longs.map(varint), st.binary(max_size=6), st.just(b"avro.schema"), st.just(b"avro.codec")), max_size=12),
+    st.lists(
+        st.one_of(
+            interesting_longs.map(varint), st.binary(max_size=6), st.just(b"avro.schema"), st.just(b"avro.codec")
+        ),
+        max_size=12,
+    ),
     st.sampled_from([b"", b'"long"', b'{"type":"record","name":"R","fields":[]}', b"[" * 5000, b'{"type": "record"}']),
 )
 def test_crafted_headers_are_a_typed_error_or_read(pieces: list[bytes], schema: bytes) -> None:
@@ -215,7 +227,9 @@ def test_overwritten_counts_sizes_and_sync_markers_are_errors(records, codec, da
         mutated = whole[:at] + varint(new) + whole[at + length :]
     split = data.draw(st.integers(40, len(whole) + 1), label="max_split_bytes")
     rows, error = read_avro(mutated, split)
-    assert error is not None, f"{what} of block {index} overwritten, yet {len(rows)} of {len(records)} records came back"
+    assert error is not None, (
+        f"{what} of block {index} overwritten, yet {len(rows)} of {len(records)} records came back"
+    )
     assert re.search(r"block at byte \d+", str(error)), str(error)
 
 

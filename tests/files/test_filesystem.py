@@ -98,7 +98,9 @@ def test_jets_non_shared_file_system_is_refused_not_ignored(tmp_path, value):
 
     with pytest.raises(OptionError, match=r"option 'shared_file_system' = false .* cannot be honoured on Spark"):
         if isinstance(value, str):  # through Spark's string options
-            get_registry().sources["files"].create_from_options(Options({"directory": str(tmp_path), "shared_file_system": value}))
+            get_registry().sources["files"].create_from_options(
+                Options({"directory": str(tmp_path), "shared_file_system": value})
+            )
         else:
             sources.files(str(tmp_path), shared_file_system=value)
     assert sources.files(str(tmp_path), shared_file_system=True).directory == str(tmp_path)

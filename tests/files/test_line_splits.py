@@ -5,16 +5,20 @@ from __future__ import annotations
 import pytest
 
 from jetconnect._charsets import check_charset
-from jetconnect.errors import OptionError, SourceError
 from jetconnect._files.filesystem import FileInfo, LocalFileSystem
 from jetconnect._files.line_splits import FileRange, plan_splits, read_lines
+from jetconnect.errors import OptionError, SourceError
 
 
 def _lines(path, start: int, end: int, **kw) -> list[str]:
-    return [s for array in read_lines(LocalFileSystem(), FileRange(str(path), start, end), **kw) for s in array.to_pylist()]
+    return [
+        s for array in read_lines(LocalFileSystem(), FileRange(str(path), start, end), **kw) for s in array.to_pylist()
+    ]
 
 
-@pytest.mark.parametrize("content", [b"alpha\nbeta\n\ngamma\r\ndelta", b"a\nbb\nccc\n", b"\n\n\n", b"x", "ünï\ncødé\n€\n".encode()])
+@pytest.mark.parametrize(
+    "content", [b"alpha\nbeta\n\ngamma\r\ndelta", b"a\nbb\nccc\n", b"\n\n\n", b"x", "ünï\ncødé\n€\n".encode()]
+)
 def test_any_cuts_read_each_line_exactly_once(tmp_path, content: bytes) -> None:
     path = tmp_path / "f.txt"
     path.write_bytes(content)
@@ -56,5 +60,7 @@ def test_plan_splits_cuts_large_files_and_packs_small_ones() -> None:
     assert ranges == [("big", 0, 400), ("big", 400, 800), ("big", 800, 1000), ("s1", 0, 10), ("s2", 0, 10)]
     assert len(splits) == 3
     assert plan_splits([]) == []
-    many = plan_splits([FileInfo(f"f{i}", 100, 0) for i in range(8)], max_split_bytes=10_000, open_cost_bytes=0, min_splits=4)
+    many = plan_splits(
+        [FileInfo(f"f{i}", 100, 0) for i in range(8)], max_split_bytes=10_000, open_cost_bytes=0, min_splits=4
+    )
     assert len(many) == 4

@@ -20,7 +20,9 @@ from jetconnect.errors import SourceError
 
 FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 #: Line breaks, multi-byte characters of every UTF-8 length, and plain text.
-text_st = st.lists(st.sampled_from(["a", "bc", " ", "\n", "\r\n", "\r", "é", "€", "𝄞", "\u2028", "\x00"]), max_size=40).map("".join)
+text_st = st.lists(
+    st.sampled_from(["a", "bc", " ", "\n", "\r\n", "\r", "é", "€", "𝄞", "\u2028", "\x00"]), max_size=40
+).map("".join)
 
 
 def expected_lines(data: bytes) -> list[str]:
@@ -57,7 +59,9 @@ def test_a_file_cut_anywhere_gives_its_lines_or_names_the_cut_sequence(text: str
             try:
                 read_files(directory, split)
             except SourceError as error:
-                assert re.search(rf"'{re.escape(str(path))}': bytes at offset {exc.start} are not valid utf-8", str(error))
+                assert re.search(
+                    rf"'{re.escape(str(path))}': bytes at offset {exc.start} are not valid utf-8", str(error)
+                )
             else:
                 raise AssertionError(f"a file cut inside a UTF-8 sequence at byte {cut} read without an error")
         else:

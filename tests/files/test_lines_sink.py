@@ -8,9 +8,9 @@ from pyspark.sql.types import LongType, StringType, StructField, StructType
 
 from jetconnect import sinks
 from jetconnect._connector import CommitContext, WriteContext
-from jetconnect.errors import OptionError, SchemaError, SinkError
 from jetconnect._files.filesystem import LocalFileSystem
 from jetconnect._files.sink import encode_lines
+from jetconnect.errors import OptionError, SchemaError, SinkError
 from jetconnect_files.lines_sink import FilesSink
 
 SCHEMA = StructType([StructField("value", StringType())])
@@ -54,8 +54,18 @@ def test_roll_bytes_must_be_a_count(tmp_path, sink, value) -> None:
         getattr(sinks, sink)(directory=str(tmp_path), roll_bytes=value)
 
 
-NAMES = [("prefix", "../escape"), ("prefix", "a/b"), ("prefix", "/abs"), ("prefix", ".hidden"), ("prefix", "_x"),
-         ("prefix", ""), ("suffix", "/../../x.txt"), ("suffix", ".txt/.."), ("suffix", "x\\y"), ("prefix", "nul\x00")]
+NAMES = [
+    ("prefix", "../escape"),
+    ("prefix", "a/b"),
+    ("prefix", "/abs"),
+    ("prefix", ".hidden"),
+    ("prefix", "_x"),
+    ("prefix", ""),
+    ("suffix", "/../../x.txt"),
+    ("suffix", ".txt/.."),
+    ("suffix", "x\\y"),
+    ("prefix", "nul\x00"),
+]
 
 
 @pytest.mark.parametrize("sink", ["files", "avro"])
@@ -72,12 +82,13 @@ def test_a_value_with_a_line_break_fails_the_task_and_commits_nothing(tmp_path) 
     ctx = WriteContext(partition_id=0, attempt=0, batch_id=1, query_id="q", schema=SCHEMA)
     for values, row in ((["ok", "two\nlines"], 1), (["cr at the end\r", "ok"], 0), (["a\r\nb"], 0)):
         batch = pa.RecordBatch.from_pydict({"value": values})
-        with pytest.raises(SinkError, match=rf"files sink: the value of row {row} \(of a batch of {len(values)}\) holds a line break"):
+        with pytest.raises(
+            SinkError, match=rf"files sink: the value of row {row} \(of a batch of {len(values)}\) holds a line break"
+        ):
             sink.write_partition(iter([batch]), ctx)
     assert [p for p in tmp_path.rglob("*") if p.is_file()] == []
     # A "\r" inside a value is no line break here: it reads back as it was.
     assert encode_lines(pa.array(["a\rb"]), "utf-8") == b"a\rb\n"
-
 
 
 SCHEMA_KV = StructType([StructField("k", StringType()), StructField("v", LongType())])
@@ -100,8 +111,10 @@ def test_to_string_fn_and_append_as_jet_has_them(tmp_path):
     _batch_write(sink, pa.record_batch({"k": ["a", "b"], "v": [1, None]}))
     _batch_write(sink, pa.record_batch({"k": ["c"], "v": [3]}))
     assert _visible_lines(tmp_path) == ["a=1", "b=None", "c=3"]
-    _batch_write(FilesSink(LocalFileSystem(), str(tmp_path), to_string_fn=lambda row: row.k, append=False),
-                 pa.record_batch({"k": ["d"], "v": [4]}))
+    _batch_write(
+        FilesSink(LocalFileSystem(), str(tmp_path), to_string_fn=lambda row: row.k, append=False),
+        pa.record_batch({"k": ["d"], "v": [4]}),
+    )
     assert _visible_lines(tmp_path) == ["d"]
 
 

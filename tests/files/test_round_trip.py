@@ -23,11 +23,18 @@ from jetconnect.errors import SinkError
 
 ROUND_TRIP = settings(max_examples=50, deadline=None)
 #: Any text Spark can hold (no lone surrogates: they are not UTF-8), nulls, empty and long values.
-values_st = st.lists(st.none() | st.text(max_size=30) | st.sampled_from(["", "x" * 70_000, "\u2028", "\x85", "\x00"]), max_size=30)
+values_st = st.lists(
+    st.none() | st.text(max_size=30) | st.sampled_from(["", "x" * 70_000, "\u2028", "\x85", "\x00"]), max_size=30
+)
 
 
 def write(sink, batch: pa.RecordBatch) -> None:
-    schema = StructType([StructField(name, LongType() if pa.types.is_integer(t) else StringType()) for name, t in zip(batch.schema.names, batch.schema.types)])
+    schema = StructType(
+        [
+            StructField(name, LongType() if pa.types.is_integer(t) else StringType())
+            for name, t in zip(batch.schema.names, batch.schema.types)
+        ]
+    )
     ctx = WriteContext(partition_id=0, attempt=0, batch_id=7, query_id="q-1", schema=schema)
     sink.commit([sink.write_partition(iter([batch]), ctx)], CommitContext(batch_id=7, query_id="q-1"))
 

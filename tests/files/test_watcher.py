@@ -9,9 +9,9 @@ import pytest
 
 from jetconnect import sources
 from jetconnect._connector import Range
-from jetconnect.errors import OffsetError, OptionError, SourceError
-from jetconnect._files.filesystem import LocalFileSystem
 from jetconnect._files import GrowingLinesSource
+from jetconnect._files.filesystem import LocalFileSystem
+from jetconnect.errors import OffsetError, OptionError, SourceError
 
 
 def _read(source: GrowingLinesSource, start: dict, end: dict) -> list[str]:
@@ -132,7 +132,9 @@ def test_an_offset_entry_outside_the_directory_is_an_offset_error(tmp_path, entr
     (tmp_path / "outside.txt").write_text("not yours\n")
     source = sources.file_watcher(directory=str(watched))
     edited = {"f": 5, entry: 10}  # what a hand-edited checkpoint/offsets/N could say
-    message = rf"offset entry {re.escape(repr(entry))} (does not name|names) a file (inside|outside) the watched directory"
+    message = (
+        rf"offset entry {re.escape(repr(entry))} (does not name|names) a file (inside|outside) the watched directory"
+    )
     with pytest.raises(OffsetError, match=message):
         source.latest_offset(edited, None)
     with pytest.raises(OffsetError, match=message):

@@ -8,12 +8,12 @@ import re
 import pytest
 from hdfs.util import HdfsError
 
-from jetconnect.errors import OffsetError, OptionError
 from jetconnect._files.line_splits import FileRange
+from jetconnect.errors import OffsetError, OptionError
 from jetconnect_hdfs import HdfsConnection, WebHdfsFileSystem, hdfs_sink, hdfs_source
+from jetconnect_hdfs.connectors import split_path
 from jetconnect_hdfs.errors import as_os_error, is_transient
 from jetconnect_hdfs.filesystem import hdfs_path
-from jetconnect_hdfs.connectors import split_path
 
 URL = "http://127.0.0.1:1"  # never contacted by these tests
 
@@ -83,8 +83,14 @@ def test_transient_and_permanent_failures():
     assert not is_transient(HdfsError("File /x not found.", exception="FileNotFoundException"))
     assert not is_transient(HdfsError("Offset=5 out of the range [0, 5); OPEN", exception="IOException"))
     assert not is_transient(HdfsError("Unable to rename"))
-    assert isinstance(as_os_error(HdfsError("File /x not found.\n\tat Java", exception="FileNotFoundException"), "read /x"), FileNotFoundError)
-    assert str(as_os_error(HdfsError("/x exists\n\tat org.apache", exception="FileAlreadyExistsException"), "create /x")) == "create /x: /x exists"
+    assert isinstance(
+        as_os_error(HdfsError("File /x not found.\n\tat Java", exception="FileNotFoundException"), "read /x"),
+        FileNotFoundError,
+    )
+    assert (
+        str(as_os_error(HdfsError("/x exists\n\tat org.apache", exception="FileAlreadyExistsException"), "create /x"))
+        == "create /x: /x exists"
+    )
 
 
 def test_stream_ranges_depend_on_the_offsets_alone():
@@ -117,7 +123,6 @@ def test_the_file_system_pickles_without_a_client():
 
 def test_no_secret_in_errors_or_log_lines_when_the_server_is_unreachable(caplog):
     from jetconnect._retry import Backoff
-
     from jetconnect_hdfs import WebHdfsError
 
     fs = WebHdfsFileSystem(HdfsConnection(URL, token="s3cr3t-token", timeout=2), Backoff(0.05, 0.1, deadline=0.3))
@@ -175,7 +180,7 @@ def test_a_read_whose_body_ends_early_without_an_error_resumes_instead_of_losing
     class Client:
         def read(self, path, offset, length):
             opened.append((offset, length))
-            body = data[offset:offset + length]
+            body = data[offset : offset + length]
             if len(opened) == 1:
                 body = body[:3000]  # the first body stops early, cleanly
             return contextlib.nullcontext(io.BytesIO(body))

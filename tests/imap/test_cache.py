@@ -11,15 +11,15 @@ import uuid
 
 import pyarrow as pa
 import pytest
+from pyspark.sql.types import StructType
+
+from jetconnect._connector import WriteContext
+from jetconnect._registry import get_registry
+from jetconnect.errors import OptionError, SourceError
 from jetconnect_imap import connect
 from jetconnect_imap.cache_connectors import CacheEventType, expire
 from jetconnect_imap.factories import cache_journal, cache_sink, cache_source, map_journal, map_sink, map_source
 from jetconnect_imap.store import StoreError, open_store
-from pyspark.sql.types import StructType
-
-from jetconnect._connector import WriteContext
-from jetconnect.errors import OptionError, SourceError
-from jetconnect._registry import get_registry
 
 
 @pytest.fixture
@@ -41,7 +41,9 @@ def _batch(pairs) -> pa.RecordBatch:
 
 def _write(sink, pairs, batch: int | None = None) -> None:
     """One task writing ``pairs``, each in a record batch of its own (so values may differ in type)."""
-    sink.write_partition(iter([_batch([pair]) for pair in pairs]), _ctx(batch=batch, query=None if batch is None else "q1"))
+    sink.write_partition(
+        iter([_batch([pair]) for pair in pairs]), _ctx(batch=batch, query=None if batch is None else "q1")
+    )
 
 
 def _read(source) -> list[tuple]:
@@ -106,8 +108,13 @@ def test_the_journal_default_is_jets_cache_put_events_as_key_and_new_value(url: 
         ("REMOVED", "b", "2", None),  # values are unwrapped: the expiry time stays in the store
         ("UPDATED", "a", "1", '{"n":2}'),
     ]
-    removed = cache_journal(name, store=url, event_types=["removed"], projection=lambda e: (e.type.value, e.old_value),
-                            schema="type string, old long")
+    removed = cache_journal(
+        name,
+        store=url,
+        event_types=["removed"],
+        projection=lambda e: (e.type.value, e.old_value),
+        schema="type string, old long",
+    )
     assert _journal(removed) == [("REMOVED", 2)]
 
 
@@ -131,8 +138,12 @@ def test_a_write_over_an_expired_entry_creates_it_and_a_removal_expires_it(url: 
     time.sleep(0.2)  # both expired, neither read since: still in the store
     _write(cache_sink(name, store=url), [("a", 10), ("b", None)])
     events = [(r[2], r[3], r[4], r[5]) for r in _journal(cache_journal(name, store=url, full_events=True))]
-    assert events == [("CREATED", "a", None, "1"), ("CREATED", "b", None, "2"),
-                      ("CREATED", "a", None, "10"), ("EXPIRED", "b", "2", None)]
+    assert events == [
+        ("CREATED", "a", None, "1"),
+        ("CREATED", "b", None, "2"),
+        ("CREATED", "a", None, "10"),
+        ("EXPIRED", "b", "2", None),
+    ]
     assert _read(cache_source(name, store=url)) == [("a", "10")]
 
 
@@ -154,8 +165,11 @@ def test_options_are_checked(url: str) -> None:
     for bad in (0, -1.0, float("inf"), True, "soon"):
         with pytest.raises(OptionError, match="sink 'cache': option 'expiry_s' must be a positive number"):
             cache_sink(_name(), store=url, expiry_s=bad)
-    with pytest.raises(OptionError, match=r"source 'cache_journal': option 'event_types': unknown event type 'ADDED' "
-                                          r"\(known: CREATED, UPDATED, REMOVED, EXPIRED\)"):
+    with pytest.raises(
+        OptionError,
+        match=r"source 'cache_journal': option 'event_types': unknown event type 'ADDED' "
+        r"\(known: CREATED, UPDATED, REMOVED, EXPIRED\)",
+    ):
         cache_journal(_name(), store=url, event_types=["ADDED"])
     with pytest.raises(OptionError, match="source 'cache_journal': option 'start'"):
         cache_journal(_name(), store=url, start="newest")

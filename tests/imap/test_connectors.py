@@ -9,20 +9,20 @@ import uuid
 
 import pyarrow as pa
 import pytest
-from jetconnect_imap.events import EventType
+from pyspark.sql.types import StructType
+
+from jetconnect._admission import share_budget
+from jetconnect._connector import WriteContext
+from jetconnect.errors import OffsetError, OptionError, SchemaError
 from jetconnect_imap import connect
+from jetconnect_imap.events import EventType
 from jetconnect_imap.factories import (
     map_journal,
     map_sink,
     map_source,
     map_with_merging,
 )
-from jetconnect._admission import share_budget
 from jetconnect_imap.serde import dumps, partition_of
-from pyspark.sql.types import StructType
-
-from jetconnect._connector import WriteContext
-from jetconnect.errors import OffsetError, OptionError, SchemaError
 
 
 @pytest.fixture
@@ -61,7 +61,6 @@ def test_journal_offsets_cover_every_partition_and_replay_exactly(url: str) -> N
     assert row[2:6] == ("UPDATED", "1", "1", "100")
 
 
-
 def test_the_default_is_jets_put_events_as_key_and_new_value(url: str) -> None:
     m = connect(url).map(_name(), partitions=2)
     m.put("a", 1)
@@ -76,9 +75,15 @@ def test_the_default_is_jets_put_events_as_key_and_new_value(url: str) -> None:
     assert sorted(rows) == sorted([("a", "1"), ("a", '{"n":2}'), ("b", "3")])  # no REMOVED, no EVICTED
     full = map_journal(m.name, store=url, full_events=True)
     assert sorted(r[2] for r in _rows(full, full.ranges(start, full.latest_offset(start, None)))) == [
-        "ADDED", "ADDED", "EVICTED", "REMOVED", "UPDATED"]
+        "ADDED",
+        "ADDED",
+        "EVICTED",
+        "REMOVED",
+        "UPDATED",
+    ]
     decoded = map_journal(m.name, store=url, predicate=lambda e: e.key == "a", schema="key string, value string")
     assert decoded.event_types == {EventType.ADDED, EventType.UPDATED}
+
 
 def test_start_from_current_skips_history(url: str) -> None:
     m = connect(url).map(_name(), partitions=4)
@@ -116,9 +121,14 @@ def test_event_types_predicate_and_projection(url: str) -> None:
     m.put("a", 1)
     m.put("a", 2)
     m.remove("a")
-    source = map_journal(m.name, store=url, event_types=["updated", "REMOVED"],
-                         predicate=lambda e: e.old_value is not None, projection=lambda e: (e.type.value, e.old_value),
-                         schema="type string, old long")
+    source = map_journal(
+        m.name,
+        store=url,
+        event_types=["updated", "REMOVED"],
+        predicate=lambda e: e.old_value is not None,
+        projection=lambda e: (e.type.value, e.old_value),
+        schema="type string, old long",
+    )
     rows = _rows(source, source.ranges(source.initial_offset(), source.latest_offset(source.initial_offset(), None)))
     assert rows == [("UPDATED", 1), ("REMOVED", 2)]
     with pytest.raises(OptionError, match="unknown event type 'PUT'"):
@@ -165,7 +175,8 @@ def test_the_progress_record_is_query_slash_partition_as_stores_already_hold_it(
     path = url.removeprefix("sqlite:///")
     with sqlite3.connect(path) as db:
         assert db.execute("SELECT writer, batch FROM progress WHERE owner = ?", (f"map:{name}",)).fetchall() == [
-            ("q1/0", 0)]
+            ("q1/0", 0)
+        ]
         db.execute("INSERT INTO progress VALUES (?, ?, ?)", (f"map:{name}", "q1/2", 5))
     assert sink.write_partition(iter([_batch([("a", 1)])]), _ctx(partition=2, batch=5)).replayed
     assert not sink.write_partition(iter([_batch([("a", 1)])]), _ctx(partition=2, batch=6)).replayed
@@ -174,8 +185,9 @@ def test_the_progress_record_is_query_slash_partition_as_stores_already_hold_it(
 
 def test_merging_sink_merges_within_and_across_batches_once(url: str) -> None:
     name = _name()
-    sink = map_with_merging(name, key_fn=lambda r: r["key"], value_fn=lambda r: r["value"],
-                            merge_fn=lambda old, new: old + new, store=url)
+    sink = map_with_merging(
+        name, key_fn=lambda r: r["key"], value_fn=lambda r: r["value"], merge_fn=lambda old, new: old + new, store=url
+    )
     batch = _batch([("a", 1), ("a", 2), ("b", 5)])
     sink.write_partition(iter([batch]), _ctx(batch=3))
     sink.write_partition(iter([batch]), _ctx(batch=3))  # re-delivered: skipped
@@ -198,7 +210,9 @@ def test_map_sink_names_a_missing_key_column(url: str) -> None:
         (lambda k, v: (k, v["n"], "extra"), r"item \(1, 1, 'extra'\) has 3 values"),
     ],
 )
-def test_a_projection_that_does_not_fit_the_schema_fails_naming_the_map_and_item(url: str, projection, complaint) -> None:
+def test_a_projection_that_does_not_fit_the_schema_fails_naming_the_map_and_item(
+    url: str, projection, complaint
+) -> None:
     from jetconnect.errors import SourceError
 
     m = connect(url).map(_name(), partitions=1)

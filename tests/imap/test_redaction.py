@@ -12,6 +12,7 @@ from urllib.parse import quote, unquote
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
+
 from jetconnect_imap import StoreError
 from jetconnect_imap.factories import list_sink, list_source, map_journal, map_sink, map_source, map_with_updating
 from jetconnect_imap.store import open_store, redact_url, split_credentials, url_secrets
@@ -34,7 +35,9 @@ def test_a_password_is_masked_raw_or_encoded(user: str, password: str, host: str
         shown = redact_url(url)
         # exactly the URL with the password masked; a password that reads like a secret query
         # value ('...password=...') may also mask what follows it, never less
-        assert shown == f"{scheme}://{user}:***@{host}" or ("=" in written and shown.startswith(f"{scheme}://{user}:***"))
+        assert shown == f"{scheme}://{user}:***@{host}" or (
+            "=" in written and shown.startswith(f"{scheme}://{user}:***")
+        )
         assert written in url_secrets(url) and unquote(written) in url_secrets(url)
         bare, got_user, got_password = split_credentials(url)
         assert bare == f"{scheme}://{host}" and got_user == (user or None)
@@ -55,16 +58,23 @@ def test_urls_without_secrets_are_shown_as_they_are() -> None:
     # an '@' in a query value makes two readings: both are hidden rather than one shown
     assert redact_url("redis://h:1/0?password=a@b&x=1") == "redis://h:***&x=1"
     # a password no encoding can carry is still masked
-    assert redact_url("redis://:a\ud800b@h/0") == "redis://:***@h/0" and "a\ud800b" in url_secrets("redis://:a\ud800b@h/0")
+    assert redact_url("redis://:a\ud800b@h/0") == "redis://:***@h/0" and "a\ud800b" in url_secrets(
+        "redis://:a\ud800b@h/0"
+    )
 
 
 @settings(max_examples=50, deadline=dt.timedelta(seconds=2))
 @given(PASSWORDS)
 def test_no_repr_or_store_error_shows_the_store_password(password: str) -> None:
     url = f"redis://:{quote(password, safe='')}@127.0.0.1:1/0"
-    things = [map_sink("m", store=url), map_source("m", store=url), map_journal("m", store=url),
-              map_with_updating("m", key_fn=len, update_fn=max, store=url),
-              list_sink("m", store=url), list_source("m", store=url)]
+    things = [
+        map_sink("m", store=url),
+        map_source("m", store=url),
+        map_journal("m", store=url),
+        map_with_updating("m", key_fn=len, update_fn=max, store=url),
+        list_sink("m", store=url),
+        list_source("m", store=url),
+    ]
     for thing in things:
         assert repr(thing) == f"{type(thing).__name__}('m', store='redis://:***@127.0.0.1:1/0')"
     for bad in (url.replace("redis", "mongodb", 1), f"sqlite://u:{quote(password, safe='')}@/", "sqlite:"):

@@ -15,7 +15,10 @@ def test_the_dsn_quotes_every_value_and_keeps_the_url_options():
 
 
 def test_the_dsn_leaves_out_what_the_url_does_not_say():
-    assert libpq_dsn("postgresql://localhost/db") == "host='localhost' dbname='db' options='-c TimeZone=UTC -c DateStyle=ISO,YMD -c standard_conforming_strings=on'"
+    assert (
+        libpq_dsn("postgresql://localhost/db")
+        == "host='localhost' dbname='db' options='-c TimeZone=UTC -c DateStyle=ISO,YMD -c standard_conforming_strings=on'"
+    )
 
 
 def test_a_batch_holds_about_batch_bytes_whatever_the_width():
@@ -28,4 +31,6 @@ def test_a_batch_holds_about_batch_bytes_whatever_the_width():
 
 def test_the_urls_own_server_options_are_kept_before_ours():
     dsn = libpq_dsn("postgresql://h/db?options=-c%20search_path%3Dsales&options=-c%20work_mem%3D64MB")
-    assert dsn.endswith("options='-c work_mem=64MB -c TimeZone=UTC -c DateStyle=ISO,YMD -c standard_conforming_strings=on'")
+    assert dsn.endswith(
+        "options='-c work_mem=64MB -c TimeZone=UTC -c DateStyle=ISO,YMD -c standard_conforming_strings=on'"
+    )

@@ -30,7 +30,15 @@ def test_scrub_removes_every_spelling_a_driver_or_duckdb_may_quote():
 
     url = f"postgresql+psycopg://app:{quote_plus(CANARY)}@db/shop"
     libpq = CANARY.replace("\\", "\\\\").replace("'", "\\'")
-    spellings = [CANARY, quote_plus(CANARY), quote(CANARY), libpq, libpq.replace("'", "''"), repr(CANARY), f"password={CANARY}"]
+    spellings = [
+        CANARY,
+        quote_plus(CANARY),
+        quote(CANARY),
+        libpq,
+        libpq.replace("'", "''"),
+        repr(CANARY),
+        f"password={CANARY}",
+    ]
     for text in spellings:
         cleaned = scrub(f"connect to host=db {text} failed", url)
         assert "o%rd" not in cleaned and "o%25rd" not in cleaned and "s#w" not in cleaned, (text, cleaned)

@@ -13,7 +13,11 @@ def owners(splits: list[RangeSplit], value: object) -> list[int]:
     found = []
     with engine.connect() as conn:
         for split in splits:
-            hit = conn.execute(sa.select(sa.literal(1)).select_from(sa.select(sa.literal(value).label("v")).subquery()).where(split.condition(sa.column("v")))).first()
+            hit = conn.execute(
+                sa.select(sa.literal(1))
+                .select_from(sa.select(sa.literal(value).label("v")).subquery())
+                .where(split.condition(sa.column("v")))
+            ).first()
             if hit is not None:
                 found.append(split.index)
     del column

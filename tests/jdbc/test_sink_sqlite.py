@@ -146,28 +146,50 @@ def test_values_sqlite_would_give_back_different_fail_the_write_and_aware_timest
     import datetime
     import decimal
 
-    schema = T.StructType([T.StructField("id", T.LongType()), T.StructField("x", T.DoubleType()),
-                           T.StructField("d", T.DecimalType(38, 2)), T.StructField("at", T.TimestampType())])
+    schema = T.StructType(
+        [
+            T.StructField("id", T.LongType()),
+            T.StructField("x", T.DoubleType()),
+            T.StructField("d", T.DecimalType(38, 2)),
+            T.StructField("at", T.TimestampType()),
+        ]
+    )
 
     def write(x, d, table):
-        at = pa.array([datetime.datetime(2024, 1, 1, 4, 30, tzinfo=datetime.timezone.utc)], pa.timestamp("us", tz="Asia/Kolkata"))
-        data = pa.record_batch([pa.array([1], pa.int64()), pa.array([x], pa.float64()), pa.array([d], pa.decimal128(38, 2)), at],
-                               names=["id", "x", "d", "at"])
+        at = pa.array(
+            [datetime.datetime(2024, 1, 1, 4, 30, tzinfo=datetime.UTC)], pa.timestamp("us", tz="Asia/Kolkata")
+        )
+        data = pa.record_batch(
+            [pa.array([1], pa.int64()), pa.array([x], pa.float64()), pa.array([d], pa.decimal128(38, 2)), at],
+            names=["id", "x", "d", "at"],
+        )
         sink = sinks.jdbc(url, table=table)
         sink.check_schema(schema)
         return sink.write_partition(iter([data]), WriteContext(0, 0, None, None, schema))
 
     with pytest.raises(SinkError, match="column 'x' has NaN at row 0 of the partition: SQLite stores NaN as NULL"):
         write(float("nan"), decimal.Decimal("1.25"), "nan")
-    with pytest.raises(SinkError, match=r"column 'd' value 123456789012345678\.91 at row 0 .* would read back from SQLite as 123456789012345680\.00"):
+    with pytest.raises(
+        SinkError,
+        match=r"column 'd' value 123456789012345678\.91 at row 0 .* would read back from SQLite as 123456789012345680\.00",
+    ):
         write(1.0, decimal.Decimal("123456789012345678.91"), "digits")
     with sa.create_engine(url).connect() as conn:
-        assert conn.execute(sa.text("select count(*) from nan")).scalar() == conn.execute(sa.text("select count(*) from digits")).scalar() == 0
+        assert (
+            conn.execute(sa.text("select count(*) from nan")).scalar()
+            == conn.execute(sa.text("select count(*) from digits")).scalar()
+            == 0
+        )
     write(float("inf"), decimal.Decimal("1234567890123.45"), "kept")
     source = sources.jdbc(url, table="kept")
     (row,) = [r for split in source.splits() for b in source.read_split(split) for r in b.to_pylist()]
     # 10:00 in Kolkata is 04:30 UTC: the instant, not the wall clock of the session's zone
-    assert row == {"id": 1, "x": float("inf"), "d": decimal.Decimal("1234567890123.45"), "at": datetime.datetime(2024, 1, 1, 4, 30)}
+    assert row == {
+        "id": 1,
+        "x": float("inf"),
+        "d": decimal.Decimal("1234567890123.45"),
+        "at": datetime.datetime(2024, 1, 1, 4, 30),
+    }
 
 
 def test_a_name_postgresql_would_cut_short_is_refused_before_connecting():

@@ -19,7 +19,8 @@ def url(tmp_path):
     engine = sa.create_engine(url)
     meta = sa.MetaData()
     events = sa.Table(
-        "events", meta,
+        "events",
+        meta,
         sa.Column("id", sa.BigInteger, primary_key=True),
         sa.Column("name", sa.Text),
         sa.Column("price", sa.Numeric(10, 2)),
@@ -30,11 +31,21 @@ def url(tmp_path):
     )
     meta.create_all(engine)
     with engine.begin() as conn:
-        conn.execute(events.insert(), [
-            {"id": i, "name": f"n{i}", "price": decimal.Decimal(i) / 4, "day": datetime.date(2024, 1, 1) + datetime.timedelta(days=i),
-             "at": datetime.datetime(2024, 1, 1, 0, 0, i % 60), "ok": i % 2 == 0, "blob": bytes([i % 256])}
-            for i in range(1, 101)
-        ])
+        conn.execute(
+            events.insert(),
+            [
+                {
+                    "id": i,
+                    "name": f"n{i}",
+                    "price": decimal.Decimal(i) / 4,
+                    "day": datetime.date(2024, 1, 1) + datetime.timedelta(days=i),
+                    "at": datetime.datetime(2024, 1, 1, 0, 0, i % 60),
+                    "ok": i % 2 == 0,
+                    "blob": bytes([i % 256]),
+                }
+                for i in range(1, 101)
+            ],
+        )
         conn.execute(events.insert(), [{"id": 1000, "name": None}])
     engine.dispose()
     return url
@@ -57,7 +68,14 @@ def test_parallel_splits_read_the_same_rows_as_one_query(url):
     parts = JdbcSource(url, table="events", partition_column="id", num_partitions=4, fetch_size=7)
     assert len(parts.splits()) == 4
     assert read_all(parts).sort_by("id").equals(whole)
-    by_day = JdbcSource(url, table="events", partition_column="day", lower_bound="2024-01-10", upper_bound="2024-02-10", num_partitions=3)
+    by_day = JdbcSource(
+        url,
+        table="events",
+        partition_column="day",
+        lower_bound="2024-01-10",
+        upper_bound="2024-02-10",
+        num_partitions=3,
+    )
     assert read_all(by_day).sort_by("id").equals(whole)
     assert whole.num_rows == 101
     assert whole.column("price")[3].as_py() == decimal.Decimal("1.00")
@@ -71,7 +89,14 @@ def test_query_source_infers_types_from_values(url):
 
 def test_pushed_filters_become_the_where_clause_and_unsafe_ones_are_returned(url):
     source = JdbcSource(url, table="events", partition_column="id", num_partitions=2)
-    left = source.push_filters([GreaterThan(("id",), 90), Not(IsNull(("name",))), In(("name",), ("n95", "n96", "n1")), StringStartsWith(("name",), "n9")])
+    left = source.push_filters(
+        [
+            GreaterThan(("id",), 90),
+            Not(IsNull(("name",))),
+            In(("name",), ("n95", "n96", "n1")),
+            StringStartsWith(("name",), "n9"),
+        ]
+    )
     assert left == [StringStartsWith(("name",), "n9")]
     assert sorted(read_all(source).column("id").to_pylist()) == [95, 96]
     assert JdbcSource(url, table="events").push_filters([GreaterThan(("name",), "a")]) == [GreaterThan(("name",), "a")]
@@ -82,7 +107,9 @@ def test_pushed_filters_become_the_where_clause_and_unsafe_ones_are_returned(url
 
 def test_partitions_fn_gives_each_split_its_rows(url):
     def by_parity(conn, parallelism, index):
-        return sa.text("select id, name from events where id <= 100 and id % :n = :i").bindparams(n=parallelism, i=index)
+        return sa.text("select id, name from events where id <= 100 and id % :n = :i").bindparams(
+            n=parallelism, i=index
+        )
 
     source = JdbcSource(url, query="select id, name from events", partitions_fn=by_parity, num_partitions=3)
     assert len(source.splits()) == 3
@@ -112,7 +139,9 @@ def test_options_at_fault_are_named(url):
     with pytest.raises(OptionError, match="partition_column.*'name' is string"):
         JdbcSource(url, table="events", partition_column="name", num_partitions=2).splits()
     with pytest.raises(OptionError, match="lower_bound"):
-        JdbcSource(url, table="events", partition_column="id", lower_bound="ten", upper_bound="20", num_partitions=2).splits()
+        JdbcSource(
+            url, table="events", partition_column="id", lower_bound="ten", upper_bound="20", num_partitions=2
+        ).splits()
     with pytest.raises(OptionError, match="offset_column"):
         JdbcSource(url, table="events").initial_offset()
     with pytest.raises(SourceError, match="table 'missing' does not exist"):

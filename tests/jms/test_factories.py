@@ -4,9 +4,9 @@ import inspect
 
 import pytest
 
-from jetconnect.errors import OptionError
 from jetconnect._options import Options
 from jetconnect._registry import call_with_options
+from jetconnect.errors import OptionError
 from jetconnect_jms.factories import jms_queue_sink, jms_queue_source, jms_topic_sink, jms_topic_source
 
 
@@ -17,8 +17,15 @@ def test_a_queue_source_takes_every_option_of_a_topic_but_the_subscriptions():
 
 
 def test_spark_string_options_are_converted_and_a_queue_refuses_a_subscription():
-    source = call_with_options(jms_queue_source, Options({"destination": "orders", "PARALLELISM": "2", "prefetch": "10"}), "q")
-    assert (source.kind, source.destination, source.parallelism, source.config.prefetch) == ("queue", "/queue/orders", 2, 10)
+    source = call_with_options(
+        jms_queue_source, Options({"destination": "orders", "PARALLELISM": "2", "prefetch": "10"}), "q"
+    )
+    assert (source.kind, source.destination, source.parallelism, source.config.prefetch) == (
+        "queue",
+        "/queue/orders",
+        2,
+        10,
+    )
     topic = call_with_options(jms_topic_source, Options({"destination": "prices", "subscription": "audit"}), "t")
     assert (topic.kind, topic.settings.client_id) == ("topic", "jetconnect-audit")
     with pytest.raises(OptionError, match=r"unknown option\(s\) subscription"):

@@ -1,6 +1,6 @@
 """Raw message log form and the user's view of it (no broker, no Spark)."""
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -10,8 +10,15 @@ from jetconnect_jms.messages import RAW_SCHEMA, MessageView, frames_to_batch
 
 def frame(i, body, **headers):
     return (
-        {"message-id": f"ID:m-{i}", "destination": "/queue/q", "timestamp": "1700000000123", "ack": f"a{i}",
-         "subscription": "s", "content-length": str(len(body)), **headers},
+        {
+            "message-id": f"ID:m-{i}",
+            "destination": "/queue/q",
+            "timestamp": "1700000000123",
+            "ack": f"a{i}",
+            "subscription": "s",
+            "content-length": str(len(body)),
+            **headers,
+        },
         body,
     )
 
@@ -31,7 +38,7 @@ def test_default_view_decodes_bodies_and_projects_header_columns():
     rows = view.to_rows(frames_to_batch([frame(1, "héllo".encode(), kind="x"), frame(2, b"b")])).to_pylist()
     assert [r["body"] for r in rows] == ["héllo", "b"]
     assert [r["kind"] for r in rows] == ["x", None]
-    assert rows[0]["timestamp"] == datetime(2023, 11, 14, 22, 13, 20, 123000, tzinfo=timezone.utc)
+    assert rows[0]["timestamp"] == datetime(2023, 11, 14, 22, 13, 20, 123000, tzinfo=UTC)
     assert view.schema().fieldNames() == ["message_id", "destination", "timestamp", "headers", "body", "kind"]
 
 
@@ -42,7 +49,11 @@ def test_binary_view_keeps_bytes_and_other_charsets_decode():
 
 
 def test_projection_gets_each_message_and_returns_rows_of_the_given_schema():
-    view = MessageView("o", projection=lambda m: (m.message_id, m.headers.get("kind"), len(m.body)), schema_ddl="id string, kind string, n int")
+    view = MessageView(
+        "o",
+        projection=lambda m: (m.message_id, m.headers.get("kind"), len(m.body)),
+        schema_ddl="id string, kind string, n int",
+    )
     rows = view.to_rows(frames_to_batch([frame(1, b"abc", kind="k")])).to_pylist()
     assert rows == [{"id": "ID:m-1", "kind": "k", "n": 3}]
 
@@ -91,6 +102,6 @@ def test_a_timestamp_header_that_is_no_jms_timestamp_gives_null_and_stays_in_the
     assert dict(raw.column("headers").to_pylist()[0])["timestamp"] == stamp
     rows = MessageView("o").to_rows(raw).to_pylist()
     projected = MessageView("o", projection=lambda m: (m.timestamp,), schema_ddl="t timestamp").to_rows(raw).to_pylist()
-    expected = None if kept is None else datetime(1970, 1, 1, tzinfo=timezone.utc) + timedelta(milliseconds=kept)
+    expected = None if kept is None else datetime(1970, 1, 1, tzinfo=UTC) + timedelta(milliseconds=kept)
     assert rows[0]["timestamp"] == expected
     assert projected[0]["t"] == expected  # exact: stamp / 1000 as a float was off by a microsecond up there

@@ -9,13 +9,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from jetconnect._arrow import parse_schema, rows_to_batch
-
-from jetconnect.errors import OptionError
 from jetconnect._retry import RetriesExhausted
+from jetconnect.errors import OptionError
 from jetconnect_jms import jms_queue_sink, jms_queue_source, jms_topic_source
-from jetconnect_jms.sink import _bodies
 from jetconnect_jms.consumer import SPOOL_SCHEMA, RecentIds, spool_rows, spooled_to_raw
 from jetconnect_jms.messages import frames_to_batch
+from jetconnect_jms.sink import _bodies
 from jetconnect_jms.source import DEFAULT_DEDUPE_WINDOW, DEFAULT_MAX_BACKLOG
 from jetconnect_jms.stomp_client import StompClient, StompSettings, destination_path
 
@@ -29,14 +28,23 @@ def test_a_topic_is_read_by_exactly_one_processor():
     with pytest.raises(OptionError, match="'parallelism' must be 1 for a topic, got 3"):
         jms_topic_source("prices", parallelism=3)
     with pytest.raises(OptionError, match="'subscription'"):
-        jms_queue_source("orders").__class__("queue", "q", StompSettings(), jms_queue_source("o").view, subscription="s")
+        jms_queue_source("orders").__class__(
+            "queue", "q", StompSettings(), jms_queue_source("o").view, subscription="s"
+        )
 
 
-@pytest.mark.parametrize("option, value, rule", [
-    ("prefetch", 0, "be at least 1"), ("max_backlog", 0, "be at least 1"), ("dedupe_window", 0, "be at least 1"),
-    ("max_pull_ms", -1, "not be negative"), ("linger_ms", -1, "not be negative"),
-    ("idle_poll_ms", -1, "not be negative"), ("processor_keep_alive_ms", 0, "be positive for a broker connection"),
-])
+@pytest.mark.parametrize(
+    "option, value, rule",
+    [
+        ("prefetch", 0, "be at least 1"),
+        ("max_backlog", 0, "be at least 1"),
+        ("dedupe_window", 0, "be at least 1"),
+        ("max_pull_ms", -1, "not be negative"),
+        ("linger_ms", -1, "not be negative"),
+        ("idle_poll_ms", -1, "not be negative"),
+        ("processor_keep_alive_ms", 0, "be positive for a broker connection"),
+    ],
+)
 def test_tuning_options_out_of_range_are_named(option, value, rule):
     with pytest.raises(OptionError, match=f"jms_queue source '/queue/orders': option '{option}' must {rule}"):
         jms_queue_source("orders", **{option: value})
@@ -53,13 +61,18 @@ def test_streaming_needs_a_wal_location_and_says_where_to_put_it():
 
 
 def test_source_pickles_without_connections_and_takes_wal_location_from_spark_options():
-    source = jms_queue_source("orders", parallelism=2).with_options({"WAL_LOCATION": "/tmp/w", "jetconnect.members": "1"})
+    source = jms_queue_source("orders", parallelism=2).with_options(
+        {"WAL_LOCATION": "/tmp/w", "jetconnect.members": "1"}
+    )
     assert source.wal_location == "/tmp/w" and source._stream.options["wal_location"] == "/tmp/w"
     assert pickle.loads(pickle.dumps(source)).destination == "/queue/orders"
 
 
 def test_a_queue_has_parallelism_consumers_per_executor_and_a_topic_one_in_the_whole_job():
-    assert jms_queue_source("orders", parallelism=2).with_options({"jetconnect.members": "3"})._stream.total_parallelism == 6
+    assert (
+        jms_queue_source("orders", parallelism=2).with_options({"jetconnect.members": "3"})._stream.total_parallelism
+        == 6
+    )
     assert jms_topic_source("prices").with_options({"jetconnect.members": "3"})._stream.total_parallelism == 1
 
 
@@ -121,4 +134,4 @@ def test_spooled_messages_read_back_exactly_as_received_also_from_a_slice(messag
     spooled = rows_to_batch(spool_rows(frames), parse_schema(SPOOL_SCHEMA), "test")
     start = min(cut[0], len(frames))
     part = spooled.slice(start, cut[1])  # a round may take part of a segment
-    assert spooled_to_raw(part).to_pylist() == frames_to_batch(frames[start:start + cut[1]]).to_pylist()
+    assert spooled_to_raw(part).to_pylist() == frames_to_batch(frames[start : start + cut[1]]).to_pylist()

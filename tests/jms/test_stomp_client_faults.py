@@ -44,13 +44,17 @@ class _Misbehaving(socketserver.BaseRequestHandler):
                 pass
             return
         if mode == "refuse":  # a careless broker that quotes the CONNECT frame, passcode and all
-            sock.sendall(b"ERROR\nmessage:User name [jet] or password is invalid.\n\n" + connect.replace(b"\x00", b"") + b"\x00")
+            sock.sendall(
+                b"ERROR\nmessage:User name [jet] or password is invalid.\n\n" + connect.replace(b"\x00", b"") + b"\x00"
+            )
             return
         sock.sendall(b"CONNECTED\nversion:1.2\n\n\x00")
         if not self._read_frame(sock):  # the SUBSCRIBE: the client counts as connected now
             return
         if mode == "poison":  # as if the broker redelivered a message no reader can frame
-            sock.sendall(b"MESSAGE\nmessage-id:m1\ndestination:/queue/q\nsubscription:s\nack:a1\ncontent-length:abc\n\nx\x00")
+            sock.sendall(
+                b"MESSAGE\nmessage-id:m1\ndestination:/queue/q\nsubscription:s\nack:a1\ncontent-length:abc\n\nx\x00"
+            )
             while sock.recv(65536):
                 pass
         # mode "drop": the handler returns, the connection closes
@@ -116,16 +120,24 @@ def test_a_broker_that_accepts_but_never_answers_fails_after_connect_timeout(bro
         client.connect()
     assert time.monotonic() - started < 10
     message = str(failure.value)
-    assert message.startswith(f"jms_queue source '/queue/q' consumer 0: connecting to the STOMP broker at 127.0.0.1:{broker.port} failed")
+    assert message.startswith(
+        f"jms_queue source '/queue/q' consumer 0: connecting to the STOMP broker at 127.0.0.1:{broker.port} failed"
+    )
     assert f"no CONNECTED frame from 127.0.0.1:{broker.port} within 1 s" in message
     assert CANARY not in message and CANARY not in repr(failure.value.__cause__)
 
 
 @pytest.mark.timeout(60)
-@pytest.mark.parametrize("mode, reason", [
-    ("drop", "last loss: the connection closed"),
-    ("poison", "last loss: FrameError: the STOMP frame at byte 24 of the connection: MESSAGE frame: content-length 'abc' is not a number of bytes"),
-])
+@pytest.mark.parametrize(
+    "mode, reason",
+    [
+        ("drop", "last loss: the connection closed"),
+        (
+            "poison",
+            "last loss: FrameError: the STOMP frame at byte 24 of the connection: MESSAGE frame: content-length 'abc' is not a number of bytes",
+        ),
+    ],
+)
 def test_a_connection_lost_every_time_it_is_made_ends_in_an_error_naming_the_broker(broker_that, mode, reason, caplog):
     # Found by trying: every reconnect succeeded, so the consumer reconnected forever; and a
     # frame with a bad content-length raised a ValueError that stomp.py's receiver swallowed,
@@ -139,7 +151,9 @@ def test_a_connection_lost_every_time_it_is_made_ends_in_an_error_naming_the_bro
     assert time.monotonic() - started < 10
     assert broker.connections > 2  # it did reconnect, and stopped
     message = str(failure.value)
-    assert message.startswith(f"jms_queue source '/queue/q' consumer 0: the connection to the STOMP broker at 127.0.0.1:{broker.port} was lost")
+    assert message.startswith(
+        f"jms_queue source '/queue/q' consumer 0: the connection to the STOMP broker at 127.0.0.1:{broker.port} was lost"
+    )
     assert "option 'connect_timeout' is 1.5 s" in message and message.endswith(reason)
     assert CANARY not in message and CANARY not in caplog.text
     assert not client.connected and client._conn is None  # nothing left open

@@ -8,6 +8,7 @@ import random
 import pytest
 import stomp.transport
 import stomp.utils
+
 from jetconnect_jms.stomp_client import _Transport
 from jetconnect_jms.stomp_frames import FrameError, FrameReader
 
@@ -15,13 +16,15 @@ _SUB = b"destination:/queue/q\nsubscription:s-1\n"
 
 FRAMES = [
     # ActiveMQ's MESSAGE frame: escaped colons in values, a content-length, a trailing EOL.
-    (b"MESSAGE\ncontent-length:5\nexpires:0\ndestination:/queue/orders\nsubscription:s-1\npriority:4\n"
-     b"ack:ID\\cb1-1\\c1\\c1\\c1\\c1\\c42\nmessage-id:ID\\cb1-1\\c1\\c1\\c1\\c42\npersistent:true\n"
-     b"timestamp:1700000000000\n\nhello\x00\n"),
+    (
+        b"MESSAGE\ncontent-length:5\nexpires:0\ndestination:/queue/orders\nsubscription:s-1\npriority:4\n"
+        b"ack:ID\\cb1-1\\c1\\c1\\c1\\c1\\c42\nmessage-id:ID\\cb1-1\\c1\\c1\\c1\\c42\npersistent:true\n"
+        b"timestamp:1700000000000\n\nhello\x00\n"
+    ),
     # A body with NULs, told by its content-length.
     b"MESSAGE\nmessage-id:m2\n" + _SUB + b"content-length:7\n\nab\x00cd\x00e\x00",
     # No content-length: the body ends at the first NUL. CRLF line ends.
-    b"MESSAGE\r\nmessage-id:m3\r\ndestination:/queue/q\r\nsubscription:s-1\r\ncustom:a\\nb\\\\c\\rd\r\n\r\n{\"k\": 1}\x00",
+    b'MESSAGE\r\nmessage-id:m3\r\ndestination:/queue/q\r\nsubscription:s-1\r\ncustom:a\\nb\\\\c\\rd\r\n\r\n{"k": 1}\x00',
     # A repeated header keeps its first value.
     b"MESSAGE\nmessage-id:m4\n" + _SUB + b"x:first\nx:second\n\n\x00",
     b"RECEIPT\nreceipt-id:jetconnect-7\n\n\x00\n",
@@ -47,7 +50,7 @@ def test_frames_split_at_any_byte_parse_as_stomp_py_parses_them(seed: int) -> No
     reader, got, pos = FrameReader(), [], 0
     while pos < len(stream):
         step = rnd.randint(1, 40)
-        got += reader.feed(stream[pos:pos + step])
+        got += reader.feed(stream[pos : pos + step])
         pos += step
     assert [(f.cmd, f.headers, f.body) for f in got] == [_as_stomp_py(raw) for raw in FRAMES]
 
@@ -71,22 +74,34 @@ def test_end_of_lines_between_frames_are_heart_beats_but_a_frame_trailer_is_not(
 
 MALFORMED = [
     # (what the broker sent, what the error must say)
-    (b"MESSAGE\ncontent-length:2\n" + _SUB + b"message-id:m\n\nabc\x00",
-     "its body does not end after its content-length of 2 bytes (no NUL there)"),
+    (
+        b"MESSAGE\ncontent-length:2\n" + _SUB + b"message-id:m\n\nabc\x00",
+        "its body does not end after its content-length of 2 bytes (no NUL there)",
+    ),
     (b"MESSAGE\nmessage-id:m\n" + _SUB + b"not a header\n\n\x00", "a header line with no colon: 'not a header'"),
     (b"MESSAGE\nmessage-id:m\n" + _SUB + b":value\n\n\x00", "a header line with an empty name: ':value'"),
     (b"MESSAGE\nmessage-id:m\n" + _SUB + b"odd:a\\tb\n\n\x00", "an undefined escape '\\\\t' in 'a\\\\tb'"),
     (b"MESSAGE\nmessage-id:m\n" + _SUB + b"odd:ab\\\n\n\x00", "an undefined escape '\\\\' in 'ab\\\\'"),
     (b"MESSAGE\nmessage-id:m\n" + _SUB + b"odd:\\\\\\x\n\n\x00", "an undefined escape '\\\\x'"),
     (b"MESSAGE\nmessage-id:m\n" + _SUB + b"content-length:-1\n\n\x00", "content-length '-1' is not a number of bytes"),
-    (b"MESSAGE\nmessage-id:m\n" + _SUB + b"content-length:abc\n\n\x00", "content-length 'abc' is not a number of bytes"),
+    (
+        b"MESSAGE\nmessage-id:m\n" + _SUB + b"content-length:abc\n\n\x00",
+        "content-length 'abc' is not a number of bytes",
+    ),
     (b"MESSAGE\nmessage-id:m\n" + _SUB + b"content-length: 5\n\nhello\x00", "content-length ' 5' is not a number"),
-    (b"MESSAGE\nmessage-id:m\n" + _SUB + "content-length:\u00b2\n\n\x00".encode(), "content-length '\u00b2' is not a number"),
+    (
+        b"MESSAGE\nmessage-id:m\n" + _SUB + "content-length:\u00b2\n\n\x00".encode(),
+        "content-length '\u00b2' is not a number",
+    ),
     (b"MESSAGE\nmessage-id:m\n" + _SUB + b"content-length:" + b"9" * 5000 + b"\n\n", "is not a number of bytes"),
-    (b"MESSAGE\nmessage-id:m\n" + _SUB + b"content-length:104857601\n\n",
-     "content-length 104857601 is over the limit of 104857600 bytes"),
-    (b"MESSAGE\nmessage-id:m\n" + _SUB + b"name:caf\xe9\n\n\x00",
-     "its headers are not valid UTF-8 (unexpected end of data at byte 67 of the frame)"),
+    (
+        b"MESSAGE\nmessage-id:m\n" + _SUB + b"content-length:104857601\n\n",
+        "content-length 104857601 is over the limit of 104857600 bytes",
+    ),
+    (
+        b"MESSAGE\nmessage-id:m\n" + _SUB + b"name:caf\xe9\n\n\x00",
+        "its headers are not valid UTF-8 (unexpected end of data at byte 67 of the frame)",
+    ),
     (b"HELLO\n\n\x00", "unknown command 'HELLO'"),
     (b"\x00\n\n", "unknown command '\\x00'"),
     (b"MESSAGE\n" + _SUB + b"\n\x00", "MESSAGE frame: no 'message-id' header"),

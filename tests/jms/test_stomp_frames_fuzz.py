@@ -25,7 +25,11 @@ def frames(draw):
     reserved = {"content-length", *REQUIRED_HEADERS.get(command, ())}
     headers = {name: draw(st.text(max_size=12)) for name in REQUIRED_HEADERS.get(command, ())}
     headers.update(
-        draw(st.dictionaries(st.text(min_size=1, max_size=8).filter(lambda n: n not in reserved), st.text(max_size=12), max_size=4))
+        draw(
+            st.dictionaries(
+                st.text(min_size=1, max_size=8).filter(lambda n: n not in reserved), st.text(max_size=12), max_size=4
+            )
+        )
     )
     body = draw(st.binary(max_size=40))
     if draw(st.booleans()):
@@ -80,7 +84,15 @@ def test_random_bytes_give_frames_or_a_frame_error_and_stay_bounded(data, cuts):
 @FUZZ
 @given(
     st.lists(frames(), min_size=1, max_size=3),
-    st.lists(st.tuples(st.integers(min_value=0), st.sampled_from(["flip", "insert", "delete", "cut"]), st.binary(min_size=1, max_size=3)), min_size=1, max_size=4),
+    st.lists(
+        st.tuples(
+            st.integers(min_value=0),
+            st.sampled_from(["flip", "insert", "delete", "cut"]),
+            st.binary(min_size=1, max_size=3),
+        ),
+        min_size=1,
+        max_size=4,
+    ),
     st.lists(st.integers(min_value=0), max_size=8),
 )
 def test_mutated_frames_give_frames_or_a_frame_error_and_stay_bounded(sent, mutations, cuts):
@@ -92,14 +104,17 @@ def test_mutated_frames_give_frames_or_a_frame_error_and_stay_bounded(sent, muta
         elif kind == "insert":
             stream[at:at] = data
         elif kind == "delete":
-            del stream[at:at + len(data)]
+            del stream[at : at + len(data)]
         else:
             del stream[at:]
     _feed_all(FrameReader(MAX_HEADER, MAX_BODY), _chunks(bytes(stream), cuts))
 
 
 @settings(max_examples=60, deadline=5000)
-@given(st.sampled_from([b"MESSAGE\nk:", b"MESSAGE\nmessage-id:m\ndestination:d\nsubscription:s\n\n"]), st.integers(min_value=1, max_value=64))
+@given(
+    st.sampled_from([b"MESSAGE\nk:", b"MESSAGE\nmessage-id:m\ndestination:d\nsubscription:s\n\n"]),
+    st.integers(min_value=1, max_value=64),
+)
 def test_an_endless_preamble_or_body_in_small_pieces_fails_at_the_limit_without_rescanning(start, step):
     # the default limits (10 MiB of headers, 100 MiB of body) would take too long to reach here:
     # 64 KiB limits fed in pieces of 1-64 bytes; rescanning the buffer on every piece is quadratic

@@ -4,9 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from jetconnect.errors import OptionError
 from jetconnect._admission import admit_offsets
-from jetconnect_kafka.offsets import EARLIEST, parse_starting_offsets, partition_key, resolve_starting_offsets, split_key
+from jetconnect.errors import OptionError
+from jetconnect_kafka.offsets import (
+    EARLIEST,
+    parse_starting_offsets,
+    partition_key,
+    resolve_starting_offsets,
+    split_key,
+)
 
 
 def test_partition_keys_round_trip_even_with_dots_and_dashes() -> None:
@@ -66,8 +72,17 @@ def test_admit_with_a_budget_smaller_than_the_partitions() -> None:
     assert sum(admitted.values()) == 2 and all(v <= 1 for v in admitted.values())
 
 
-@pytest.mark.parametrize("reset, starts", [(None, "earliest"), ("latest", "latest"), ("largest", "latest"),
-                                           ("smallest", "earliest"), ("Beginning", "earliest"), ("end", "latest")])
+@pytest.mark.parametrize(
+    "reset, starts",
+    [
+        (None, "earliest"),
+        ("latest", "latest"),
+        ("largest", "latest"),
+        ("smallest", "earliest"),
+        ("Beginning", "earliest"),
+        ("end", "latest"),
+    ],
+)
 def test_a_users_auto_offset_reset_chooses_where_a_new_query_starts(reset, starts):
     from jetconnect import sources
 
@@ -78,7 +93,9 @@ def test_a_users_auto_offset_reset_chooses_where_a_new_query_starts(reset, start
 
 
 def test_auto_offset_reset_that_disagrees_or_cannot_start_a_query_is_an_error():
-    with pytest.raises(OptionError, match=r"'starting_offsets' \('earliest'\) and auto.offset.reset \('latest'\) disagree"):
+    with pytest.raises(
+        OptionError, match=r"'starting_offsets' \('earliest'\) and auto.offset.reset \('latest'\) disagree"
+    ):
         resolve_starting_offsets("earliest", "latest")
     with pytest.raises(OptionError, match=r"auto.offset.reset='error' cannot choose where a new query starts"):
         resolve_starting_offsets(None, "error")

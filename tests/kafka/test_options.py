@@ -6,9 +6,9 @@ import pickle
 
 import pytest
 
-from jetconnect.errors import OptionError
 from jetconnect._options import Options
 from jetconnect._registry import call_with_options
+from jetconnect.errors import OptionError
 from jetconnect_kafka import kafka_sink, kafka_source
 
 
@@ -19,13 +19,16 @@ def test_exactly_one_of_topics_and_pattern() -> None:
         kafka_source("h:9092", topics=["a"], pattern="a.*")
 
 
-@pytest.mark.parametrize("option, value, message", [
-    ("on_offset_out_of_range", "rewind", "'on_offset_out_of_range' must be one of fail, earliest, latest"),
-    ("key_format", "json", "'key_format' must be bytes or string"),
-    ("value_format", "avro", "needs option 'avro_schema'"),
-    ("pattern", "orders[", "'pattern' is not a regular expression"),
-    ("starting_offsets", "yesterday", "'starting_offsets' must be earliest, latest"),
-])
+@pytest.mark.parametrize(
+    "option, value, message",
+    [
+        ("on_offset_out_of_range", "rewind", "'on_offset_out_of_range' must be one of fail, earliest, latest"),
+        ("key_format", "json", "'key_format' must be bytes or string"),
+        ("value_format", "avro", "needs option 'avro_schema'"),
+        ("pattern", "orders[", "'pattern' is not a regular expression"),
+        ("starting_offsets", "yesterday", "'starting_offsets' must be earliest, latest"),
+    ],
+)
 def test_bad_source_options_name_the_option(option: str, value: str, message: str) -> None:
     kwargs = {"topics": ["t"], option: value} if option != "pattern" else {option: value}
     with pytest.raises(OptionError, match=message):
@@ -33,8 +36,14 @@ def test_bad_source_options_name_the_option(option: str, value: str, message: st
 
 
 def test_string_options_from_spark_become_typed_arguments_and_client_settings() -> None:
-    options = Options({"bootstrap_servers": "h:9092", "topics": "a, b", "max_records_per_batch": "500",
-                       "kafka.fetch.max.bytes": "1048576"})
+    options = Options(
+        {
+            "bootstrap_servers": "h:9092",
+            "topics": "a, b",
+            "max_records_per_batch": "500",
+            "kafka.fetch.max.bytes": "1048576",
+        }
+    )
     source = call_with_options(kafka_source, options, owner="source 'kafka'")
     assert source.topics == ["a", "b"] and source.max_records_per_batch == 500
     assert source.config["fetch.max.bytes"] == "1048576"

@@ -13,11 +13,15 @@ from pyspark.sql.types import LongType, StringType, StructType
 from jetconnect.errors import OptionError
 from jetconnect_kafka.serde import DecodeError, value_format
 
-AVRO = {"type": "record", "name": "Order", "fields": [
-    {"name": "id", "type": "long"},
-    {"name": "item", "type": ["null", "string"]},
-    {"name": "tags", "type": {"type": "array", "items": "string"}},
-]}
+AVRO = {
+    "type": "record",
+    "name": "Order",
+    "fields": [
+        {"name": "id", "type": "long"},
+        {"name": "item", "type": ["null", "string"]},
+        {"name": "tags", "type": {"type": "array", "items": "string"}},
+    ],
+}
 
 
 def avro_bytes(record: dict) -> bytes:
@@ -60,8 +64,11 @@ def test_avro_round_trip_through_encode_and_decode() -> None:
 def test_a_value_written_with_another_avro_schema_is_refused() -> None:
     fmt = value_format("avro", avro_schema=json.dumps(AVRO))
     other = io.BytesIO()
-    fastavro.schemaless_writer(other, fastavro.parse_schema({"type": "record", "name": "X", "fields": [
-        {"name": "name", "type": "string"}]}), {"name": "a long enough string to misread"})
+    fastavro.schemaless_writer(
+        other,
+        fastavro.parse_schema({"type": "record", "name": "X", "fields": [{"name": "name", "type": "string"}]}),
+        {"name": "a long enough string to misread"},
+    )
     with pytest.raises(DecodeError) as err:
         fmt.decode([avro_bytes({"id": 1, "item": None, "tags": []}), other.getvalue()])
     assert err.value.index == 1
@@ -80,12 +87,19 @@ def test_unknown_format_names_the_option() -> None:
 
 def test_avro_values_map_as_the_avro_files_source_maps_them() -> None:
     """The core's Avro mapping (jetconnect._files.avro_schema): a uuid is a string, a time of day an int."""
-    schema = {"type": "record", "name": "Event", "fields": [
-        {"name": "id", "type": {"type": "string", "logicalType": "uuid"}},
-        {"name": "at", "type": {"type": "int", "logicalType": "time-millis"}},
-    ]}
+    schema = {
+        "type": "record",
+        "name": "Event",
+        "fields": [
+            {"name": "id", "type": {"type": "string", "logicalType": "uuid"}},
+            {"name": "at", "type": {"type": "int", "logicalType": "time-millis"}},
+        ],
+    }
     fmt = value_format("avro", avro_schema=json.dumps(schema))
     buffer = io.BytesIO()
-    fastavro.schemaless_writer(buffer, fastavro.parse_schema(schema),
-                               {"id": "6a2f41a3-c54c-fce8-32d2-0324e1c32e22", "at": 3_723_004})
-    assert fmt.decode([buffer.getvalue()]).to_pylist() == [{"id": "6a2f41a3-c54c-fce8-32d2-0324e1c32e22", "at": 3_723_004}]
+    fastavro.schemaless_writer(
+        buffer, fastavro.parse_schema(schema), {"id": "6a2f41a3-c54c-fce8-32d2-0324e1c32e22", "at": 3_723_004}
+    )
+    assert fmt.decode([buffer.getvalue()]).to_pylist() == [
+        {"id": "6a2f41a3-c54c-fce8-32d2-0324e1c32e22", "at": 3_723_004}
+    ]

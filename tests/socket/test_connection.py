@@ -5,8 +5,8 @@ import threading
 
 import pytest
 
-from jetconnect.errors import OptionError, SourceError
 from jetconnect._retry import RetriesExhausted
+from jetconnect.errors import OptionError, SourceError
 from jetconnect_socket import socket_sink, socket_source
 from jetconnect_socket.connection import Endpoint, LineReader
 

@@ -18,9 +18,9 @@ from hypothesis import strategies as st
 
 from jetconnect import sources
 from jetconnect._builders import ProcessorContext
-from jetconnect.errors import OptionError, SourceError
 from jetconnect._options import Options
 from jetconnect._retry import RetriesExhausted
+from jetconnect.errors import OptionError, SourceError
 from jetconnect_socket.connection import DEFAULT_MAX_LINE_BYTES, Endpoint, LineReader
 
 
@@ -49,7 +49,9 @@ def server() -> Iterator[Server]:
 
 
 def reader_for(server: Server, connect_timeout: float = 5, **kwargs) -> LineReader:
-    return LineReader(Endpoint("127.0.0.1", server.port, connect_timeout), "utf-8", "socket source processor 0", **kwargs)
+    return LineReader(
+        Endpoint("127.0.0.1", server.port, connect_timeout), "utf-8", "socket source processor 0", **kwargs
+    )
 
 
 def read_until(reader: LineReader, done, timeout: float = 5) -> list[str]:
@@ -160,7 +162,9 @@ def test_a_server_that_never_sends_a_newline_cannot_fill_the_memory(server):
 
 @pytest.mark.parametrize("value", [0, -1, "1024", 1.5, True])
 def test_max_line_bytes_must_be_a_positive_integer_and_the_source_checks_it_at_once(value):
-    with pytest.raises(OptionError, match=f"option 'max_line_bytes' must be an integer of at least 1, got {re.escape(repr(value))}"):
+    with pytest.raises(
+        OptionError, match=f"option 'max_line_bytes' must be an integer of at least 1, got {re.escape(repr(value))}"
+    ):
         LineReader(Endpoint("127.0.0.1", 9), "utf-8", "p0", max_line_bytes=value)
     with pytest.raises(OptionError, match="max_line_bytes"):
         sources.socket("127.0.0.1", 9, max_line_bytes=value, wal_location="/tmp/unused")

@@ -6,7 +6,7 @@ import time
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from jetconnect import ProcessorContext, SourceBuffer, SourceBuilder, StreamSource
 
@@ -37,7 +37,7 @@ def http_poll(url: str, interval_ms: int = 1000, timeout_s: float = 10.0) -> Str
                 status, body = response.status, response.read().decode("utf-8", "replace")
         except urllib.error.HTTPError as exc:  # an HTTP error answer is data too
             status, body = exc.code, exc.read().decode("utf-8", "replace")
-        buf.add((poller.url, status, body, datetime.now(timezone.utc)))
+        buf.add((poller.url, status, body, datetime.now(UTC)))
 
     return (
         SourceBuilder.stream("http_poll", create)

@@ -23,10 +23,8 @@ from typing import Any, BinaryIO
 import fastavro
 import fastavro.read
 
+from jetconnect.api import FileSystem, may_be_empty
 from jetconnect.errors import SourceError
-from jetconnect.api import FileSystem
-
-from jetconnect.api import may_be_empty
 
 MAGIC = b"Obj\x01"
 SYNC_SIZE = 16
@@ -162,7 +160,9 @@ def read_header(fs: FileSystem, path: str) -> AvroHeader:
                 count = -count
                 data.long("the header's metadata size")  # the block's byte size, not needed
             if count > data.remaining // 2:  # each entry is two lengths at least
-                raise data.error(data.offset, f"the header declares {count} metadata entries, more than the file can hold")
+                raise data.error(
+                    data.offset, f"the header declares {count} metadata entries, more than the file can hold"
+                )
             for _ in range(count):
                 key = data.sized("a metadata key").decode("utf-8", "replace")
                 where[key] = data.offset

@@ -15,14 +15,17 @@ import fastavro
 import fastavro.write
 import pyarrow as pa
 
-from jetconnect.api import WriteContext
+from jetconnect.api import (
+    FileSystem,
+    FileWriters,
+    StagedCommit,
+    StagedFileSink,
+    WriteContext,
+    check_count,
+    load_avro_schema,
+    to_avro_schema,
+)
 from jetconnect.errors import OptionError, SinkError
-from jetconnect.api import FileWriters, StagedFileSink
-from jetconnect.api import check_count
-from jetconnect.api import FileSystem
-from jetconnect.api import StagedCommit
-
-from jetconnect.api import load_avro_schema, to_avro_schema
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql.types import DataType, StructType
@@ -55,13 +58,13 @@ class AvroSink(StagedFileSink):
         self.roll_bytes = check_count(roll_bytes, "roll_bytes", "avro sink", 0)
         self.sync_interval = sync_interval
 
-    def _parsed_schema(self, schema: "StructType") -> Any:
+    def _parsed_schema(self, schema: StructType) -> Any:
         try:
             return fastavro.parse_schema(self.avro_schema if self.avro_schema is not None else to_avro_schema(schema))
         except fastavro.schema.SchemaParseException as exc:
             raise OptionError(f"avro sink: option 'schema' is not a valid Avro schema: {exc}") from None
 
-    def check_schema(self, schema: "StructType") -> None:
+    def check_schema(self, schema: StructType) -> None:
         self._parsed_schema(schema)
 
     @property
@@ -116,7 +119,7 @@ def _mismatch(parsed: Any, record: dict, index: int, exc: Exception) -> SinkErro
     return SinkError(f"avro sink: record #{index} of this partition does not match the Avro schema: {detail}")
 
 
-def _python_converter(schema: "StructType") -> Callable[[pa.RecordBatch], list[dict]]:
+def _python_converter(schema: StructType) -> Callable[[pa.RecordBatch], list[dict]]:
     """Arrow batch -> records fastavro writes. Arrow gives maps as lists of pairs: make them dicts."""
     fixers = {f.name: fix for f in schema.fields if (fix := _value_fixer(f.dataType)) is not None}
     if not fixers:
@@ -133,7 +136,7 @@ def _python_converter(schema: "StructType") -> Callable[[pa.RecordBatch], list[d
     return convert
 
 
-def _value_fixer(data_type: "DataType") -> Callable[[Any], Any] | None:
+def _value_fixer(data_type: DataType) -> Callable[[Any], Any] | None:
     from pyspark.sql.types import ArrayType, MapType, StructType
 
     if isinstance(data_type, MapType):

@@ -8,14 +8,22 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from jetconnect.api import to_arrow_schema
-from jetconnect.api import BatchSource, Guarantee, ReadOutput
+from jetconnect.api import (
+    BatchSource,
+    FileRange,
+    FileSystem,
+    Guarantee,
+    ReadOutput,
+    check_count,
+    load_avro_schema,
+    needs_fixing,
+    plan_splits,
+    to_arrow_schema,
+    to_spark_schema,
+    value_fixer,
+)
 from jetconnect.errors import SourceError
-from jetconnect.api import FileSystem
-from jetconnect.api import FileRange, check_count, plan_splits
-
 from jetconnect_files.avro_container import AvroFileError, decode_records, read_block_groups, read_header
-from jetconnect.api import load_avro_schema, needs_fixing, to_spark_schema, value_fixer
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql.types import StructType
@@ -66,7 +74,7 @@ class AvroSource(BatchSource):
             raise SourceError(f"avro source: directory '{self.directory}' does not exist")
         return self.fs.list_files(self.directory, self.glob, recursive=self.recursive)
 
-    def schema(self) -> "StructType":
+    def schema(self) -> StructType:
         reference = self._reference_schema()
         return to_spark_schema(reference, self._where)
 
@@ -90,6 +98,7 @@ class AvroSource(BatchSource):
                 if fix is not None:
                     records = [fix(r) for r in records]
                 yield _to_batch(records, arrow_schema, range_.path, offsets)
+
 
 def _to_batch(records: list[dict], arrow_schema: pa.Schema, path: str, offsets: list[int]) -> pa.RecordBatch:
     try:

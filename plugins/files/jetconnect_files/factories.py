@@ -9,9 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from jetconnect.errors import OptionError
 from jetconnect.api import GrowingLinesSource, LinesSource, LocalFileSystem, shared_path
-
+from jetconnect.errors import OptionError
 from jetconnect_files.avro_sink import AvroSink
 from jetconnect_files.avro_source import AvroSource
 from jetconnect_files.lines_sink import FilesSink

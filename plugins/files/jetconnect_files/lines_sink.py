@@ -17,14 +17,19 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from jetconnect.api import spark_rows
-from jetconnect.api import CommitContext, WriteContext
+from jetconnect.api import (
+    CommitContext,
+    Encoder,
+    FileSystem,
+    StagedCommit,
+    StagedFileSink,
+    WriteContext,
+    check_charset,
+    check_count,
+    encode_lines,
+    spark_rows,
+)
 from jetconnect.errors import OptionError, SchemaError, SinkError
-from jetconnect.api import Encoder, StagedFileSink, encode_lines
-from jetconnect.api import FileSystem
-from jetconnect.api import check_charset
-from jetconnect.api import check_count
-from jetconnect.api import StagedCommit
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql.types import StructType
@@ -61,7 +66,7 @@ class FilesSink(StagedFileSink):
         self.to_string_fn = to_string_fn
         self.append = append
 
-    def check_schema(self, schema: "StructType") -> None:
+    def check_schema(self, schema: StructType) -> None:
         if self.to_string_fn is None:
             self._column_index(schema)
 
@@ -76,7 +81,7 @@ class FilesSink(StagedFileSink):
     def commit(self, messages: list[Any], ctx: CommitContext) -> None:
         super().commit(messages, ctx if self.append else dataclasses.replace(ctx, overwrite=True))
 
-    def _column_index(self, schema: "StructType") -> int:
+    def _column_index(self, schema: StructType) -> int:
         from pyspark.sql.types import StringType
 
         names = [f.name for f in schema.fields]

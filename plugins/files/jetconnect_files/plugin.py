@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from jetconnect import hookimpl
-
 from jetconnect_files import factories
 
 

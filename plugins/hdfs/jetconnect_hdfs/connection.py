@@ -12,12 +12,11 @@ from typing import Any
 
 import hdfs
 
-from jetconnect.api import ClientCache
+from jetconnect.api import ClientCache, redact
 from jetconnect.errors import OptionError
-from jetconnect.api import redact
 
 #: This process's clients (a forked Spark worker makes its own: the session's sockets are not shared).
-_clients: ClientCache["HdfsConnection", hdfs.Client] = ClientCache("hdfs clients")
+_clients: ClientCache[HdfsConnection, hdfs.Client] = ClientCache("hdfs clients")
 
 
 @dataclass(frozen=True)
@@ -40,7 +39,9 @@ class HdfsConnection:
 
     def __post_init__(self) -> None:
         if not self.url.startswith(("http://", "https://")):
-            raise OptionError(f"hdfs: option 'url' must be a WebHDFS http(s) URL such as http://namenode:9870, got {self.url!r}")
+            raise OptionError(
+                f"hdfs: option 'url' must be a WebHDFS http(s) URL such as http://namenode:9870, got {self.url!r}"
+            )
         if self.kerberos_mutual_auth.upper() not in ("REQUIRED", "OPTIONAL", "DISABLED"):
             raise OptionError(
                 f"hdfs: option 'kerberos_mutual_auth' must be REQUIRED, OPTIONAL or DISABLED, got {self.kerberos_mutual_auth!r}"

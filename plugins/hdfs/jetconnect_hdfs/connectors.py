@@ -13,9 +13,8 @@ import posixpath
 from collections.abc import Callable
 from typing import Any
 
-from jetconnect.api import check_charset
+from jetconnect.api import GrowingLinesSource, WholeFilesSource, check_charset, check_count
 from jetconnect.errors import OptionError
-from jetconnect.api import GrowingLinesSource, WholeFilesSource, check_count
 from jetconnect_hdfs.connection import HdfsConnection
 from jetconnect_hdfs.filesystem import WebHdfsFileSystem, hdfs_path
 from jetconnect_hdfs.sink import HdfsSink, make_sink
@@ -59,26 +58,40 @@ def hdfs_source(
     if format not in SOURCE_FORMATS:
         raise OptionError(f"hdfs: option 'format' must be one of {', '.join(SOURCE_FORMATS)}; got {format!r}")
     if mapper is not None and not callable(mapper):
-        raise OptionError("hdfs: option 'mapper' must be a Python function of (path, value) (pass it to "
-                          "sources.hdfs(...) in Python; a string option cannot carry one)")
+        raise OptionError(
+            "hdfs: option 'mapper' must be a Python function of (path, value) (pass it to "
+            "sources.hdfs(...) in Python; a string option cannot carry one)"
+        )
     if schema is not None and mapper is None:
         raise OptionError("hdfs: option 'schema' describes what 'mapper' returns; give both or neither")
     max_split_bytes = check_count(max_split_bytes, "max_split_bytes", "hdfs")
     min_splits = check_count(min_splits, "min_splits", "hdfs")
     max_files_per_batch = check_count(max_files_per_batch, "max_files_per_batch", "hdfs", minimum=0)
     directory, glob = split_path(path)
-    fs = WebHdfsFileSystem(HdfsConnection(url, user, proxy_user, kerberos, kerberos_principal, token=token, timeout=timeout))
+    fs = WebHdfsFileSystem(
+        HdfsConnection(url, user, proxy_user, kerberos, kerberos_principal, token=token, timeout=timeout)
+    )
     if format == "avro":
         if mapper is not None:
-            raise OptionError("hdfs: option 'mapper' works with format lines or bytes; Avro records come typed "
-                              "by their schema (map them with Spark)")
+            raise OptionError(
+                "hdfs: option 'mapper' works with format lines or bytes; Avro records come typed "
+                "by their schema (map them with Spark)"
+            )
         avro = _files_family("avro_source")
         glob = "*.avro" if glob == "*" else glob
         return avro.AvroSource(fs, directory, glob, avro_schema, recursive, max_split_bytes, min_splits)  # type: ignore[no-any-return]
     if format == "bytes":
         return WholeFilesSource(
-            fs, directory, glob, recursive=recursive, max_split_bytes=max_split_bytes,
-            max_files_per_batch=max_files_per_batch, mapper=mapper, mapped_schema=schema, owner="hdfs", name="hdfs",
+            fs,
+            directory,
+            glob,
+            recursive=recursive,
+            max_split_bytes=max_split_bytes,
+            max_files_per_batch=max_files_per_batch,
+            mapper=mapper,
+            mapped_schema=schema,
+            owner="hdfs",
+            name="hdfs",
         )
     return GrowingLinesSource(
         fs,
@@ -133,7 +146,9 @@ def hdfs_sink(
     timeout: float = 60.0,
 ) -> HdfsSink:
     """Text (or Avro) files in an HDFS directory, one per partition and micro-batch, committed exactly once."""
-    fs = WebHdfsFileSystem(HdfsConnection(url, user, proxy_user, kerberos, kerberos_principal, token=token, timeout=timeout))
+    fs = WebHdfsFileSystem(
+        HdfsConnection(url, user, proxy_user, kerberos, kerberos_principal, token=token, timeout=timeout)
+    )
     if format == "avro":
         check_count(max_file_bytes, "max_file_bytes", "hdfs", minimum=0)
         avro = _files_family("avro_sink")

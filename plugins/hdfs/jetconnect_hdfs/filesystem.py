@@ -22,9 +22,7 @@ from urllib.parse import urlsplit
 
 from hdfs.util import HdfsError
 
-from jetconnect.api import FileInfo, is_hidden
-from jetconnect.api import describe, raise_unchained
-from jetconnect.api import Backoff, RetriesExhausted, retry_call
+from jetconnect.api import Backoff, FileInfo, RetriesExhausted, describe, is_hidden, raise_unchained, retry_call
 from jetconnect_hdfs.connection import HdfsConnection
 from jetconnect_hdfs.errors import NETWORK_ERRORS, WebHdfsError, as_os_error, is_transient
 
@@ -165,7 +163,10 @@ class WebHdfsFileSystem:
         Hadoop 2.x answers ``GET_BLOCK_LOCATIONS``, Hadoop 3 ``GETFILEBLOCKLOCATIONS``.
         """
         path = hdfs_path(path)
-        for op, parse in (("GETFILEBLOCKLOCATIONS", _parse_block_locations_v3), ("GET_BLOCK_LOCATIONS", _parse_located_blocks)):
+        for op, parse in (
+            ("GETFILEBLOCKLOCATIONS", _parse_block_locations_v3),
+            ("GET_BLOCK_LOCATIONS", _parse_located_blocks),
+        ):
             try:
                 body = self._call(f"{op} of {path}", lambda op=op: self._get_json(path, op))
             except (WebHdfsError, ValueError):
@@ -209,7 +210,9 @@ class WebHdfsFileSystem:
 
         def on_retry(exc: BaseException, delay: float) -> None:
             assert isinstance(exc, _Transient)
-            log.warning("%s on %s failed (%s); retrying in %.2f s", what, self.connection, self._describe(exc.cause), delay)
+            log.warning(
+                "%s on %s failed (%s); retrying in %.2f s", what, self.connection, self._describe(exc.cause), delay
+            )
 
         try:
             backoff = self.backoff if retry else Backoff(deadline=0.0)
@@ -287,12 +290,19 @@ class _RangeReader(io.RawIOBase):
             if n == 0 and self._end is not None and self._position < self._end:
                 # a body that ends early without an error (a DataNode or NameNode restarting): taken
                 # for the end of the range, the rest of the range would silently be missing
-                log.warning("reading %s: the stream ended at byte %d, before byte %d; resuming", self._path, self._position, self._end)
+                log.warning(
+                    "reading %s: the stream ended at byte %d, before byte %d; resuming",
+                    self._path,
+                    self._position,
+                    self._end,
+                )
                 self._drop()
                 continue
             self._position += n
             return n
-        raise WebHdfsError(f"reading {self._path} at byte {self._position} on {self._fs.connection}: the stream kept breaking")
+        raise WebHdfsError(
+            f"reading {self._path} at byte {self._position} on {self._fs.connection}: the stream kept breaking"
+        )
 
     def _reopen(self) -> bool:
         """Open the stream at the current position; False if that is the end of the file."""

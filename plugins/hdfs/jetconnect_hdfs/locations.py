@@ -19,11 +19,15 @@ def resolve_webhdfs(url: str) -> tuple[WebHdfsFileSystem, str]:
     """The file system and path a ``webhdfs://`` or ``webhdfss://`` URL names."""
     parts = urllib.parse.urlsplit(url)
     if not parts.hostname or not parts.path.startswith("/"):
-        raise OptionError(f"a webhdfs location needs a host and an absolute path, like webhdfs://namenode:9870/path, got {url!r}")
+        raise OptionError(
+            f"a webhdfs location needs a host and an absolute path, like webhdfs://namenode:9870/path, got {url!r}"
+        )
     query = urllib.parse.parse_qs(parts.query)
     unknown = set(query) - {"user"}
     if unknown:
-        raise OptionError(f"webhdfs location {parts.scheme}://{parts.netloc}{parts.path}: unknown parameter(s) {sorted(unknown)}; only 'user'")
+        raise OptionError(
+            f"webhdfs location {parts.scheme}://{parts.netloc}{parts.path}: unknown parameter(s) {sorted(unknown)}; only 'user'"
+        )
     http = "https" if parts.scheme == "webhdfss" else "http"
     endpoint = f"{http}://{parts.hostname}" + (f":{parts.port}" if parts.port else "")
     user = query.get("user", [None])[-1]

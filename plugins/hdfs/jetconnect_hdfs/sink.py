@@ -15,12 +15,8 @@ from typing import Any
 
 import pyarrow as pa
 
-from jetconnect.api import check_charset
-from jetconnect.api import WriteContext
+from jetconnect.api import Encoder, StagedCommit, StagedFileSink, WriteContext, check_charset, check_count, encode_lines
 from jetconnect.errors import OptionError, SchemaError
-from jetconnect.api import Encoder, StagedFileSink, encode_lines
-from jetconnect.api import check_count
-from jetconnect.api import StagedCommit
 from jetconnect_hdfs.filesystem import WebHdfsFileSystem, hdfs_path
 
 FORMATS = ("lines", "jsonl")
@@ -42,7 +38,7 @@ class HdfsSink(StagedFileSink):
     name = "hdfs"
 
     def __post_init__(self) -> None:
-        self.staged  # checks prefix and suffix now, not at the first write
+        _ = self.staged  # checks prefix and suffix now, not at the first write
 
     @property
     def staged(self) -> StagedCommit:
@@ -93,7 +89,9 @@ def make_sink(
         directory = hdfs_path(directory)
     except ValueError as exc:
         raise OptionError(f"hdfs: option 'directory': {exc}") from None
-    return HdfsSink(fs, directory, format, prefix, _SUFFIXES[format] if suffix is None else suffix, charset, max_file_bytes)
+    return HdfsSink(
+        fs, directory, format, prefix, _SUFFIXES[format] if suffix is None else suffix, charset, max_file_bytes
+    )
 
 
 __all__ = ["FORMATS", "HdfsSink", "make_sink"]

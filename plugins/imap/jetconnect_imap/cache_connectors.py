@@ -71,7 +71,7 @@ def unwrap(stored: str, name: str = "") -> tuple[int, str]:
     try:
         if stored[:1] != "[" or stored[-1:] != "]" or comma < 0:
             raise ValueError(stored[:40])
-        return int(stored[1:comma]), stored[comma + 1:-1]
+        return int(stored[1:comma]), stored[comma + 1 : -1]
     except ValueError:
         raise StoreError(f"cache '{name}' holds a value not written as a cache entry: {stored[:80]!r}") from None
 
@@ -147,8 +147,10 @@ class CacheJournalSource(MapJournalSource):
     _stored_name = staticmethod(cache_store_name)
 
     def _read_events(self, store: Store, spans: dict[int, tuple[int, int]]) -> dict[int, list[RawEvent]]:
-        return {p: [self._as_cache_event(event) for event in events]
-                for p, events in super()._read_events(store, spans).items()}
+        return {
+            p: [self._as_cache_event(event) for event in events]
+            for p, events in super()._read_events(store, spans).items()
+        }
 
     def _as_cache_event(self, event: RawEvent) -> RawEvent:
         seq, kind, key, old, new, ts = event
@@ -172,12 +174,21 @@ class CacheSink(MapSink):
     kind = "cache"
     _stored_name = staticmethod(cache_store_name)
 
-    def __init__(self, cache_name: str, store: str | None = None, key_column: str = "key",
-                 value_column: str = "value", partitions: int | None = None,
-                 journal_capacity: int | None = None, journal_ttl: float | None = None,
-                 chunk_rows: int = DEFAULT_CHUNK_ROWS, expiry_s: float | None = None) -> None:
-        super().__init__(cache_name, store, key_column, value_column, partitions, journal_capacity, journal_ttl,
-                         chunk_rows)
+    def __init__(
+        self,
+        cache_name: str,
+        store: str | None = None,
+        key_column: str = "key",
+        value_column: str = "value",
+        partitions: int | None = None,
+        journal_capacity: int | None = None,
+        journal_ttl: float | None = None,
+        chunk_rows: int = DEFAULT_CHUNK_ROWS,
+        expiry_s: float | None = None,
+    ) -> None:
+        super().__init__(
+            cache_name, store, key_column, value_column, partitions, journal_capacity, journal_ttl, chunk_rows
+        )
         self.expiry_s = check_expiry(self.name, expiry_s)
 
     def _value_encoder(self) -> Callable[[Any], str]:

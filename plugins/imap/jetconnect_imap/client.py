@@ -27,8 +27,14 @@ class Grid:
     def __init__(self, store: Store) -> None:
         self.store = store
 
-    def map(self, name: str, *, partitions: int | None = None, journal_capacity: int | None = None,
-            journal_ttl: float | None = None) -> IMap:
+    def map(
+        self,
+        name: str,
+        *,
+        partitions: int | None = None,
+        journal_capacity: int | None = None,
+        journal_ttl: float | None = None,
+    ) -> IMap:
         """The map ``name``; the layout arguments only count when the map is created."""
         check_name("map", name)  # the store also takes caches' names, 'cache/<name>': a map may not
         defaults = MapConfig()

@@ -22,21 +22,35 @@ from jetconnect_imap.map_sinks import (
 from jetconnect_imap.map_source import MapSource
 
 
-def map_source(name: str, store: str | None = None, predicate: Callable[[Any, Any], bool] | None = None,
-               projection: Callable[[Any, Any], Any] | None = None, schema: str | None = None,
-               parallelism: int = 4) -> MapSource:
+def map_source(
+    name: str,
+    store: str | None = None,
+    predicate: Callable[[Any, Any], bool] | None = None,
+    projection: Callable[[Any, Any], Any] | None = None,
+    schema: str | None = None,
+    parallelism: int = 4,
+) -> MapSource:
     """Read every entry of map ``name`` (batch); ``predicate(key, value)``, ``projection(key, value)``."""
     return MapSource(name, store, predicate, projection, schema, parallelism)
 
 
-def map_journal(name: str, store: str | None = None, start: str = "oldest",
-                predicate: Callable[..., bool] | None = None, projection: Callable[..., Any] | None = None,
-                event_types: list[str] | None = None, on_overflow: str = "fail", schema: str | None = None,
-                parallelism: int = 4, full_events: bool = False) -> MapJournalSource:
+def map_journal(
+    name: str,
+    store: str | None = None,
+    start: str = "oldest",
+    predicate: Callable[..., bool] | None = None,
+    projection: Callable[..., Any] | None = None,
+    event_types: list[str] | None = None,
+    on_overflow: str = "fail",
+    schema: str | None = None,
+    parallelism: int = 4,
+    full_events: bool = False,
+) -> MapJournalSource:
     """Stream the event journal of map ``name`` from the ``oldest`` kept event or the ``current`` end:
     as Jet, ADDED and UPDATED events as ``(key, value)``; ``full_events=True`` for every event, whole."""
-    return MapJournalSource(name, store, start, predicate, projection, event_types, on_overflow, schema, parallelism,
-                            full_events)
+    return MapJournalSource(
+        name, store, start, predicate, projection, event_types, on_overflow, schema, parallelism, full_events
+    )
 
 
 def list_source(name: str, store: str | None = None, schema: str | None = None) -> ListSource:
@@ -44,38 +58,65 @@ def list_source(name: str, store: str | None = None, schema: str | None = None) 
     return ListSource(name, store, schema)
 
 
-def map_sink(name: str, store: str | None = None, key_column: str = "key", value_column: str = "value",
-             partitions: int | None = None, journal_capacity: int | None = None,
-             journal_ttl: float | None = None, chunk_rows: int = DEFAULT_CHUNK_ROWS) -> MapSink:
+def map_sink(
+    name: str,
+    store: str | None = None,
+    key_column: str = "key",
+    value_column: str = "value",
+    partitions: int | None = None,
+    journal_capacity: int | None = None,
+    journal_ttl: float | None = None,
+    chunk_rows: int = DEFAULT_CHUNK_ROWS,
+) -> MapSink:
     """Put rows into map ``name`` (``key`` -> ``value``; a null value removes the key), ``chunk_rows`` at a time."""
     return MapSink(name, store, key_column, value_column, partitions, journal_capacity, journal_ttl, chunk_rows)
 
 
-def map_with_merging(name: str, key_fn: Callable[..., Any], value_fn: Callable[..., Any],
-                     merge_fn: Callable[[Any, Any], Any], store: str | None = None, partitions: int | None = None,
-                     journal_capacity: int | None = None, journal_ttl: float | None = None,
-                     chunk_rows: int = DEFAULT_CHUNK_ROWS) -> MapWithMergingSink:
+def map_with_merging(
+    name: str,
+    key_fn: Callable[..., Any],
+    value_fn: Callable[..., Any],
+    merge_fn: Callable[[Any, Any], Any],
+    store: str | None = None,
+    partitions: int | None = None,
+    journal_capacity: int | None = None,
+    journal_ttl: float | None = None,
+    chunk_rows: int = DEFAULT_CHUNK_ROWS,
+) -> MapWithMergingSink:
     """Merge ``value_fn(row)`` into the entry at ``key_fn(row)`` with ``merge_fn(old, new)``."""
-    return MapWithMergingSink(name, key_fn, value_fn, merge_fn, store, partitions, journal_capacity, journal_ttl,
-                              chunk_rows)
+    return MapWithMergingSink(
+        name, key_fn, value_fn, merge_fn, store, partitions, journal_capacity, journal_ttl, chunk_rows
+    )
 
 
-def map_with_updating(name: str, key_fn: Callable[..., Any], update_fn: Callable[[Any, Any], Any],
-                      store: str | None = None, partitions: int | None = None,
-                      journal_capacity: int | None = None, journal_ttl: float | None = None,
-                      chunk_rows: int = DEFAULT_CHUNK_ROWS) -> MapWithUpdatingSink:
+def map_with_updating(
+    name: str,
+    key_fn: Callable[..., Any],
+    update_fn: Callable[[Any, Any], Any],
+    store: str | None = None,
+    partitions: int | None = None,
+    journal_capacity: int | None = None,
+    journal_ttl: float | None = None,
+    chunk_rows: int = DEFAULT_CHUNK_ROWS,
+) -> MapWithUpdatingSink:
     """Set the entry at ``key_fn(row)`` to ``update_fn(old, row)`` (None removes it)."""
     return MapWithUpdatingSink(name, key_fn, update_fn, store, partitions, journal_capacity, journal_ttl, chunk_rows)
 
 
-def map_with_entry_processor(name: str, key_fn: Callable[..., Any], processor_fn: Callable[..., Any],
-                             store: str | None = None, partitions: int | None = None,
-                             journal_capacity: int | None = None,
-                             journal_ttl: float | None = None,
-                             chunk_rows: int = DEFAULT_CHUNK_ROWS) -> MapWithEntryProcessorSink:
+def map_with_entry_processor(
+    name: str,
+    key_fn: Callable[..., Any],
+    processor_fn: Callable[..., Any],
+    store: str | None = None,
+    partitions: int | None = None,
+    journal_capacity: int | None = None,
+    journal_ttl: float | None = None,
+    chunk_rows: int = DEFAULT_CHUNK_ROWS,
+) -> MapWithEntryProcessorSink:
     """Run ``processor_fn(entry)`` on the entry at ``key_fn(row)``; it may set ``entry.value``."""
-    return MapWithEntryProcessorSink(name, key_fn, processor_fn, store, partitions, journal_capacity, journal_ttl,
-                                     chunk_rows)
+    return MapWithEntryProcessorSink(
+        name, key_fn, processor_fn, store, partitions, journal_capacity, journal_ttl, chunk_rows
+    )
 
 
 def list_sink(name: str, store: str | None = None, chunk_rows: int = DEFAULT_CHUNK_ROWS) -> ListSink:
@@ -83,28 +124,50 @@ def list_sink(name: str, store: str | None = None, chunk_rows: int = DEFAULT_CHU
     return ListSink(name, store, chunk_rows)
 
 
-def cache_source(name: str, store: str | None = None, predicate: Callable[[Any, Any], bool] | None = None,
-                 projection: Callable[[Any, Any], Any] | None = None, schema: str | None = None,
-                 parallelism: int = 4) -> CacheSource:
+def cache_source(
+    name: str,
+    store: str | None = None,
+    predicate: Callable[[Any, Any], bool] | None = None,
+    projection: Callable[[Any, Any], Any] | None = None,
+    schema: str | None = None,
+    parallelism: int = 4,
+) -> CacheSource:
     """Read every live entry of cache ``name`` (batch), skipping and expiring the expired ones."""
     return CacheSource(name, store, predicate, projection, schema, parallelism)
 
 
-def cache_journal(name: str, store: str | None = None, start: str = "oldest",
-                  predicate: Callable[..., bool] | None = None, projection: Callable[..., Any] | None = None,
-                  event_types: list[str] | None = None, on_overflow: str = "fail", schema: str | None = None,
-                  parallelism: int = 4, full_events: bool = False) -> CacheJournalSource:
+def cache_journal(
+    name: str,
+    store: str | None = None,
+    start: str = "oldest",
+    predicate: Callable[..., bool] | None = None,
+    projection: Callable[..., Any] | None = None,
+    event_types: list[str] | None = None,
+    on_overflow: str = "fail",
+    schema: str | None = None,
+    parallelism: int = 4,
+    full_events: bool = False,
+) -> CacheJournalSource:
     """Stream the event journal of cache ``name``: as Jet, CREATED and UPDATED events as
     ``(key, value)``; ``full_events=True`` for every event (CREATED, UPDATED, REMOVED, EXPIRED), whole."""
-    return CacheJournalSource(name, store, start, predicate, projection, event_types, on_overflow, schema,
-                              parallelism, full_events)
+    return CacheJournalSource(
+        name, store, start, predicate, projection, event_types, on_overflow, schema, parallelism, full_events
+    )
 
 
-def cache_sink(name: str, store: str | None = None, key_column: str = "key", value_column: str = "value",
-               partitions: int | None = None, journal_capacity: int | None = None,
-               journal_ttl: float | None = None, chunk_rows: int = DEFAULT_CHUNK_ROWS,
-               expiry_s: float | None = None) -> CacheSink:
+def cache_sink(
+    name: str,
+    store: str | None = None,
+    key_column: str = "key",
+    value_column: str = "value",
+    partitions: int | None = None,
+    journal_capacity: int | None = None,
+    journal_ttl: float | None = None,
+    chunk_rows: int = DEFAULT_CHUNK_ROWS,
+    expiry_s: float | None = None,
+) -> CacheSink:
     """Put rows into cache ``name`` (a null value removes the key); with ``expiry_s`` they expire
     that many seconds after being written."""
-    return CacheSink(name, store, key_column, value_column, partitions, journal_capacity, journal_ttl, chunk_rows,
-                     expiry_s)
+    return CacheSink(
+        name, store, key_column, value_column, partitions, journal_capacity, journal_ttl, chunk_rows, expiry_s
+    )

@@ -19,13 +19,21 @@ from typing import Any
 import pyarrow as pa
 from pyspark.sql.types import StructType
 
-from jetconnect.api import parse_schema, to_arrow_schema
-from jetconnect.api import Guarantee, Offset, Range, ReadOutput, StreamSource
+from jetconnect.api import (
+    Guarantee,
+    Offset,
+    Range,
+    ReadOutput,
+    StreamSource,
+    integer_positions,
+    parse_schema,
+    share_budget,
+    spread,
+    to_arrow_schema,
+)
 from jetconnect.errors import OffsetError, OptionError
-from jetconnect.api import integer_positions
 from jetconnect_imap.events import EventType, JournalEvent
 from jetconnect_imap.map_source import DEFAULT_PROJECTED_SCHEMA
-from jetconnect.api import share_budget, spread
 from jetconnect_imap.rows import row_shaper
 from jetconnect_imap.serde import loads, text_of
 from jetconnect_imap.store import MapConfig, RawEvent, Store, check_name, default_url, open_store, redact_url
@@ -33,8 +41,7 @@ from jetconnect_imap.store import MapConfig, RawEvent, Store, check_name, defaul
 log = logging.getLogger(__name__)
 
 DEFAULT_JOURNAL_SCHEMA = (
-    "partition int, sequence long, type string, key string, old_value string, new_value string, "
-    "timestamp timestamp"
+    "partition int, sequence long, type string, key string, old_value string, new_value string, timestamp timestamp"
 )
 DEFAULT_SCHEMA = parse_schema(DEFAULT_JOURNAL_SCHEMA)
 #: Jet's default: ``mapPutEvents()`` (ADDED and UPDATED) as ``mapEventToEntry()``, key and new value.
@@ -86,8 +93,11 @@ class MapJournalSource(StreamSource):
         if on_overflow not in ("fail", "skip"):
             raise OptionError(f"source '{self.name}': option 'on_overflow' must be fail or skip, got {on_overflow!r}")
         try:
-            self.event_types = (self.event_names.parse(event_types, f"source '{self.name}': option 'event_types'")
-                                if event_types else None)
+            self.event_types = (
+                self.event_names.parse(event_types, f"source '{self.name}': option 'event_types'")
+                if event_types
+                else None
+            )
         except ValueError as exc:
             raise OptionError(str(exc)) from None
         if self.event_types is None and not full_events:
@@ -95,7 +105,9 @@ class MapJournalSource(StreamSource):
         self.full_events = full_events
         self.start, self.on_overflow = start, on_overflow
         self.predicate, self.projection = predicate, projection
-        default = DEFAULT_PROJECTED_SCHEMA if projection else DEFAULT_JOURNAL_SCHEMA if full_events else ENTRY_SCHEMA_DDL
+        default = (
+            DEFAULT_PROJECTED_SCHEMA if projection else DEFAULT_JOURNAL_SCHEMA if full_events else ENTRY_SCHEMA_DDL
+        )
         self._schema = parse_schema(schema or default)
         self.parallelism = parallelism
 
@@ -131,10 +143,13 @@ class MapJournalSource(StreamSource):
         """The checked entries of ``offset``: partition numbers (below ``partitions``) and sequences."""
 
         def check_partition(key: str) -> None:
-            if not (key.isascii() and key.isdigit() and str(int(key)) == key) or (partitions is not None and int(key) >= partitions):
+            if not (key.isascii() and key.isdigit() and str(int(key)) == key) or (
+                partitions is not None and int(key) >= partitions
+            ):
                 raise OffsetError(
                     f"source '{self.name}': offset entry {key!r} is not a partition of {self._subject}"
-                    + (f" (0..{partitions - 1})" if partitions else "") + "; was the checkpoint edited?"
+                    + (f" (0..{partitions - 1})" if partitions else "")
+                    + "; was the checkpoint edited?"
                 )
 
         return integer_positions(offset, f"source '{self.name}' ({self._subject})", "partition", check_partition)
@@ -195,14 +210,18 @@ class MapJournalSource(StreamSource):
         store = open_store(self.store_url)
         shape = row_shaper(self._schema, f"source '{self.name}' {self.display_name!r}")
         # the stored JSON text is what the default string columns show: no decoding
-        plain = self.predicate is None and self.projection is None and self._schema == (
-            DEFAULT_SCHEMA if self.full_events else ENTRY_SCHEMA
+        plain = (
+            self.predicate is None
+            and self.projection is None
+            and self._schema == (DEFAULT_SCHEMA if self.full_events else ENTRY_SCHEMA)
         )
         starts, ends = self._positions(range_.start), self._positions(range_.end)
         spans: dict[int, tuple[int, int]] = {}
         for p_text, end in ends.items():
             if p_text not in starts:
-                raise OffsetError(f"source '{self.name}': {self._subject}: range {range_.partition!r} has no start for partition {p_text}")
+                raise OffsetError(
+                    f"source '{self.name}': {self._subject}: range {range_.partition!r} has no start for partition {p_text}"
+                )
             spans[int(p_text)] = (starts[p_text], end)
         for group in _groups(spans, READ_GROUP_EVENTS):
             # One store call per group of partitions (one round trip on Redis), bounded in events
@@ -220,8 +239,9 @@ class MapJournalSource(StreamSource):
                 else:
                     yield shape(_as_row(event) if self.full_events else (event.key, event.new_value))
 
-    def _kept(self, spans: dict[int, tuple[int, int]],
-              read: dict[int, list[RawEvent]]) -> Iterator[tuple[int, int, Any, Any, Any, Any, int]]:
+    def _kept(
+        self, spans: dict[int, tuple[int, int]], read: dict[int, list[RawEvent]]
+    ) -> Iterator[tuple[int, int, Any, Any, Any, Any, int]]:
         """``(partition, *event)`` of the events read that this query emits, in partition order."""
         types = self.event_types
         for partition, (start, end) in spans.items():
@@ -233,27 +253,34 @@ class MapJournalSource(StreamSource):
                 if seq >= start and (types is None or kind in types):
                     yield partition, seq, kind, key, old, new, ts
 
-    def _plain_batches(self, spans: dict[int, tuple[int, int]],
-                       read: dict[int, list[RawEvent]]) -> Iterator[pa.RecordBatch]:
+    def _plain_batches(
+        self, spans: dict[int, tuple[int, int]], read: dict[int, list[RawEvent]]
+    ) -> Iterator[pa.RecordBatch]:
         """The default rows as Arrow columns, built straight from the stored text."""
         kept = list(self._kept(spans, read))
         if not kept:
             return
         if not self.full_events:
             yield pa.RecordBatch.from_arrays(
-                [pa.array([text_of(e[3]) for e in kept], pa.string()),
-                 pa.array([text_of(e[5]) for e in kept], pa.string())],
-                schema=_ENTRY_ARROW)
+                [
+                    pa.array([text_of(e[3]) for e in kept], pa.string()),
+                    pa.array([text_of(e[5]) for e in kept], pa.string()),
+                ],
+                schema=_ENTRY_ARROW,
+            )
             return
         yield pa.RecordBatch.from_arrays(
-            [pa.array([e[0] for e in kept], pa.int32()),
-             pa.array([e[1] for e in kept], pa.int64()),
-             pa.array([e[2].value for e in kept], pa.string()),
-             pa.array([text_of(e[3]) for e in kept], pa.string()),
-             pa.array([text_of(e[4]) for e in kept], pa.string()),
-             pa.array([text_of(e[5]) for e in kept], pa.string()),
-             pa.array([e[6] * 1000 for e in kept], pa.int64()).cast(_FULL_ARROW.field("timestamp").type)],
-            schema=_FULL_ARROW)
+            [
+                pa.array([e[0] for e in kept], pa.int32()),
+                pa.array([e[1] for e in kept], pa.int64()),
+                pa.array([e[2].value for e in kept], pa.string()),
+                pa.array([text_of(e[3]) for e in kept], pa.string()),
+                pa.array([text_of(e[4]) for e in kept], pa.string()),
+                pa.array([text_of(e[5]) for e in kept], pa.string()),
+                pa.array([e[6] * 1000 for e in kept], pa.int64()).cast(_FULL_ARROW.field("timestamp").type),
+            ],
+            schema=_FULL_ARROW,
+        )
 
     def _read_events(self, store: Store, spans: dict[int, tuple[int, int]]) -> dict[int, list[RawEvent]]:
         """The stored events of each partition's ``[start, end)``; a subclass may rename types or
@@ -286,5 +313,12 @@ def _utc(timestamp_ms: int) -> dt.datetime:
 
 
 def _as_row(event: JournalEvent) -> tuple[Any, ...]:
-    return (event.partition, event.sequence, event.type.value, event.key, event.old_value, event.new_value,
-            _utc(event.timestamp_ms))
+    return (
+        event.partition,
+        event.sequence,
+        event.type.value,
+        event.key,
+        event.old_value,
+        event.new_value,
+        _utc(event.timestamp_ms),
+    )

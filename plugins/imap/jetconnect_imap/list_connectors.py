@@ -13,8 +13,7 @@ from typing import Any
 import pyarrow as pa
 from pyspark.sql.types import StructType
 
-from jetconnect.api import parse_schema
-from jetconnect.api import BatchSource, Guarantee, ReadOutput, Sink, WriteContext
+from jetconnect.api import BatchSource, Guarantee, ReadOutput, Sink, WriteContext, parse_schema
 from jetconnect_imap.map_sinks import (
     DEFAULT_CHUNK_ROWS,
     WriteReport,

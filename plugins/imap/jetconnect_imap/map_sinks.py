@@ -76,7 +76,9 @@ def row_chunks(batches: Iterable[pa.RecordBatch], size: int) -> Iterator[list[pa
 def check_chunk_rows(owner: str, chunk_rows: int) -> int:
     """``chunk_rows`` if it is a usable chunk size, else an OptionError naming sink and option."""
     if not isinstance(chunk_rows, int) or isinstance(chunk_rows, bool) or chunk_rows < 1:
-        raise OptionError(f"sink '{owner}': option 'chunk_rows' must be a whole number of at least 1, got {chunk_rows!r}")
+        raise OptionError(
+            f"sink '{owner}': option 'chunk_rows' must be a whole number of at least 1, got {chunk_rows!r}"
+        )
     return chunk_rows
 
 
@@ -94,8 +96,15 @@ class _MapSinkBase(Sink):
     #: What the structure is called in messages; the cache sink says "cache".
     kind = "map"
 
-    def __init__(self, map_name: str, store: str | None, partitions: int | None,
-                 journal_capacity: int | None, journal_ttl: float | None, chunk_rows: int) -> None:
+    def __init__(
+        self,
+        map_name: str,
+        store: str | None,
+        partitions: int | None,
+        journal_capacity: int | None,
+        journal_ttl: float | None,
+        chunk_rows: int,
+    ) -> None:
         self.display_name = map_name
         self.map_name = self._stored_name(map_name)
         self.store_url = store or default_url()
@@ -138,10 +147,17 @@ class MapSink(_MapSinkBase):
 
     name = "map"
 
-    def __init__(self, map_name: str, store: str | None = None, key_column: str = "key",
-                 value_column: str = "value", partitions: int | None = None,
-                 journal_capacity: int | None = None, journal_ttl: float | None = None,
-                 chunk_rows: int = DEFAULT_CHUNK_ROWS) -> None:
+    def __init__(
+        self,
+        map_name: str,
+        store: str | None = None,
+        key_column: str = "key",
+        value_column: str = "value",
+        partitions: int | None = None,
+        journal_capacity: int | None = None,
+        journal_ttl: float | None = None,
+        chunk_rows: int = DEFAULT_CHUNK_ROWS,
+    ) -> None:
         super().__init__(map_name, store, partitions, journal_capacity, journal_ttl, chunk_rows)
         self.key_column, self.value_column = key_column, value_column
 
@@ -164,7 +180,8 @@ class MapSink(_MapSinkBase):
                 for key, value in self._pairs(batch):
                     k = dumps(key)
                     changes[partition_of(k, config.partitions)].append(
-                        Change(k, None if value is None else encode(value)))
+                        Change(k, None if value is None else encode(value))
+                    )
                 rows += batch.num_rows
             replayed |= not self._apply(store, config, changes, chunk_progress(progress, index))
         return WriteReport(rows, replayed)
@@ -180,8 +197,9 @@ class MapSink(_MapSinkBase):
         rest = batch.drop_columns([self.key_column]).to_pylist()
         return zip(keys, rest)
 
-    def _apply(self, store: Store, config: MapConfig, changes: Mapping[int, Sequence[Change]],
-               progress: Progress | None) -> bool:
+    def _apply(
+        self, store: Store, config: MapConfig, changes: Mapping[int, Sequence[Change]], progress: Progress | None
+    ) -> bool:
         try:
             return store.apply(self.map_name, config, changes, progress)
         except StoreError as exc:
@@ -191,9 +209,16 @@ class MapSink(_MapSinkBase):
 class _ReadModifyWriteSink(_MapSinkBase):
     """Base of the sinks that compute a new value from the current one and the row."""
 
-    def __init__(self, map_name: str, key_fn: Callable[[dict[str, Any]], Any], store: str | None,
-                 partitions: int | None, journal_capacity: int | None, journal_ttl: float | None,
-                 chunk_rows: int) -> None:
+    def __init__(
+        self,
+        map_name: str,
+        key_fn: Callable[[dict[str, Any]], Any],
+        store: str | None,
+        partitions: int | None,
+        journal_capacity: int | None,
+        journal_ttl: float | None,
+        chunk_rows: int,
+    ) -> None:
         super().__init__(map_name, store, partitions, journal_capacity, journal_ttl, chunk_rows)
         self.key_fn = key_fn
 
@@ -213,8 +238,9 @@ class _ReadModifyWriteSink(_MapSinkBase):
             rows += sum(batch.num_rows for batch in chunk)
         return WriteReport(rows, replayed)
 
-    def _write_chunk(self, store: Store, config: MapConfig, chunk: list[pa.RecordBatch],
-                     progress: Progress | None) -> bool:
+    def _write_chunk(
+        self, store: Store, config: MapConfig, chunk: list[pa.RecordBatch], progress: Progress | None
+    ) -> bool:
         # partition -> serialised key -> (key, its rows in arrival order)
         grouped: dict[int, dict[str, tuple[Any, list[dict[str, Any]]]]] = defaultdict(dict)
         for batch in chunk:
@@ -245,11 +271,18 @@ class MapWithMergingSink(_ReadModifyWriteSink):
 
     name = "map_with_merging"
 
-    def __init__(self, map_name: str, key_fn: Callable[[dict[str, Any]], Any],
-                 value_fn: Callable[[dict[str, Any]], Any], merge_fn: Callable[[Any, Any], Any],
-                 store: str | None = None, partitions: int | None = None,
-                 journal_capacity: int | None = None, journal_ttl: float | None = None,
-                 chunk_rows: int = DEFAULT_CHUNK_ROWS) -> None:
+    def __init__(
+        self,
+        map_name: str,
+        key_fn: Callable[[dict[str, Any]], Any],
+        value_fn: Callable[[dict[str, Any]], Any],
+        merge_fn: Callable[[Any, Any], Any],
+        store: str | None = None,
+        partitions: int | None = None,
+        journal_capacity: int | None = None,
+        journal_ttl: float | None = None,
+        chunk_rows: int = DEFAULT_CHUNK_ROWS,
+    ) -> None:
         super().__init__(map_name, key_fn, store, partitions, journal_capacity, journal_ttl, chunk_rows)
         self.value_fn, self.merge_fn = value_fn, merge_fn
 
@@ -267,11 +300,17 @@ class MapWithUpdatingSink(_ReadModifyWriteSink):
 
     name = "map_with_updating"
 
-    def __init__(self, map_name: str, key_fn: Callable[[dict[str, Any]], Any],
-                 update_fn: Callable[[Any, dict[str, Any]], Any], store: str | None = None,
-                 partitions: int | None = None, journal_capacity: int | None = None,
-                 journal_ttl: float | None = None,
-                 chunk_rows: int = DEFAULT_CHUNK_ROWS) -> None:
+    def __init__(
+        self,
+        map_name: str,
+        key_fn: Callable[[dict[str, Any]], Any],
+        update_fn: Callable[[Any, dict[str, Any]], Any],
+        store: str | None = None,
+        partitions: int | None = None,
+        journal_capacity: int | None = None,
+        journal_ttl: float | None = None,
+        chunk_rows: int = DEFAULT_CHUNK_ROWS,
+    ) -> None:
         super().__init__(map_name, key_fn, store, partitions, journal_capacity, journal_ttl, chunk_rows)
         self.update_fn = update_fn
 
@@ -300,11 +339,17 @@ class MapWithEntryProcessorSink(_ReadModifyWriteSink):
 
     name = "map_with_entry_processor"
 
-    def __init__(self, map_name: str, key_fn: Callable[[dict[str, Any]], Any],
-                 processor_fn: Callable[[MutableEntry], Any], store: str | None = None,
-                 partitions: int | None = None, journal_capacity: int | None = None,
-                 journal_ttl: float | None = None,
-                 chunk_rows: int = DEFAULT_CHUNK_ROWS) -> None:
+    def __init__(
+        self,
+        map_name: str,
+        key_fn: Callable[[dict[str, Any]], Any],
+        processor_fn: Callable[[MutableEntry], Any],
+        store: str | None = None,
+        partitions: int | None = None,
+        journal_capacity: int | None = None,
+        journal_ttl: float | None = None,
+        chunk_rows: int = DEFAULT_CHUNK_ROWS,
+    ) -> None:
         super().__init__(map_name, key_fn, store, partitions, journal_capacity, journal_ttl, chunk_rows)
         self.processor_fn = processor_fn
 

@@ -8,10 +8,8 @@ from typing import Any
 
 from pyspark.sql.types import StructType
 
-from jetconnect.api import parse_schema
-from jetconnect.api import BatchSource, Guarantee, ReadOutput
+from jetconnect.api import BatchSource, Guarantee, ReadOutput, parse_schema, spread
 from jetconnect.errors import SchemaError
-from jetconnect.api import spread
 from jetconnect_imap.rows import raw_decoder, row_shaper
 from jetconnect_imap.serde import loads
 from jetconnect_imap.store import check_name, default_url, open_store, redact_url
@@ -42,8 +40,10 @@ class MapSource(BatchSource):
         self.projection = projection
         self._schema = parse_schema(schema or (DEFAULT_PROJECTED_SCHEMA if projection else DEFAULT_MAP_SCHEMA))
         if projection is None and len(self._schema.fields) != 2:
-            raise SchemaError(f"source '{self.name}': schema <{self._schema.simpleString()}> must have two columns, "
-                              "key and value, unless a projection makes the rows")
+            raise SchemaError(
+                f"source '{self.name}': schema <{self._schema.simpleString()}> must have two columns, "
+                "key and value, unless a projection makes the rows"
+            )
         self.parallelism = parallelism
 
     @staticmethod

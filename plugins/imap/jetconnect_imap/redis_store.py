@@ -42,8 +42,7 @@ from redis.exceptions import (
 )
 from redis.retry import Retry
 
-from jetconnect.api import redact
-from jetconnect.api import Backoff, RetriesExhausted, retry_call
+from jetconnect.api import Backoff, RetriesExhausted, redact, retry_call
 from jetconnect_imap.events import Change, EventType
 from jetconnect_imap.store import (
     Compute,
@@ -275,15 +274,23 @@ class RedisStore(Store):
         query = parse_qsl(parts.query, keep_blank_values=True)
         deadline = [v for k, v in query if k == "retry_deadline"]
         try:
-            self._backoff = backoff or Backoff(initial=0.05, maximum=2.0,
-                                               deadline=float(deadline[-1]) if deadline else DEFAULT_RETRY_DEADLINE)
+            self._backoff = backoff or Backoff(
+                initial=0.05, maximum=2.0, deadline=float(deadline[-1]) if deadline else DEFAULT_RETRY_DEADLINE
+            )
         except ValueError:
             raise StoreError(f"store {self.display_url}: retry_deadline must be a number of seconds") from None
         self._secrets = url_secrets(url)
         # A marker must outlive every retry of the write it guards.
         self._marker_ttl_ms = int(max(600.0, 4 * self._backoff.deadline) * 1000)
-        plain = urlunsplit((parts.scheme.replace("+cluster", ""), parts.netloc, parts.path,
-                            urlencode([(k, v) for k, v in query if k != "retry_deadline"]), parts.fragment))
+        plain = urlunsplit(
+            (
+                parts.scheme.replace("+cluster", ""),
+                parts.netloc,
+                parts.path,
+                urlencode([(k, v) for k, v in query if k != "retry_deadline"]),
+                parts.fragment,
+            )
+        )
         # retry_call is the one retry layer (redis-py's own would resend scripts behind our back
         # and blur the deadline); the URL's query may still override the socket timeouts.
         kwargs = {**_SOCKET_DEFAULTS, "username": username, "password": password, "retry": Retry(NoBackoff(), 0)}
@@ -307,8 +314,15 @@ class RedisStore(Store):
         """
         where = f"{what} in {self.display_url}"
         try:
-            return retry_call(call, retry_on=_TRANSIENT, retry_if=lambda e: not isinstance(e, _PERMANENT),
-                              what=where, backoff=self._backoff, on_retry=self._on_retry, secrets=self._secrets)
+            return retry_call(
+                call,
+                retry_on=_TRANSIENT,
+                retry_if=lambda e: not isinstance(e, _PERMANENT),
+                what=where,
+                backoff=self._backoff,
+                on_retry=self._on_retry,
+                secrets=self._secrets,
+            )
         except RetriesExhausted as exc:
             message = f"store unavailable: {exc}"
         except (redis.RedisError, *catch) as exc:
@@ -316,8 +330,12 @@ class RedisStore(Store):
         raise StoreError(redact(message, self._secrets))
 
     def _on_retry(self, exc: BaseException, delay: float) -> None:
-        log.warning("store %s: %s; retrying in %.2f s", self.display_url,
-                    redact(f"{type(exc).__name__}: {exc}", self._secrets), delay)
+        log.warning(
+            "store %s: %s; retrying in %.2f s",
+            self.display_url,
+            redact(f"{type(exc).__name__}: {exc}", self._secrets),
+            delay,
+        )
         if self.cluster and "_redis" in vars(self):
             try:  # a restarted or failed-over node may own other slots now
                 self._redis.nodes_manager.initialize()
@@ -348,14 +366,23 @@ class RedisStore(Store):
     # --- config ------------------------------------------------------------------------------
 
     def _load_config(self, name: str) -> MapConfig | None:
-        raw = self._retrying(f"reading the config of map '{name}'", lambda: self._redis.get(f"jc:{{imap:{name}}}:config"))
+        raw = self._retrying(
+            f"reading the config of map '{name}'", lambda: self._redis.get(f"jc:{{imap:{name}}}:config")
+        )
         return MapConfig(**json.loads(raw)) if raw else None
 
     def _create_config(self, name: str, config: MapConfig) -> MapConfig:
-        wanted = json.dumps({"partitions": config.partitions, "journal_capacity": config.journal_capacity,
-                             "journal_ttl": config.journal_ttl})
+        wanted = json.dumps(
+            {
+                "partitions": config.partitions,
+                "journal_capacity": config.journal_capacity,
+                "journal_ttl": config.journal_ttl,
+            }
+        )
         key = f"jc:{{imap:{name}}}:config"
-        self._retrying(f"creating map '{name}'", lambda: self._redis.set(key, wanted, nx=True))  # the first creator wins
+        self._retrying(
+            f"creating map '{name}'", lambda: self._redis.set(key, wanted, nx=True)
+        )  # the first creator wins
         return self._load_config(name) or config
 
     # --- entries -----------------------------------------------------------------------------
@@ -364,8 +391,9 @@ class RedisStore(Store):
         writer, batch = (progress.writer, progress.batch) if progress else ("", 0)
         return [config.partition_capacity, int(config.journal_ttl * 1000), now, writer, batch, self._marker_ttl_ms]
 
-    def apply(self, name: str, config: MapConfig, changes: Mapping[int, Sequence[Change]],
-              progress: Progress | None = None) -> bool:
+    def apply(
+        self, name: str, config: MapConfig, changes: Mapping[int, Sequence[Change]], progress: Progress | None = None
+    ) -> bool:
         now = int(time.time() * 1000)
         head = self._script_args(config, progress, now)
         marker = self._marker(progress)
@@ -378,8 +406,14 @@ class RedisStore(Store):
         # Each partition has its own progress record: a replay may find some already applied.
         return not results or any(r != _ALREADY_APPLIED for r in results)
 
-    def update(self, name: str, config: MapConfig, keys: Mapping[int, Sequence[str]], compute: Compute,
-               progress: Progress | None = None) -> bool:
+    def update(
+        self,
+        name: str,
+        config: MapConfig,
+        keys: Mapping[int, Sequence[str]],
+        compute: Compute,
+        progress: Progress | None = None,
+    ) -> bool:
         pending = {p: list(dict.fromkeys(ks)) for p, ks in keys.items()}
         outcomes: list[int] = []
         marker = self._marker(progress)  # one per call: a partition's marker is set only when applied
@@ -411,11 +445,18 @@ class RedisStore(Store):
                 raise _Conflict(sorted(pending))
 
         try:  # lost a race: let the other writer finish (jittered, growing, < 50 ms apart)
-            retry_call(attempt, retry_on=(_Conflict,), what=f"read-modify-write of map '{name}'",
-                       backoff=_CONFLICT_BACKOFF, on_retry=lambda _exc, _delay: None)
+            retry_call(
+                attempt,
+                retry_on=(_Conflict,),
+                what=f"read-modify-write of map '{name}'",
+                backoff=_CONFLICT_BACKOFF,
+                on_retry=lambda _exc, _delay: None,
+            )
         except RetriesExhausted:
-            message = (f"map '{name}' in {self.display_url}: partitions {sorted(pending)} kept changing under a "
-                       f"read-modify-write; gave up after {_CONFLICT_BACKOFF.deadline:g} s")
+            message = (
+                f"map '{name}' in {self.display_url}: partitions {sorted(pending)} kept changing under a "
+                f"read-modify-write; gave up after {_CONFLICT_BACKOFF.deadline:g} s"
+            )
         else:
             return not outcomes or any(r != _ALREADY_APPLIED for r in outcomes)
         raise StoreError(message)
@@ -485,15 +526,21 @@ class RedisStore(Store):
         rt = self._round_trip()
         for p, start, end in wanted:
             journal = self._keys(name, p)[1]
-            rt.add(journal, lambda pipe, journal=journal, start=start, end=end:
-                   self._range_script(keys=[journal], args=[start, end - 1], client=pipe))
+            rt.add(
+                journal,
+                lambda pipe, journal=journal, start=start, end=end: self._range_script(
+                    keys=[journal], args=[start, end - 1], client=pipe
+                ),
+            )
         replies = self._execute(f"reading the journal of map '{name}'", rt) if wanted else []
         out: dict[int, list[RawEvent]] = {p: [] for p in spans}
         kinds = _EVENT_TYPES
         for (p, _start, _end), joined in zip(wanted, replies):
             if joined:
-                out[p] = [(int(seq), kinds[kind], key or None, old or None, new or None, int(ts))
-                          for seq, kind, key, old, new, ts in json.loads(b"[" + joined + b"]")]
+                out[p] = [
+                    (int(seq), kinds[kind], key or None, old or None, new or None, int(ts))
+                    for seq, kind, key, old, new, ts in json.loads(b"[" + joined + b"]")
+                ]
         return out
 
     # --- lists -------------------------------------------------------------------------------

@@ -46,7 +46,9 @@ def row_shaper(schema: StructType, where: str = "source") -> Callable[[Any], Any
             return tuple(as_column(item[n], t) for n, t in zip(names, text))
         if isinstance(item, (tuple, list)) and len(names) > 1:
             if len(item) != len(names):
-                raise SourceError(f"{where}: item {_brief(item)} has {len(item)} values for the schema's {len(names)} columns {names}")
+                raise SourceError(
+                    f"{where}: item {_brief(item)} has {len(item)} values for the schema's {len(names)} columns {names}"
+                )
             return tuple(as_column(v, t) for v, t in zip(item, text))
         return (as_column(item, text[0]),)
 

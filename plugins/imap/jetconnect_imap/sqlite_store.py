@@ -12,9 +12,9 @@ import sqlite3
 import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from jetconnect.api import Backoff, RetriesExhausted, retry_call
@@ -84,10 +84,14 @@ class SqliteStore(Store):
                 self._conn.execute("PRAGMA journal_mode = WAL")
 
         try:
-            retry_call(switch, retry_on=(sqlite3.OperationalError,), retry_if=lambda e: "locked" in str(e),
-                       what=f"switching {self.path} to WAL mode",
-                       backoff=Backoff(initial=0.01, maximum=0.2, deadline=busy_timeout_s),
-                       on_retry=lambda _exc, _delay: None)  # waiting for the other workers is normal
+            retry_call(
+                switch,
+                retry_on=(sqlite3.OperationalError,),
+                retry_if=lambda e: "locked" in str(e),
+                what=f"switching {self.path} to WAL mode",
+                backoff=Backoff(initial=0.01, maximum=0.2, deadline=busy_timeout_s),
+                on_retry=lambda _exc, _delay: None,
+            )  # waiting for the other workers is normal
         except (RetriesExhausted, sqlite3.OperationalError) as exc:
             raise StoreError(f"cannot open {self.path} in WAL mode: {exc}") from exc
 
@@ -121,18 +125,27 @@ class SqliteStore(Store):
                 "INSERT OR IGNORE INTO maps VALUES (?, ?, ?, ?)",
                 (name, config.partitions, config.journal_capacity, config.journal_ttl),
             )
-            row = db.execute("SELECT partitions, journal_capacity, journal_ttl FROM maps WHERE name = ?", (name,)).fetchone()
+            row = db.execute(
+                "SELECT partitions, journal_capacity, journal_ttl FROM maps WHERE name = ?", (name,)
+            ).fetchone()
         return MapConfig(*row)
 
     # --- entries -----------------------------------------------------------------------------
 
-    def apply(self, name: str, config: MapConfig, changes: Mapping[int, Sequence[Change]],
-              progress: Progress | None = None) -> bool:
+    def apply(
+        self, name: str, config: MapConfig, changes: Mapping[int, Sequence[Change]], progress: Progress | None = None
+    ) -> bool:
         keys = {p: [c.key for c in cs] for p, cs in changes.items()}
         return self.update(name, config, keys, lambda p, _current: changes[p], progress)
 
-    def update(self, name: str, config: MapConfig, keys: Mapping[int, Sequence[str]], compute: Compute,
-               progress: Progress | None = None) -> bool:
+    def update(
+        self,
+        name: str,
+        config: MapConfig,
+        keys: Mapping[int, Sequence[str]],
+        compute: Compute,
+        progress: Progress | None = None,
+    ) -> bool:
         now = int(time.time() * 1000)
         with self._write() as db:
             if progress is not None and not _claim(db, f"map:{name}", progress):
@@ -176,9 +189,9 @@ class SqliteStore(Store):
     def journal_bounds(self, name: str, config: MapConfig) -> list[tuple[int, int]]:
         with self._lock:
             heads = dict(self._conn.execute("SELECT partition, next_seq FROM journal_heads WHERE map = ?", (name,)))
-            oldest = dict(self._conn.execute(
-                "SELECT partition, min(seq) FROM journal WHERE map = ? GROUP BY partition", (name,)
-            ))
+            oldest = dict(
+                self._conn.execute("SELECT partition, min(seq) FROM journal WHERE map = ? GROUP BY partition", (name,))
+            )
         out = []
         for p in range(config.partitions):
             nxt = heads.get(p, 0)
@@ -202,12 +215,16 @@ class SqliteStore(Store):
             if progress is not None and not _claim(db, f"list:{name}", progress):
                 return False
             start = db.execute("SELECT coalesce(max(idx) + 1, 0) FROM list_items WHERE list = ?", (name,)).fetchone()[0]
-            db.executemany("INSERT INTO list_items VALUES (?, ?, ?)", [(name, start + i, v) for i, v in enumerate(values)])
+            db.executemany(
+                "INSERT INTO list_items VALUES (?, ?, ?)", [(name, start + i, v) for i, v in enumerate(values)]
+            )
         return True
 
     def list_read(self, name: str) -> list[str]:
         with self._lock:
-            return [v for (v,) in self._conn.execute("SELECT value FROM list_items WHERE list = ? ORDER BY idx", (name,))]
+            return [
+                v for (v,) in self._conn.execute("SELECT value FROM list_items WHERE list = ? ORDER BY idx", (name,))
+            ]
 
     def list_clear(self, name: str) -> None:
         with self._write() as db:
@@ -227,12 +244,14 @@ def _select(db: sqlite3.Connection, name: str, partition: int, keys: Sequence[st
     unique = list(dict.fromkeys(keys))
     found: dict[str, str] = {}
     for i in range(0, len(unique), _CHUNK):
-        chunk = unique[i:i + _CHUNK]
+        chunk = unique[i : i + _CHUNK]
         marks = ",".join("?" * len(chunk))
-        found.update(db.execute(
-            f"SELECT key, value FROM entries WHERE map = ? AND partition = ? AND key IN ({marks})",
-            (name, partition, *chunk),
-        ).fetchall())
+        found.update(
+            db.execute(
+                f"SELECT key, value FROM entries WHERE map = ? AND partition = ? AND key IN ({marks})",
+                (name, partition, *chunk),
+            ).fetchall()
+        )
     return found
 
 

@@ -20,9 +20,8 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from jetconnect.api import ClientCache
+from jetconnect.api import ClientCache, redact_url, split_credentials, url_secrets  # re-exported: public since 0.1
 from jetconnect.errors import JetconnectError
-from jetconnect.api import redact_url, split_credentials, url_secrets  # re-exported: public since 0.1
 from jetconnect_imap.events import Change, EventType
 from jetconnect_imap.serde import DEFAULT_PARTITIONS
 
@@ -108,7 +107,7 @@ def cache_store_name(name: str) -> str:
 def check_stored_name(name: str) -> str:
     """A map's name or a cache's stored name (``cache/<name>``): what the store accepts."""
     if isinstance(name, str) and name.startswith(CACHE_PREFIX):
-        check_name("cache", name[len(CACHE_PREFIX):])
+        check_name("cache", name[len(CACHE_PREFIX) :])
         return name
     return check_name("map", name)
 
@@ -154,16 +153,23 @@ class Store(ABC):
     # --- map entries -------------------------------------------------------------------------
 
     @abstractmethod
-    def apply(self, name: str, config: MapConfig, changes: Mapping[int, Sequence[Change]],
-              progress: Progress | None = None) -> bool:
+    def apply(
+        self, name: str, config: MapConfig, changes: Mapping[int, Sequence[Change]], progress: Progress | None = None
+    ) -> bool:
         """Apply ``changes`` per partition, each partition atomically with its journal events.
 
         Returns False if ``progress`` shows the batch was already written (nothing applied).
         """
 
     @abstractmethod
-    def update(self, name: str, config: MapConfig, keys: Mapping[int, Sequence[str]], compute: Compute,
-               progress: Progress | None = None) -> bool:
+    def update(
+        self,
+        name: str,
+        config: MapConfig,
+        keys: Mapping[int, Sequence[str]],
+        compute: Compute,
+        progress: Progress | None = None,
+    ) -> bool:
         """Read-modify-write: per partition, read ``keys``, ``compute`` the changes, apply them,
         with no other write to those keys in between. Returns False as :meth:`apply` does."""
 

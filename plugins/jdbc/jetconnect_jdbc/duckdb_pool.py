@@ -19,8 +19,7 @@ from typing import Any
 
 from sqlalchemy.engine import make_url
 
-from jetconnect.api import ClientCache
-from jetconnect.api import raise_unchained, redact, url_secrets
+from jetconnect.api import ClientCache, raise_unchained, redact, url_secrets
 
 #: The name the PostgreSQL database is attached under, for ``postgres_query``.
 ATTACHED = "pg"
@@ -157,4 +156,3 @@ def _close_quietly(connection: Any) -> None:
         connection.close()
     except Exception:  # closing a broken connection may fail too; it is dropped either way
         pass
-

@@ -16,9 +16,8 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import URL, Engine, make_url
 
-from jetconnect.api import ClientCache
+from jetconnect.api import ClientCache, redact_url
 from jetconnect.errors import OptionError
-from jetconnect.api import redact_url
 
 #: Engines by (URL, connection function's key); disposing one closes its pooled connections.
 _engines: ClientCache[tuple[str, str], Engine] = ClientCache("jdbc engines", on_close=Engine.dispose)
@@ -75,8 +74,10 @@ def _use_real_sqlite_transactions(engine: Engine) -> None:
 def check_connection_fn(connection_fn: Any, owner: str) -> None:
     """A connection supplier must be a Python function (a string option cannot carry one)."""
     if connection_fn is not None and not callable(connection_fn):
-        raise OptionError(f"{owner}: option 'connection_fn' must be a Python function returning a new DB-API "
-                          f"connection (pass it in Python; option 'url' then only names the dialect)")
+        raise OptionError(
+            f"{owner}: option 'connection_fn' must be a Python function returning a new DB-API "
+            f"connection (pass it in Python; option 'url' then only names the dialect)"
+        )
 
 
 def dispose_all() -> None:

@@ -33,10 +33,21 @@ def jdbc_source(
 ) -> JdbcSource:
     """A table or query read through SQLAlchemy, in parallel splits or as an incremental stream."""
     return JdbcSource(
-        url, query=query, table=table, schema=schema, partition_column=partition_column,
-        lower_bound=lower_bound, upper_bound=upper_bound, num_partitions=num_partitions,
-        partitions_fn=partitions_fn, fetch_size=fetch_size, offset_column=offset_column,
-        start_offset=start_offset, use_copy=use_copy, row_fn=row_fn, row_schema=row_schema,
+        url,
+        query=query,
+        table=table,
+        schema=schema,
+        partition_column=partition_column,
+        lower_bound=lower_bound,
+        upper_bound=upper_bound,
+        num_partitions=num_partitions,
+        partitions_fn=partitions_fn,
+        fetch_size=fetch_size,
+        offset_column=offset_column,
+        start_offset=start_offset,
+        use_copy=use_copy,
+        row_fn=row_fn,
+        row_schema=row_schema,
         connection_fn=connection_fn,
     )
 
@@ -56,7 +67,15 @@ def jdbc_sink(
 ) -> JdbcSink:
     """Rows written through SQLAlchemy (COPY on PostgreSQL), exactly once per micro-batch."""
     return JdbcSink(
-        url, table=table, statement=statement, mode=mode, key_columns=key_columns, batch_size=batch_size,
-        create_table=create_table, progress_table=progress_table, retry_deadline=retry_deadline, bind_fn=bind_fn,
+        url,
+        table=table,
+        statement=statement,
+        mode=mode,
+        key_columns=key_columns,
+        batch_size=batch_size,
+        create_table=create_table,
+        progress_table=progress_table,
+        retry_deadline=retry_deadline,
+        bind_fn=bind_fn,
         connection_fn=connection_fn,
     )

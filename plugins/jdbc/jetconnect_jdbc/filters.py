@@ -7,8 +7,8 @@ only take equality, IN and NULL tests. Filters are kept as plain tuples so the s
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 import operator
+from collections.abc import Mapping
 from typing import Any
 
 import sqlalchemy as sa

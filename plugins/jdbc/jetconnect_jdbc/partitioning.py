@@ -62,10 +62,7 @@ def range_splits(lower: Any, upper: Any, count: int) -> list[RangeSplit]:
     cuts = [_point(lower, upper, i, count) for i in range(1, count)]
     cuts = sorted({c for c in cuts if lower < c < upper})  # coarse types (dates) collapse neighbours
     bounds: list[Any] = [None, *cuts, None]
-    return [
-        RangeSplit(i, bounds[i], bounds[i + 1], with_nulls=(i == 0))
-        for i in range(len(bounds) - 1)
-    ]
+    return [RangeSplit(i, bounds[i], bounds[i + 1], with_nulls=(i == 0)) for i in range(len(bounds) - 1)]
 
 
 def _point(lower: Any, upper: Any, i: int, count: int) -> Any:

@@ -19,8 +19,8 @@ import pyarrow as pa
 import sqlalchemy as sa
 from sqlalchemy.dialects.postgresql.base import PGDialect
 
-from jetconnect.errors import SourceError
 from jetconnect.api import raise_unchained, redact, url_secrets
+from jetconnect.errors import SourceError
 from jetconnect_jdbc.duckdb_pool import ATTACHED, PostgresConnectError, postgres_via_duckdb
 
 #: Bytes of rows per Arrow batch (about 200k rows of a five-column table): Spark takes a few
@@ -90,6 +90,8 @@ def _conform(batch: pa.RecordBatch, schema: pa.Schema, owner: str) -> pa.RecordB
             try:
                 column = column.cast(field.type)
             except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
-                raise SourceError(f"{owner}: column '{field.name}' has a value that does not fit {field.type}: {exc}") from None
+                raise SourceError(
+                    f"{owner}: column '{field.name}' has a value that does not fit {field.type}: {exc}"
+                ) from None
         columns.append(column)
     return pa.RecordBatch.from_arrays(columns, schema=schema)

@@ -44,13 +44,14 @@ def record(conn: sa.Connection, table: sa.Table, key: WriteKey, target: str, row
     """Add the partition's row; a concurrent attempt of the same partition fails here on the key."""
     conn.execute(
         table.insert().values(
-            query_id=key.query_id, batch_id=key.batch_id, partition_id=key.partition_id,
-            target=target, row_count=row_count,
+            query_id=key.query_id,
+            batch_id=key.batch_id,
+            partition_id=key.partition_id,
+            target=target,
+            row_count=row_count,
         )
     )
 
 
 def trim(conn: sa.Connection, table: sa.Table, query_id: str, committed_batch: int) -> None:
-    conn.execute(
-        table.delete().where(table.c.query_id == query_id, table.c.batch_id < committed_batch - KEEP_BATCHES)
-    )
+    conn.execute(table.delete().where(table.c.query_id == query_id, table.c.batch_id < committed_batch - KEEP_BATCHES))

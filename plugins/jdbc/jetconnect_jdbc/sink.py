@@ -18,19 +18,27 @@ import pyarrow as pa
 import sqlalchemy as sa
 from pyspark.sql import types as T
 
-from jetconnect.api import CommitContext, Guarantee, Sink, WriteContext, WriteKey
+from jetconnect.api import (
+    Backoff,
+    CommitContext,
+    Guarantee,
+    Sink,
+    WriteContext,
+    WriteKey,
+    raise_unchained,
+    redact,
+    retry_call,
+    url_secrets,
+)
 from jetconnect.errors import OptionError, SchemaError, SinkError
-from jetconnect.api import Backoff, retry_call
-from jetconnect.api import raise_unchained, redact, url_secrets
 from jetconnect_jdbc import progress
 from jetconnect_jdbc.engines import ConnectionFn, check_connection_fn, check_url, dialect_name, engine_for, safe_url
 from jetconnect_jdbc.names import split_table_name
 from jetconnect_jdbc.spool import Spool
-from jetconnect_jdbc.sqlite_values import UnstorableValue
 from jetconnect_jdbc.sql_types import sql_type_for
+from jetconnect_jdbc.sqlite_values import UnstorableValue
 from jetconnect_jdbc.transient import is_transient
 from jetconnect_jdbc.writers import MODES, Writer, bind_rows, make_writer
-
 
 #: (url, table, progress table) already checked or created by this process.
 _ensured: set[tuple[str, str | None, str]] = set()
@@ -74,8 +82,10 @@ class JdbcSink(Sink):
         owner = f"jdbc sink ({safe_url(url)})"
         check_connection_fn(connection_fn, owner)
         if bind_fn is not None and (statement is None or not callable(bind_fn)):
-            raise OptionError(f"{owner}: option 'bind_fn' is a Python function of the row giving the parameters of "
-                              f"option 'statement' (pass both to sinks.jdbc(...) in Python)")
+            raise OptionError(
+                f"{owner}: option 'bind_fn' is a Python function of the row giving the parameters of "
+                f"option 'statement' (pass both to sinks.jdbc(...) in Python)"
+            )
         if (table is None) == (statement is None):
             raise OptionError(f"{owner}: give option 'table' or option 'statement', not both or neither")
         mode = mode.lower()
@@ -122,12 +132,16 @@ class JdbcSink(Sink):
         written (and read back) under another name."""
         limit = engine_for(self.url, self.connection_fn).dialect.max_identifier_length
         if limit and len(name.encode()) > limit:
-            raise SchemaError(f"{self.owner}: {kind} name '{name}' is {len(name.encode())} bytes, the database keeps {limit}; rename it")
+            raise SchemaError(
+                f"{self.owner}: {kind} name '{name}' is {len(name.encode())} bytes, the database keeps {limit}; rename it"
+            )
 
     def check_schema(self, schema: T.StructType) -> None:
         missing = [k for k in self.key_columns if k not in schema.fieldNames()]
         if missing:
-            raise SchemaError(f"{self.owner}: option 'key_columns' names {', '.join(missing)}, not in the data's columns {', '.join(schema.fieldNames())}")
+            raise SchemaError(
+                f"{self.owner}: option 'key_columns' names {', '.join(missing)}, not in the data's columns {', '.join(schema.fieldNames())}"
+            )
         self._ensure_tables(schema)
 
     def _ensure_tables(self, schema: T.StructType) -> None:
@@ -147,7 +161,11 @@ class JdbcSink(Sink):
                 failure = exc
             # Two tasks creating the same table at once: the loser finds it there.
             if not _has_table(engine, table):
-                raise_unchained(SinkError(f"{self.owner}: cannot create table '{table.name}': {redact(str(failure.orig), url_secrets(self.url))}"))
+                raise_unchained(
+                    SinkError(
+                        f"{self.owner}: cannot create table '{table.name}': {redact(str(failure.orig), url_secrets(self.url))}"
+                    )
+                )
         _ensured.add((self.url, self.table, self.progress_table))
 
     # --- writing --------------------------------------------------------------------------------
@@ -158,9 +176,18 @@ class JdbcSink(Sink):
         key = ctx.key  # None in a batch write: nothing to re-deliver, no progress row
         self._ensure_tables(ctx.schema)
         table = self._table(ctx.schema)
-        writer = make_writer(dialect_name(self.url), self.mode, table, self.statement, self.key_columns, self.batch_size,
-                             bind_rows(self.bind_fn, self.owner) if self.bind_fn is not None else None)
-        where = f"partition {ctx.partition_id}" + (f" of micro-batch {ctx.batch_id}" if ctx.batch_id is not None else "")
+        writer = make_writer(
+            dialect_name(self.url),
+            self.mode,
+            table,
+            self.statement,
+            self.key_columns,
+            self.batch_size,
+            bind_rows(self.bind_fn, self.owner) if self.bind_fn is not None else None,
+        )
+        where = f"partition {ctx.partition_id}" + (
+            f" of micro-batch {ctx.batch_id}" if ctx.batch_id is not None else ""
+        )
         with Spool(data) as batches:
             written = retry_call(
                 lambda: self._write_once(writer, batches, key, ctx.partition_id),
@@ -187,7 +214,9 @@ class JdbcSink(Sink):
                     progress.record(conn, marks, key, self.table or "<statement>", count)
                 return PartitionWritten(partition_id, count, skipped=False)
         except UnstorableValue as exc:
-            raise_unchained(SinkError(f"{self.owner}: writing table '{self.table}': {exc}; nothing of the partition was written"))
+            raise_unchained(
+                SinkError(f"{self.owner}: writing table '{self.table}': {exc}; nothing of the partition was written")
+            )
         except sa.exc.DBAPIError as exc:
             failure = exc
         if is_transient(failure):
@@ -208,7 +237,11 @@ class JdbcSink(Sink):
         except sa.exc.DBAPIError as exc:
             if is_transient(exc):  # the next attempt looks again, before writing anything
                 raise_unchained(TransientWriteError(f"{self.owner}: {redact(str(exc.orig), url_secrets(self.url))}"))
-            raise_unchained(SinkError(f"{self.owner}: cannot read progress table '{marks.name}': {redact(str(exc.orig), url_secrets(self.url))}"))
+            raise_unchained(
+                SinkError(
+                    f"{self.owner}: cannot read progress table '{marks.name}': {redact(str(exc.orig), url_secrets(self.url))}"
+                )
+            )
 
     def _refused(self, writer: Writer, batches: Iterable[pa.RecordBatch], exc: sa.exc.DBAPIError) -> SinkError:
         """A non-transient error naming the table, the statement and the first row the database refuses."""
@@ -252,7 +285,9 @@ def _has_table(engine: sa.Engine, table: sa.Table) -> bool:
         return False
 
 
-def _first_refused_row(conn: sa.Connection, writer: Writer, batches: Iterable[pa.RecordBatch]) -> tuple[int, dict] | None:
+def _first_refused_row(
+    conn: sa.Connection, writer: Writer, batches: Iterable[pa.RecordBatch]
+) -> tuple[int, dict] | None:
     """Write row by row, each in a savepoint, inside a transaction that is rolled back."""
     index = 0
     for batch in batches:

@@ -18,17 +18,27 @@ import pyarrow as pa
 import sqlalchemy as sa
 from pyspark.sql import types as T
 
-from jetconnect.api import parse_schema, rows_to_batch, spark_rows
-from jetconnect.api import BatchSource, Guarantee, Offset, Range, StreamSource
+from jetconnect.api import (
+    BatchSource,
+    Guarantee,
+    Offset,
+    Range,
+    StreamSource,
+    parse_schema,
+    raise_unchained,
+    redact,
+    rows_to_batch,
+    spark_rows,
+    url_secrets,
+)
 from jetconnect.errors import OffsetError, OptionError, SourceError
-from jetconnect.api import raise_unchained, redact, url_secrets
 from jetconnect_jdbc import filters, values
 from jetconnect_jdbc.arrow_batches import rows_to_record_batch
 from jetconnect_jdbc.columns import Column, arrow_schema, describe_query, from_spark_schema, reflect_table, spark_schema
 from jetconnect_jdbc.engines import ConnectionFn, check_connection_fn, check_url, dialect_name, engine_for, safe_url
 from jetconnect_jdbc.names import split_table_name
-from jetconnect_jdbc.pg_copy import copy_batches
 from jetconnect_jdbc.partitioning import FunctionSplit, RangeSplit, Split, WholeSplit, function_splits, range_splits
+from jetconnect_jdbc.pg_copy import copy_batches
 
 #: Jet's form: ``(connection, parallelism, index)`` -> a SQLAlchemy statement, SQL text, a
 #: SQLAlchemy ``Result`` or any iterable of rows in the source's column order.
@@ -63,18 +73,26 @@ class JdbcSource(BatchSource, StreamSource):
     ) -> None:
         check_connection_fn(connection_fn, self._owner_for(url))
         if row_fn is not None and not callable(row_fn):
-            raise OptionError(f"{self._owner_for(url)}: option 'row_fn' must be a Python function of the row (pass it "
-                              f"to sources.jdbc(...) in Python; a string option cannot carry one)")
+            raise OptionError(
+                f"{self._owner_for(url)}: option 'row_fn' must be a Python function of the row (pass it "
+                f"to sources.jdbc(...) in Python; a string option cannot carry one)"
+            )
         if row_schema is not None and row_fn is None:
             raise OptionError(f"{self._owner_for(url)}: option 'row_schema' describes what 'row_fn' returns; give both")
         if query is not None and table is not None:
             raise OptionError(f"{self._owner_for(url)}: give option 'query' or option 'table', not both")
         if query is None and table is None and (partitions_fn is None or schema is None):
-            raise OptionError(f"{self._owner_for(url)}: give option 'query' or 'table' (or 'partitions_fn' with 'schema')")
+            raise OptionError(
+                f"{self._owner_for(url)}: give option 'query' or 'table' (or 'partitions_fn' with 'schema')"
+            )
         if partitions_fn is not None and partition_column is not None:
-            raise OptionError(f"{self._owner_for(url)}: options 'partitions_fn' and 'partition_column' exclude each other")
+            raise OptionError(
+                f"{self._owner_for(url)}: options 'partitions_fn' and 'partition_column' exclude each other"
+            )
         if num_partitions < 1:
-            raise OptionError(f"{self._owner_for(url)}: option 'num_partitions' must be at least 1, got {num_partitions}")
+            raise OptionError(
+                f"{self._owner_for(url)}: option 'num_partitions' must be at least 1, got {num_partitions}"
+            )
         if fetch_size < 1:
             raise OptionError(f"{self._owner_for(url)}: option 'fetch_size' must be at least 1, got {fetch_size}")
         check_url(url, self._owner_for(url))
@@ -117,7 +135,9 @@ class JdbcSource(BatchSource, StreamSource):
             for option in ("partition_column", "offset_column"):
                 name = getattr(self, option)
                 if name is not None and name not in names:
-                    raise OptionError(f"{self.owner}: option '{option}' names column '{name}', which is not read; columns: {', '.join(sorted(names))}")
+                    raise OptionError(
+                        f"{self.owner}: option '{option}' names column '{name}', which is not read; columns: {', '.join(sorted(names))}"
+                    )
         return self._columns
 
     def _find_columns(self) -> list[Column]:
@@ -218,12 +238,16 @@ class JdbcSource(BatchSource, StreamSource):
             lower = values.parse(self.lower_bound, column.type.spark)
             upper = values.parse(self.upper_bound, column.type.spark)
         except ValueError as exc:
-            raise OptionError(f"{self.owner}: options 'lower_bound'/'upper_bound' must be values of column '{column.name}' ({column.type.spark.simpleString()}): {exc}") from None
+            raise OptionError(
+                f"{self.owner}: options 'lower_bound'/'upper_bound' must be values of column '{column.name}' ({column.type.spark.simpleString()}): {exc}"
+            ) from None
         if lower is None or upper is None:
             # Unlike Spark's JDBC source, missing bounds are asked of the database.
             source = self._from()
             with self._connect() as conn:
-                low, high = conn.execute(sa.select(sa.func.min(source.c[column.name]), sa.func.max(source.c[column.name]))).one()
+                low, high = conn.execute(
+                    sa.select(sa.func.min(source.c[column.name]), sa.func.max(source.c[column.name]))
+                ).one()
             lower = low if lower is None else lower
             upper = high if upper is None else upper
         return lower, upper
@@ -253,7 +277,9 @@ class JdbcSource(BatchSource, StreamSource):
         else:
             yield from self._read()
 
-    def _read(self, *conditions: sa.ColumnElement[bool], order_by: sa.ColumnElement | None = None) -> Iterator[pa.RecordBatch]:
+    def _read(
+        self, *conditions: sa.ColumnElement[bool], order_by: sa.ColumnElement | None = None
+    ) -> Iterator[pa.RecordBatch]:
         """COPY decoded into Arrow on PostgreSQL (much faster), a server-side cursor elsewhere."""
         # COPY goes through DuckDB's own connection by URL: a connection_fn's connections cannot
         if self.use_copy and self.connection_fn is None and dialect_name(self.url) == "postgresql":
@@ -297,7 +323,9 @@ class JdbcSource(BatchSource, StreamSource):
 
     def _offset_column(self) -> Column:
         if self.offset_column is None:
-            raise OptionError(f"{self.owner}: a streaming read needs option 'offset_column' (a column whose values only grow)")
+            raise OptionError(
+                f"{self.owner}: a streaming read needs option 'offset_column' (a column whose values only grow)"
+            )
         return self._column(self.offset_column)
 
     def initial_offset(self) -> Offset:
@@ -305,7 +333,9 @@ class JdbcSource(BatchSource, StreamSource):
         try:
             start = values.parse(self.start_offset, column.type.spark)
         except ValueError as exc:
-            raise OptionError(f"{self.owner}: option 'start_offset' is not a value of column '{column.name}': {exc}") from None
+            raise OptionError(
+                f"{self.owner}: option 'start_offset' is not a value of column '{column.name}': {exc}"
+            ) from None
         return {column.name: values.to_json(start)}
 
     def _position(self, offset: Offset, column: Column) -> Any:
@@ -379,4 +409,3 @@ def _blocks(rows: Iterable[Sequence[Any]], size: int) -> Iterator[list[Sequence[
             block = []
     if block:
         yield block
-

@@ -29,7 +29,7 @@ class Spool:
         self._writer: pa.ipc.RecordBatchStreamWriter | None = None
         self._kept = 0
 
-    def __enter__(self) -> "Spool":
+    def __enter__(self) -> Spool:
         return self
 
     def __exit__(self, *_: object) -> None:
@@ -78,4 +78,3 @@ class Spool:
         if self._folder is not None:
             self._folder.cleanup()
             self._folder = None
-

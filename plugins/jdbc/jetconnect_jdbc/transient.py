@@ -13,8 +13,13 @@ _TRANSIENT_CODES = ("40001", "40P01")  # serialization failure, deadlock
 #: What a server says when it refuses a connection for good: a wrong password, an unknown role or
 #: database, a pg_hba.conf rule. Drivers raise these at connect time without a SQLSTATE.
 _REFUSALS = (
-    "authentication failed", "no pg_hba.conf entry", "does not exist", "permission denied",
-    "access denied", "not authorized", "invalid password",
+    "authentication failed",
+    "no pg_hba.conf entry",
+    "does not exist",
+    "permission denied",
+    "access denied",
+    "not authorized",
+    "invalid password",
 )
 
 

@@ -170,13 +170,16 @@ def make_writer(
 def bind_rows(bind_fn: Callable[[Any], Any], owner: str) -> Callable[[pa.RecordBatch, int], list[dict]]:
     """Jet's ``bindFn``: each row, as a pyspark ``Row``, made into the parameters of the statement
     (a mapping of its ``:name`` parameters); anything else is a :class:`SinkError` naming the row."""
+
     def bind(block: pa.RecordBatch, first: int) -> list[dict]:
         params = []
         for i, row in enumerate(spark_rows(block)):
             bound = bind_fn(row)
             if not isinstance(bound, Mapping):
-                raise SinkError(f"{owner}: bind_fn returned {type(bound).__name__} for row {first + i} of this "
-                                f"partition; return a mapping of the statement's :name parameters")
+                raise SinkError(
+                    f"{owner}: bind_fn returned {type(bound).__name__} for row {first + i} of this "
+                    f"partition; return a mapping of the statement's :name parameters"
+                )
             params.append(dict(bound))
         return params
 

@@ -32,11 +32,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from jetconnect.api import WAL_LOCATION, ProcessorContext, SourceBuffer, spool_of
+from jetconnect.api import WAL_LOCATION, ProcessorContext, RoundLog, SourceBuffer, Spool, resolve_location, spool_of
 from jetconnect.errors import OffsetError, SourceError
-from jetconnect.api import resolve_location
-from jetconnect.api import RoundLog
-from jetconnect.api import Spool
 from jetconnect_jms.messages import _FRAME_HEADERS, RAW_SCHEMA, MessageView, _timestamp_ms
 from jetconnect_jms.stomp_client import CONNECTION_ERRORS, StompClient, StompSettings
 
@@ -165,10 +162,15 @@ def spool_rows(frames: Sequence[Frame]) -> list[tuple[Any, ...]]:
             if key not in _FRAME_HEADERS:
                 flat.append(key)
                 flat.append(value)
-        rows.append((
-            headers["message-id"], headers.get("destination"), _timestamp_ms(headers.get("timestamp")), flat,
-            body if isinstance(body, bytes) else str(body).encode("utf-8"),
-        ))
+        rows.append(
+            (
+                headers["message-id"],
+                headers.get("destination"),
+                _timestamp_ms(headers.get("timestamp")),
+                flat,
+                body if isinstance(body, bytes) else str(body).encode("utf-8"),
+            )
+        )
     return rows
 
 
@@ -187,7 +189,7 @@ def spooled_to_raw(batch: pa.RecordBatch) -> pa.RecordBatch:
 class _Reconnect(threading.Thread):
     """Reconnects a lost client off the receiver's thread, which must go on renewing its lease."""
 
-    def __init__(self, consumer: "Consumer") -> None:
+    def __init__(self, consumer: Consumer) -> None:
         super().__init__(name=f"jetconnect reconnect {consumer.client.what}", daemon=True)
         self.consumer = consumer
         self.error: BaseException | None = None
@@ -412,6 +414,14 @@ def run_spools(location: str, run: str, total: int) -> list[Spool]:
 
 
 __all__ = [
-    "RUN_OPTION", "SPOOL_SCHEMA", "Consumer", "ConsumerConfig", "RecentIds", "SpoolIds", "run_rounds", "run_spools", "spool_rows",
+    "RUN_OPTION",
+    "SPOOL_SCHEMA",
+    "Consumer",
+    "ConsumerConfig",
+    "RecentIds",
+    "SpoolIds",
+    "run_rounds",
+    "run_spools",
+    "spool_rows",
     "spooled_to_raw",
 ]

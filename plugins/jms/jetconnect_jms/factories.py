@@ -65,8 +65,9 @@ def _jms_source(
         projection=projection,
         schema_ddl=schema,
     )
-    settings = StompSettings(host=host, port=port, user=user, password=password, client_id=client_id,
-                             connect_timeout=connect_timeout)
+    settings = StompSettings(
+        host=host, port=port, user=user, password=password, client_id=client_id, connect_timeout=connect_timeout
+    )
     return JmsSource(
         kind,
         destination,
@@ -111,7 +112,9 @@ def _jms_sink(
     )
 
 
-def _for_kind(factory: Callable[..., Any], kind: Kind, name: str, doc: str, leave_out: tuple[str, ...] = ()) -> Callable[..., Any]:
+def _for_kind(
+    factory: Callable[..., Any], kind: Kind, name: str, doc: str, leave_out: tuple[str, ...] = ()
+) -> Callable[..., Any]:
     """``factory`` with its ``kind`` fixed: a public factory whose signature is the shared one less
     ``kind`` and ``leave_out``. The signature is what the registry reads: the Spark options it
     converts and accepts, and what the plugin README's option table must list."""
@@ -130,22 +133,31 @@ def _for_kind(factory: Callable[..., Any], kind: Kind, name: str, doc: str, leav
 
 
 jms_queue_source = _for_kind(
-    _jms_source, "queue", "jms_queue_source", leave_out=("subscription", "client_id"),
+    _jms_source,
+    "queue",
+    "jms_queue_source",
+    leave_out=("subscription", "client_id"),
     doc="Messages of a queue, consumed by ``parallelism`` connections per executor, exactly once via the spools.",
 )
 jms_topic_source = _for_kind(
-    _jms_source, "topic", "jms_topic_source",
+    _jms_source,
+    "topic",
+    "jms_topic_source",
     doc="Messages of a topic; a durable subscription when ``subscription`` is given.",
 )
 jms_queue_sink = _for_kind(
-    _jms_sink, "queue", "jms_queue_sink",
+    _jms_sink,
+    "queue",
+    "jms_queue_sink",
     doc="Rows to a queue, one STOMP transaction per partition and batch: a body column and header "
-        "columns, or Jet's ``message_fn`` making each message from a row.",
+    "columns, or Jet's ``message_fn`` making each message from a row.",
 )
 jms_topic_sink = _for_kind(
-    _jms_sink, "topic", "jms_topic_sink",
+    _jms_sink,
+    "topic",
+    "jms_topic_sink",
     doc="Rows to a topic, one STOMP transaction per partition and batch: a body column and header "
-        "columns, or Jet's ``message_fn`` making each message from a row.",
+    "columns, or Jet's ``message_fn`` making each message from a row.",
 )
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import codecs
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pyarrow as pa
@@ -32,7 +32,7 @@ RAW_SCHEMA = pa.schema(
 
 #: The latest JMS timestamp kept (ms): 9999-12-31T23:59:59.999Z, the end of Spark's and Python's timestamps.
 MAX_TIMESTAMP_MS = 253_402_300_799_999
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 #: STOMP frame headers that describe the frame, not the message: not shown as message headers.
 _FRAME_HEADERS = frozenset({"ack", "subscription", "content-length"})
 BODY_FORMATS = ("string", "binary")
@@ -115,13 +115,17 @@ class MessageView:
 
     def __post_init__(self) -> None:
         if self.body_format not in BODY_FORMATS:
-            raise OptionError(f"{self.owner}: option 'body_format' must be one of {', '.join(BODY_FORMATS)}, got {self.body_format!r}")
+            raise OptionError(
+                f"{self.owner}: option 'body_format' must be one of {', '.join(BODY_FORMATS)}, got {self.body_format!r}"
+            )
         try:
             codecs.lookup(self.charset)
         except LookupError:
             raise OptionError(f"{self.owner}: option 'charset' names no known encoding: {self.charset!r}") from None
         if self.projection is not None and self.schema_ddl is None:
-            raise OptionError(f"{self.owner}: option 'schema' is required with a projection (the DDL of what it returns)")
+            raise OptionError(
+                f"{self.owner}: option 'schema' is required with a projection (the DDL of what it returns)"
+            )
         if self.projection is None and self.schema_ddl is not None:
             raise OptionError(f"{self.owner}: option 'schema' only applies with a projection")
 
@@ -150,7 +154,9 @@ class MessageView:
             except pa.ArrowInvalid:
                 pass  # find the message at fault below
         for message_id, destination, body in zip(
-            batch.column("message_id").to_pylist(), batch.column("destination").to_pylist(), batch.column("body").to_pylist()
+            batch.column("message_id").to_pylist(),
+            batch.column("destination").to_pylist(),
+            batch.column("body").to_pylist(),
         ):
             try:
                 body.decode(self.charset)

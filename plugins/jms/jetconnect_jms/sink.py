@@ -17,10 +17,8 @@ from typing import Any
 
 import pyarrow as pa
 
-from jetconnect.api import spark_rows
-from jetconnect.api import Guarantee, Sink, WriteContext
+from jetconnect.api import Backoff, Guarantee, RetriesExhausted, Sink, WriteContext, retry_call, spark_rows
 from jetconnect.errors import OptionError, SchemaError, SinkError
-from jetconnect.api import Backoff, RetriesExhausted, retry_call
 from jetconnect_jms.stomp_client import CONNECTION_ERRORS, BrokerError, StompClient, StompSettings, destination_path
 
 
@@ -50,8 +48,10 @@ class JmsSink(Sink):
         self.header_columns = tuple(header_columns)
         self.persistent = persistent
         if message_fn is not None and not callable(message_fn):
-            raise OptionError(f"{self.owner}: option 'message_fn' must be a Python function of the row (pass it "
-                              f"to sinks.{self.name}(...) in Python; a string option cannot carry one)")
+            raise OptionError(
+                f"{self.owner}: option 'message_fn' must be a Python function of the row (pass it "
+                f"to sinks.{self.name}(...) in Python; a string option cannot carry one)"
+            )
         self.message_fn = message_fn
 
     def check_schema(self, schema: Any) -> None:
@@ -116,7 +116,6 @@ class JmsSink(Sink):
             raise
         return sent
 
-
     def _made(self, batch: pa.RecordBatch, before: int) -> Iterator[tuple[str | bytes, dict[str, str]]]:
         """Jet's ``messageFn``: each row, as a pyspark ``Row``, made into a body or a ``(body, headers)`` pair."""
         for i, row in enumerate(spark_rows(batch)):
@@ -133,7 +132,12 @@ class JmsSink(Sink):
 def _bodies(column: pa.Array | pa.ChunkedArray) -> list[Any]:
     """Message bodies: strings and bytes as they are, anything else as JSON text."""
     kind = column.type
-    if pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_binary(kind) or pa.types.is_large_binary(kind):
+    if (
+        pa.types.is_string(kind)
+        or pa.types.is_large_string(kind)
+        or pa.types.is_binary(kind)
+        or pa.types.is_large_binary(kind)
+    ):
         return ["" if v is None else v for v in column.to_pylist()]
     return [json.dumps(v, default=str, separators=(",", ":")) for v in column.to_pylist()]
 

@@ -30,9 +30,13 @@ from jetconnect.api import (
     SPOOL_KEEP_COMMITTED_ROWS,
     WAL_LOCATION,
     BuilderStreamSource,
+    Guarantee,
+    Offset,
+    Range,
+    ReadOutput,
     SourceBuilder,
+    StreamSource,
 )
-from jetconnect.api import Guarantee, Offset, Range, ReadOutput, StreamSource
 from jetconnect.errors import OptionError
 from jetconnect_jms.consumer import RUN_OPTION, SPOOL_SCHEMA, Consumer, ConsumerConfig, spooled_to_raw
 from jetconnect_jms.messages import MessageView
@@ -94,14 +98,18 @@ class JmsSource(StreamSource):
             if value < 1:
                 raise OptionError(f"{self.owner}: option '{option}' must be at least 1, got {value}")
         for option, value in (
-            ("max_pull_ms", max_pull_ms), ("linger_ms", linger_ms), ("idle_poll_ms", idle_poll_ms),
+            ("max_pull_ms", max_pull_ms),
+            ("linger_ms", linger_ms),
+            ("idle_poll_ms", idle_poll_ms),
             ("processor_keep_alive_ms", processor_keep_alive_ms),
         ):
             if value < 0:
                 raise OptionError(f"{self.owner}: option '{option}' must not be negative, got {value}")
         if processor_keep_alive_ms == 0:
             # a receiver destroyed after every round would reconnect (and be redelivered its prefetch) per micro-batch
-            raise OptionError(f"{self.owner}: option 'processor_keep_alive_ms' must be positive for a broker connection")
+            raise OptionError(
+                f"{self.owner}: option 'processor_keep_alive_ms' must be positive for a broker connection"
+            )
         self.settings = settings
         self.view = view
         self.parallelism = parallelism
@@ -143,7 +151,7 @@ class JmsSource(StreamSource):
         }
         self._stream: BuilderStreamSource = builder.build().with_options(self._core_options)  # type: ignore[union-attr]
 
-    def with_options(self, options: Mapping[str, str]) -> "JmsSource":
+    def with_options(self, options: Mapping[str, str]) -> JmsSource:
         """A copy with Spark's options (``wal_location``, the number of members) given to the stream."""
         lowered = {k.lower(): v for k, v in options.items()}
         clone = copy.copy(self)
@@ -187,6 +195,12 @@ class JmsSource(StreamSource):
 
 
 __all__ = [
-    "DEFAULT_DEDUPE_WINDOW", "DEFAULT_IDLE_POLL_MS", "DEFAULT_KEEP_ALIVE_MS", "DEFAULT_LINGER_MS", "DEFAULT_MAX_BACKLOG",
-    "DEFAULT_MAX_PULL_MS", "DEFAULT_PREFETCH", "JmsSource",
+    "DEFAULT_DEDUPE_WINDOW",
+    "DEFAULT_IDLE_POLL_MS",
+    "DEFAULT_KEEP_ALIVE_MS",
+    "DEFAULT_LINGER_MS",
+    "DEFAULT_MAX_BACKLOG",
+    "DEFAULT_MAX_PULL_MS",
+    "DEFAULT_PREFETCH",
+    "JmsSource",
 ]

@@ -30,8 +30,7 @@ import stomp.exception
 import stomp.protocol
 import stomp.transport
 
-from jetconnect.api import redact
-from jetconnect.api import Backoff, RetriesExhausted, retry_call
+from jetconnect.api import Backoff, RetriesExhausted, redact, retry_call
 from jetconnect_jms.stomp_frames import FrameError, FrameReader
 
 _log = logging.getLogger(__name__)
@@ -321,8 +320,10 @@ class StompClient:
             # retried like stomp.py's own connect failure: ActiveMQ refuses a durable subscriber's
             # client id while the connection of a crashed run still holds it, for a while
             raise stomp.exception.ConnectFailedException(
-                f"the broker answered ERROR: {redact(errors[0], self._secrets)}" if errors
-                else f"the connection to {self.settings.address} closed before CONNECTED" if self.lost
+                f"the broker answered ERROR: {redact(errors[0], self._secrets)}"
+                if errors
+                else f"the connection to {self.settings.address} closed before CONNECTED"
+                if self.lost
                 else f"no CONNECTED frame from {self.settings.address} within {attempt:g} s"
             )
         for destination, sub_id, sub_headers in self._subscriptions:
@@ -452,7 +453,9 @@ class StompClient:
             self._receipts.discard(receipt)
         self._raise_if_failed(doing)
         if not ok:
-            raise ReceiptTimeout(f"{self.what}: no receipt from the broker after {self.settings.receipt_timeout} s while {doing}")
+            raise ReceiptTimeout(
+                f"{self.what}: no receipt from the broker after {self.settings.receipt_timeout} s while {doing}"
+            )
 
     def _raise_if_failed(self, doing: str) -> None:
         """Raise the broker's ERROR, or that the connection was lost while ``doing``."""

@@ -59,7 +59,9 @@ def _unescape(text: str) -> str:
 def _one_escape(match: re.Match[str]) -> str:
     escape = match.group()
     if escape not in _UNESCAPED:
-        raise FrameError(f"an undefined escape {escape!r} in {match.string[:80]!r} (STOMP 1.2 allows \\\\, \\c, \\n, \\r)")
+        raise FrameError(
+            f"an undefined escape {escape!r} in {match.string[:80]!r} (STOMP 1.2 allows \\\\, \\c, \\n, \\r)"
+        )
     return _UNESCAPED[escape]
 
 
@@ -206,7 +208,9 @@ class FrameReader:
             else:
                 body_end = buffer.find(b"\x00", pos + scanned if pos + scanned > body_start else body_start)
                 if (size if body_end < 0 else body_end) - body_start > self.max_body_bytes:
-                    raise FrameError(f"{self._where(pos)}: {command} frame: no NUL ends its body within {self.max_body_bytes} bytes")
+                    raise FrameError(
+                        f"{self._where(pos)}: {command} frame: no NUL ends its body within {self.max_body_bytes} bytes"
+                    )
                 if body_end < 0:
                     pending = (command, headers, body_start - pos, None)
                     scanned = size - pos
@@ -221,7 +225,9 @@ class FrameReader:
         return frames
 
     def _no_header_end(self, pos: int) -> FrameError:
-        return FrameError(f"{self._where(pos)}: no end of headers within {self.max_header_bytes} bytes (a blank line must end them)")
+        return FrameError(
+            f"{self._where(pos)}: no end of headers within {self.max_header_bytes} bytes (a blank line must end them)"
+        )
 
     def _where(self, pos: int) -> str:
         return f"the STOMP frame at byte {self._consumed + pos} of the connection"
@@ -235,4 +241,12 @@ class FrameReader:
         self._scanned = 0
 
 
-__all__ = ["MAX_BODY_BYTES", "MAX_HEADER_BYTES", "REQUIRED_HEADERS", "SERVER_COMMANDS", "FrameError", "FrameReader", "parse_headers"]
+__all__ = [
+    "MAX_BODY_BYTES",
+    "MAX_HEADER_BYTES",
+    "REQUIRED_HEADERS",
+    "SERVER_COMMANDS",
+    "FrameError",
+    "FrameReader",
+    "parse_headers",
+]

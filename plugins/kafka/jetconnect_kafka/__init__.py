@@ -12,6 +12,14 @@ from jetconnect_kafka.sink import KafkaSink, kafka_sink
 from jetconnect_kafka.source import KafkaSource, kafka_source
 
 __all__ = [
-    "ConsumerRecord", "ProducerRecord", "KafkaOffsetError", "KafkaSink", "KafkaSinkError", "KafkaSource", "KafkaSourceError", "KafkaWatermarkError",
-    "kafka_sink", "kafka_source",
+    "ConsumerRecord",
+    "ProducerRecord",
+    "KafkaOffsetError",
+    "KafkaSink",
+    "KafkaSinkError",
+    "KafkaSource",
+    "KafkaSourceError",
+    "KafkaWatermarkError",
+    "kafka_sink",
+    "kafka_source",
 ]

@@ -14,8 +14,8 @@ from typing import Any
 from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, ClusterMetadata
 
-from jetconnect.api import redact_options as redacted  # re-exported: public since 0.1
 from jetconnect.api import Backoff, retry_call
+from jetconnect.api import redact_options as redacted  # re-exported: public since 0.1
 
 #: How long a client keeps retrying an unreachable broker before the error reaches the user.
 DEFAULT_BACKOFF = Backoff(initial=0.1, maximum=2.0, deadline=30.0)
@@ -29,7 +29,7 @@ def client_config(bootstrap_servers: str, extra: Mapping[str, Any]) -> dict[str,
     """librdkafka settings: ``bootstrap.servers`` plus the user's extra settings, normalised."""
     config: dict[str, Any] = {"bootstrap.servers": bootstrap_servers}
     for key, value in extra.items():
-        name = key[len("kafka."):] if key.lower().startswith("kafka.") else key
+        name = key[len("kafka.") :] if key.lower().startswith("kafka.") else key
         config[name.replace("_", ".")] = value
     return config
 
@@ -51,21 +51,27 @@ def producer(config: Mapping[str, Any], **overrides: Any) -> Producer:
     return Producer({**config, **overrides}, logger=LIBRDKAFKA_LOG)
 
 
-
-def cluster_metadata(admin_or_consumer: AdminClient | Consumer, what: str,
-                     backoff: Backoff = DEFAULT_BACKOFF) -> ClusterMetadata:
+def cluster_metadata(
+    admin_or_consumer: AdminClient | Consumer, what: str, backoff: Backoff = DEFAULT_BACKOFF
+) -> ClusterMetadata:
     """Topic metadata, retried with backoff while the broker does not answer."""
     timeout = min(5.0, backoff.deadline)
-    return retry_call(lambda: admin_or_consumer.list_topics(timeout=timeout), retry_on=(KafkaException,),
-                      what=what, backoff=backoff)
+    return retry_call(
+        lambda: admin_or_consumer.list_topics(timeout=timeout), retry_on=(KafkaException,), what=what, backoff=backoff
+    )
 
 
-def watermarks(client: Consumer, topic: str, partition: int, what: str,
-               backoff: Backoff = DEFAULT_BACKOFF) -> tuple[int, int]:
+def watermarks(
+    client: Consumer, topic: str, partition: int, what: str, backoff: Backoff = DEFAULT_BACKOFF
+) -> tuple[int, int]:
     """``(low, high)`` offsets of one partition, retried with backoff."""
     timeout = min(5.0, backoff.deadline)
-    return retry_call(lambda: client.get_watermark_offsets(TopicPartition(topic, partition), timeout=timeout),
-                      retry_on=(KafkaException,), what=what, backoff=backoff)
+    return retry_call(
+        lambda: client.get_watermark_offsets(TopicPartition(topic, partition), timeout=timeout),
+        retry_on=(KafkaException,),
+        what=what,
+        backoff=backoff,
+    )
 
 
 __all__ = ["DEFAULT_BACKOFF", "client_config", "cluster_metadata", "consumer", "producer", "redacted", "watermarks"]

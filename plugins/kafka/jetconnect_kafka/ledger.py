@@ -23,9 +23,7 @@ from typing import Any, NoReturn
 from confluent_kafka import KafkaError, KafkaException
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from jetconnect.api import WriteKey
-from jetconnect.api import Backoff, retry_call
-
+from jetconnect.api import Backoff, WriteKey, retry_call
 from jetconnect_kafka import config
 from jetconnect_kafka.errors import KafkaSinkError
 from jetconnect_kafka.ranges import PartitionRange
@@ -82,8 +80,12 @@ class Ledger:
             if exc.args[0].code() != KafkaError.TOPIC_ALREADY_EXISTS:
                 raise KafkaSinkError(f"kafka sink: cannot create control topic '{self.topic}': {exc}") from exc
             # Another task created it a moment ago: wait until the broker lists its partitions.
-            self.partitions = retry_call(lambda: self._listed_partitions(admin, what, required=True),
-                                         retry_on=(KafkaSinkError,), what=what, backoff=self.backoff)
+            self.partitions = retry_call(
+                lambda: self._listed_partitions(admin, what, required=True),
+                retry_on=(KafkaSinkError,),
+                what=what,
+                backoff=self.backoff,
+            )
 
     def _listed_partitions(self, admin: AdminClient, what: str, required: bool = False) -> int:
         """The control topic's partition count as the broker lists it: 0 if it does not (or raise if ``required``)."""
@@ -105,9 +107,13 @@ class Ledger:
         until then the open transaction would hide newer markers from a read_committed reader.
         """
         control = self.partition_for(key)
-        consumer = config.consumer(self.config, **{"isolation.level": "read_committed", "auto.offset.reset": "earliest"})
+        consumer = config.consumer(
+            self.config, **{"isolation.level": "read_committed", "auto.offset.reset": "earliest"}
+        )
         try:
-            low, high = config.watermarks(consumer, self.topic, control, f"kafka sink: end of '{self.topic}'", self.backoff)
+            low, high = config.watermarks(
+                consumer, self.topic, control, f"kafka sink: end of '{self.topic}'", self.backoff
+            )
             upper = high
             while upper > low:
                 lower = max(low, upper - _WINDOW)
@@ -127,15 +133,28 @@ class Ledger:
         """``(batch, partition)`` of the query's committed markers at offsets ``[lower, upper)`` of ``control``."""
 
         def failed(error: KafkaError, position: int) -> NoReturn:
-            raise KafkaSinkError(f"kafka sink: reading control topic '{self.topic}' at offset {position}: {error.str()}")
+            raise KafkaSinkError(
+                f"kafka sink: reading control topic '{self.topic}' at offset {position}: {error.str()}"
+            )
 
         def stalled(position: int) -> NoReturn:
-            raise KafkaSinkError(f"kafka sink: control topic '{self.topic}' gave no record after offset "
-                                 f"{position} (of {upper}) for {self.backoff.deadline:.0f} s")
+            raise KafkaSinkError(
+                f"kafka sink: control topic '{self.topic}' gave no record after offset "
+                f"{position} (of {upper}) for {self.backoff.deadline:.0f} s"
+            )
 
         found: list[tuple[int, int]] = []
-        span = PartitionRange(consumer, self.topic, control, lower, upper, chunk=_WINDOW,
-                              stall_s=self.backoff.deadline, on_error=failed, on_stall=stalled)
+        span = PartitionRange(
+            consumer,
+            self.topic,
+            control,
+            lower,
+            upper,
+            chunk=_WINDOW,
+            stall_s=self.backoff.deadline,
+            on_error=failed,
+            on_stall=stalled,
+        )
         for records in span.chunks():
             for m in records:
                 entry = json.loads(m.value())

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from jetconnect.errors import OptionError
@@ -64,13 +64,19 @@ def parse_starting_offsets(text: str, option: str = "starting_offsets") -> Start
             f"milliseconds or an ISO-8601 time, got {text!r}"
         ) from None
     if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
+        moment = moment.replace(tzinfo=UTC)
     return StartingOffsets(default="timestamp", timestamp_ms=int(moment.timestamp() * 1000))
 
 
 #: librdkafka's spellings of ``auto.offset.reset`` and where each starts a new query.
-_RESETS = {"smallest": "earliest", "earliest": "earliest", "beginning": "earliest",
-           "largest": "latest", "latest": "latest", "end": "latest"}
+_RESETS = {
+    "smallest": "earliest",
+    "earliest": "earliest",
+    "beginning": "earliest",
+    "largest": "latest",
+    "latest": "latest",
+    "end": "latest",
+}
 
 
 def resolve_starting_offsets(starting_offsets: str | None, auto_offset_reset: Any) -> str:
@@ -118,6 +124,11 @@ def _offset(value: object, option: str, key: str) -> int:
 
 
 __all__ = [
-    "EARLIEST", "LATEST", "StartingOffsets", "parse_starting_offsets", "partition_key", "resolve_starting_offsets",
+    "EARLIEST",
+    "LATEST",
+    "StartingOffsets",
+    "parse_starting_offsets",
+    "partition_key",
+    "resolve_starting_offsets",
     "split_key",
 ]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from jetconnect.api import hookimpl
-
 from jetconnect_kafka.sink import kafka_sink
 from jetconnect_kafka.source import kafka_source
 

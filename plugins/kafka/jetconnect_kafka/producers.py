@@ -47,8 +47,9 @@ class Lease:
         self.fresh = True
         # Reports for failed records only: a Python callback per delivered record would cost
         # more than producing it.
-        self.producer: Producer = config.producer(settings, on_delivery=self._delivered,
-                                                  **{"delivery.report.only.error": True})
+        self.producer: Producer = config.producer(
+            settings, on_delivery=self._delivered, **{"delivery.report.only.error": True}
+        )
         # A broker connection up before the producer asks for its id: init_transactions then took
         # 5-46 ms here instead of 0.51-0.53 s (librdkafka asks once, finds no broker up, and
         # retries on a 500 ms timer). An unreachable broker is reported by the calls that follow.

@@ -44,13 +44,17 @@ def as_producer_record(made: Any, where: str) -> ProducerRecord:
     if isinstance(made, Mapping):
         unknown = set(made) - {"value", "key", "topic", "partition", "headers"}
         if "value" not in made or unknown:
-            raise KafkaSinkError(f"kafka sink: record_fn returned a mapping with keys {sorted(map(str, made))} for "
-                                 f"{where}; it needs 'value' and may have key, topic, partition, headers")
+            raise KafkaSinkError(
+                f"kafka sink: record_fn returned a mapping with keys {sorted(map(str, made))} for "
+                f"{where}; it needs 'value' and may have key, topic, partition, headers"
+            )
         return ProducerRecord(**made)
     if isinstance(made, tuple) and len(made) == 2:
         return ProducerRecord(key=made[0], value=made[1])
-    raise KafkaSinkError(f"kafka sink: record_fn returned {type(made).__name__} for {where}; return a "
-                         f"ProducerRecord, a mapping with 'value', or a (key, value) pair")
+    raise KafkaSinkError(
+        f"kafka sink: record_fn returned {type(made).__name__} for {where}; return a "
+        f"ProducerRecord, a mapping with 'value', or a (key, value) pair"
+    )
 
 
 def wire_bytes(value: Any, what: str, where: str) -> bytes | None:
@@ -61,8 +65,10 @@ def wire_bytes(value: Any, what: str, where: str) -> bytes | None:
         return bytes(value)
     if isinstance(value, str):
         return value.encode()
-    raise KafkaSinkError(f"kafka sink: record_fn gave a {what} of type {type(value).__name__} for {where}; "
-                         f"give bytes or str (encode it: json.dumps(...), an Avro writer, ...)")
+    raise KafkaSinkError(
+        f"kafka sink: record_fn gave a {what} of type {type(value).__name__} for {where}; "
+        f"give bytes or str (encode it: json.dumps(...), an Avro writer, ...)"
+    )
 
 
 __all__ = ["ConsumerRecord", "ProducerRecord", "as_producer_record", "wire_bytes"]

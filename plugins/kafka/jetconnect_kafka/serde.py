@@ -17,9 +17,8 @@ import fastavro
 import pyarrow as pa
 from pyspark.sql.types import BinaryType, DataType, StringType, StructField, StructType
 
-from jetconnect.api import parse_schema, to_arrow_schema
+from jetconnect.api import needs_fixing, parse_schema, to_arrow_schema, to_spark_schema, value_fixer
 from jetconnect.errors import OptionError, SchemaError
-from jetconnect.api import needs_fixing, to_spark_schema, value_fixer
 
 FORMATS = ("bytes", "string", "json", "avro")
 #: Describes where record ``i`` of a batch came from, e.g. "topic 'orders' partition 2 offset 17".
@@ -97,8 +96,10 @@ class JsonFormat(ValueFormat):
         return _to_arrow(parsed, self.arrow_type, "the value_schema")
 
     def encode(self, column: pa.Array) -> list[bytes | None]:
-        return [None if v is None else json.dumps(v, default=str, separators=(",", ":")).encode()
-                for v in column.to_pylist()]
+        return [
+            None if v is None else json.dumps(v, default=str, separators=(",", ":")).encode()
+            for v in column.to_pylist()
+        ]
 
 
 class AvroFormat(ValueFormat):
@@ -137,7 +138,9 @@ class AvroFormat(ValueFormat):
             except Exception as exc:  # fastavro raises anything from EOFError to UnicodeDecodeError
                 raise DecodeError(i, f"value does not match the Avro schema ({type(exc).__name__}: {exc})") from None
             if buffer.tell() != len(value):
-                raise DecodeError(i, f"value does not match the Avro schema ({len(value) - buffer.tell()} bytes left over)")
+                raise DecodeError(
+                    i, f"value does not match the Avro schema ({len(value) - buffer.tell()} bytes left over)"
+                )
         if self._fix is not None:
             decoded = [None if record is None else self._fix(record) for record in decoded]
         return _to_arrow(decoded, self.arrow_type, "the Avro schema")
@@ -175,7 +178,9 @@ def value_format(name: str, value_schema: str | None = None, avro_schema: str | 
         return StringFormat()
     if name == "json":
         if not value_schema:
-            raise OptionError("kafka: value_format 'json' needs option 'value_schema' (DDL, e.g. 'id bigint, name string')")
+            raise OptionError(
+                "kafka: value_format 'json' needs option 'value_schema' (DDL, e.g. 'id bigint, name string')"
+            )
         return JsonFormat(parse_schema(value_schema))
     if name == "avro":
         if not avro_schema:

@@ -14,20 +14,17 @@ faster, duplicates after a crash. See plugins/kafka/README.md for the design and
 from __future__ import annotations
 
 import uuid
-from itertools import repeat
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
+from itertools import repeat
 from typing import Any
 
 import pyarrow as pa
 from confluent_kafka import KafkaException, Producer
 from pyspark.sql.types import ArrayType, BinaryType, IntegerType, LongType, ShortType, StringType, StructType
 
-from jetconnect.api import spark_rows
-from jetconnect.api import CommitContext, Guarantee, GuaranteeOption, Sink, WriteContext, WriteKey
+from jetconnect.api import Backoff, CommitContext, Guarantee, GuaranteeOption, Sink, WriteContext, WriteKey, spark_rows
 from jetconnect.errors import OptionError, SchemaError
-from jetconnect.api import Backoff
-
 from jetconnect_kafka import config, producers
 from jetconnect_kafka.errors import KafkaSinkError
 from jetconnect_kafka.ledger import DEFAULT_TOPIC, Ledger, marker
@@ -56,7 +53,9 @@ class KafkaSink(Sink):
     guarantee = Guarantee.EXACTLY_ONCE
     #: ``jetconnect plugins`` and the README's matrix list each delivery's guarantee from this.
     guarantee_option = GuaranteeOption(
-        "delivery", {"exactly-once": Guarantee.EXACTLY_ONCE, "at-least-once": Guarantee.AT_LEAST_ONCE}, default="exactly-once"
+        "delivery",
+        {"exactly-once": Guarantee.EXACTLY_ONCE, "at-least-once": Guarantee.AT_LEAST_ONCE},
+        default="exactly-once",
     )
 
     def __init__(
@@ -83,8 +82,10 @@ class KafkaSink(Sink):
         self.config = config.client_config(bootstrap_servers, client_config or {})
         self.commit_topic = commit_topic
         if record_fn is not None and not callable(record_fn):
-            raise OptionError("kafka sink: option 'record_fn' must be a Python function of the row (pass it to "
-                              "sinks.kafka(...) in Python; a string option cannot carry one)")
+            raise OptionError(
+                "kafka sink: option 'record_fn' must be a Python function of the row (pass it to "
+                "sinks.kafka(...) in Python; a string option cannot carry one)"
+            )
         self.record_fn = record_fn
 
     def __repr__(self) -> str:
@@ -95,7 +96,9 @@ class KafkaSink(Sink):
             return  # the function makes each record from rows of any schema
         names = {f.name.lower(): f.dataType for f in schema.fields}
         if "value" not in names:
-            raise SchemaError(f"kafka sink: the DataFrame needs a 'value' column; it has {', '.join(schema.fieldNames())}")
+            raise SchemaError(
+                f"kafka sink: the DataFrame needs a 'value' column; it has {', '.join(schema.fieldNames())}"
+            )
         if self.topic is None and "topic" not in names:
             raise SchemaError("kafka sink: give option 'topic' or a 'topic' column")
         allowed = {
@@ -106,8 +109,10 @@ class KafkaSink(Sink):
         }
         for name, types in allowed.items():
             if name in names and not isinstance(names[name], types):
-                raise SchemaError(f"kafka sink: column '{name}' is {names[name].simpleString()}, "
-                                  f"expected {' or '.join(t.typeName() for t in types)}")
+                raise SchemaError(
+                    f"kafka sink: column '{name}' is {names[name].simpleString()}, "
+                    f"expected {' or '.join(t.typeName() for t in types)}"
+                )
 
     # --- executors ------------------------------------------------------------------------------
 
@@ -123,8 +128,10 @@ class KafkaSink(Sink):
         remaining = lease.producer.flush(self.backoff.deadline)
         writer.raise_failure()
         if remaining:
-            raise KafkaSinkError(f"kafka sink: {remaining} record(s) of partition {ctx.partition_id} "
-                                 f"not delivered within {self.backoff.deadline:.0f} s (broker unreachable?)")
+            raise KafkaSinkError(
+                f"kafka sink: {remaining} record(s) of partition {ctx.partition_id} "
+                f"not delivered within {self.backoff.deadline:.0f} s (broker unreachable?)"
+            )
         lease.give_back()  # only a producer with nothing pending and no failure goes back
         return WriteReport(ctx.partition_id, ctx.batch_id, records)
 
@@ -158,8 +165,10 @@ class KafkaSink(Sink):
             lease.producer.commit_transaction(deadline)
         except KafkaException as exc:
             _abort_quietly(lease.producer, deadline)
-            raise KafkaSinkError(f"kafka sink: the transaction of batch {ctx.batch_id} partition "
-                                 f"{ctx.partition_id} failed: {exc.args[0].str() if exc.args else exc}") from exc
+            raise KafkaSinkError(
+                f"kafka sink: the transaction of batch {ctx.batch_id} partition "
+                f"{ctx.partition_id} failed: {exc.args[0].str() if exc.args else exc}"
+            ) from exc
         except BaseException:
             _abort_quietly(lease.producer, deadline)
             raise
@@ -223,8 +232,9 @@ class _RowWriter:
     @staticmethod
     def raise_failure_of(lease: producers.Lease, ctx: WriteContext) -> None:
         if lease.failure is not None:
-            raise KafkaSinkError(f"kafka sink: a record of partition {ctx.partition_id} was not delivered: "
-                                 f"{lease.failure_text()}")
+            raise KafkaSinkError(
+                f"kafka sink: a record of partition {ctx.partition_id} was not delivered: {lease.failure_text()}"
+            )
 
     def raise_failure(self) -> None:
         self.raise_failure_of(self.lease, self.ctx)
@@ -263,8 +273,10 @@ class _RowWriter:
             for i in range(n):
                 topic = topics[i] if topics is not None and topics[i] is not None else self.sink.topic
                 if topic is None:
-                    raise KafkaSinkError(f"kafka sink: row {self.written + i} of partition {self.ctx.partition_id} "
-                                         f"has a null topic and option 'topic' is not set")
+                    raise KafkaSinkError(
+                        f"kafka sink: row {self.written + i} of partition {self.ctx.partition_id} "
+                        f"has a null topic and option 'topic' is not set"
+                    )
                 extra: dict[str, Any] = {}
                 if partitions is not None and partitions[i] is not None:
                     extra["partition"] = partitions[i]
@@ -310,8 +322,10 @@ class _RowWriter:
             try:
                 fmt.encode(column.slice(i, 1))
             except Exception as row_exc:
-                return KafkaSinkError(f"kafka sink: cannot encode the value of row {self.written + i} of partition "
-                                      f"{self.ctx.partition_id} as {fmt.name}: {type(row_exc).__name__}: {row_exc}")
+                return KafkaSinkError(
+                    f"kafka sink: cannot encode the value of row {self.written + i} of partition "
+                    f"{self.ctx.partition_id} as {fmt.name}: {type(row_exc).__name__}: {row_exc}"
+                )
         return KafkaSinkError(f"kafka sink: cannot encode values as {fmt.name}: {exc}")
 
 
@@ -341,9 +355,16 @@ def kafka_sink(
     arguments are librdkafka settings.
     """
     return KafkaSink(
-        bootstrap_servers=bootstrap_servers, topic=topic, value_format_name=value_format, value_schema=value_schema,
-        avro_schema=avro_schema, delivery=delivery, commit_topic=commit_topic, broker_timeout_s=broker_timeout_s,
-        client_config=client_config, record_fn=record_fn,
+        bootstrap_servers=bootstrap_servers,
+        topic=topic,
+        value_format_name=value_format,
+        value_schema=value_schema,
+        avro_schema=avro_schema,
+        delivery=delivery,
+        commit_topic=commit_topic,
+        broker_timeout_s=broker_timeout_s,
+        client_config=client_config,
+        record_fn=record_fn,
     )
 
 

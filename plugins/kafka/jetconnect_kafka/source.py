@@ -19,16 +19,24 @@ import pyarrow.compute as pc
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message, TopicPartition
 from pyspark.sql.types import StructType
 
-from jetconnect.api import parse_schema, rows_to_batch, to_arrow_schema
-from jetconnect.api import BatchSource, Guarantee, Offset, Range, StreamSource
-from jetconnect.api import integer_positions
+from jetconnect.api import (
+    Backoff,
+    BatchSource,
+    Guarantee,
+    Offset,
+    Range,
+    StreamSource,
+    admit_offsets,
+    describe,
+    integer_positions,
+    parse_schema,
+    rows_to_batch,
+    secrets_of,
+    to_arrow_schema,
+)
 from jetconnect.errors import OptionError
-from jetconnect.api import describe, secrets_of
-from jetconnect.api import Backoff
-
 from jetconnect_kafka import config
 from jetconnect_kafka.errors import KafkaOffsetError, KafkaSourceError, KafkaWatermarkError
-from jetconnect.api import admit_offsets
 from jetconnect_kafka.offsets import (
     EARLIEST,
     LATEST,
@@ -81,8 +89,10 @@ class KafkaSource(StreamSource, BatchSource):
         if bool(topics) == bool(pattern):
             raise OptionError("kafka: give exactly one of options 'topics' (a list) and 'pattern' (a regex)")
         if on_offset_out_of_range not in OUT_OF_RANGE:
-            raise OptionError(f"kafka: option 'on_offset_out_of_range' must be one of {', '.join(OUT_OF_RANGE)}, "
-                              f"got {on_offset_out_of_range!r}")
+            raise OptionError(
+                f"kafka: option 'on_offset_out_of_range' must be one of {', '.join(OUT_OF_RANGE)}, "
+                f"got {on_offset_out_of_range!r}"
+            )
         if key_format not in ("bytes", "string"):
             raise OptionError(f"kafka: option 'key_format' must be bytes or string, got {key_format!r}")
         self.topics = list(topics or [])
@@ -107,13 +117,18 @@ class KafkaSource(StreamSource, BatchSource):
             raise OptionError("kafka: option 'group_id' is empty; leave it out to commit no offsets to a group")
         self.group_id = group_id
         if projection is not None and not callable(projection):
-            raise OptionError("kafka: option 'projection' must be a Python function of the record "
-                              "(pass it to sources.kafka(...) in Python; a string option cannot carry one)")
+            raise OptionError(
+                "kafka: option 'projection' must be a Python function of the record "
+                "(pass it to sources.kafka(...) in Python; a string option cannot carry one)"
+            )
         if schema is not None and projection is None:
             raise OptionError("kafka: option 'schema' describes what 'projection' returns; give both or neither")
         self.projection = projection
-        self._schema = (parse_schema(schema or PROJECTED_SCHEMA) if projection is not None
-                        else record_schema(self.key_format.spark_type(), self.value_format.spark_type()))
+        self._schema = (
+            parse_schema(schema or PROJECTED_SCHEMA)
+            if projection is not None
+            else record_schema(self.key_format.spark_type(), self.value_format.spark_type())
+        )
         self._client: Consumer | None = None  # driver side, for metadata and watermarks
         self._group_client: Consumer | None = None  # driver side, commits to ``group_id``
 
@@ -141,8 +156,11 @@ class KafkaSource(StreamSource, BatchSource):
         metadata = config.cluster_metadata(self._metadata_client(), f"{self!r}: listing topics", self.backoff)
         found = []
         for topic, info in metadata.topics.items():
-            wanted = topic in self.topics if self.topics else (
-                not topic.startswith("__") and self._regex is not None and self._regex.fullmatch(topic))
+            wanted = (
+                topic in self.topics
+                if self.topics
+                else (not topic.startswith("__") and self._regex is not None and self._regex.fullmatch(topic))
+            )
             if wanted and info.error is None:
                 found.extend((topic, p) for p in info.partitions)
         return sorted(found)
@@ -170,13 +188,16 @@ class KafkaSource(StreamSource, BatchSource):
             elif wanted == LATEST:
                 positions[key] = high
             elif not low <= wanted <= high:
-                raise KafkaOffsetError(f"kafka: option '{option}' asks for offset {wanted} of {key}, "
-                                       f"which holds offsets {low} to {high}")
+                raise KafkaOffsetError(
+                    f"kafka: option '{option}' asks for offset {wanted} of {key}, which holds offsets {low} to {high}"
+                )
             else:
                 positions[key] = wanted
         missing = set(spec.offsets or {}) - set(marks)
         if missing:
-            raise OptionError(f"kafka: option '{option}' names partitions that do not exist: {', '.join(sorted(missing))}")
+            raise OptionError(
+                f"kafka: option '{option}' names partitions that do not exist: {', '.join(sorted(missing))}"
+            )
         return positions
 
     def _offsets_for_time(self, timestamp_ms: int | None, marks: Mapping[str, tuple[int, int]]) -> dict[str, int]:
@@ -224,12 +245,14 @@ class KafkaSource(StreamSource, BatchSource):
         if marks is None:
             raise KafkaOffsetError(
                 f"kafka: the checkpoint reads {key} at offset {position}, but that partition no longer "
-                f"exists (topic deleted?); set on_offset_out_of_range=earliest|latest to go on without it")
+                f"exists (topic deleted?); set on_offset_out_of_range=earliest|latest to go on without it"
+            )
         low, high = marks
         why = "past the end: the topic was recreated?" if position > high else "before the start: records expired?"
         raise KafkaOffsetError(
             f"kafka: the checkpoint reads {key} at offset {position}, but it holds offsets {low} to {high} "
-            f"({why}); set on_offset_out_of_range=earliest|latest to reset")
+            f"({why}); set on_offset_out_of_range=earliest|latest to reset"
+        )
 
     def commit(self, end: Offset) -> None:
         """With ``group_id``, tell the consumer group how far Spark has processed, so the lag tools
@@ -237,14 +260,19 @@ class KafkaSource(StreamSource, BatchSource):
         the truth: a restarted query reads from it, and a failed group commit is only logged."""
         if self.group_id is None:
             return
-        offsets = [TopicPartition(*split_key(key), int(position)) for key, position in sorted(self._checked(end).items())]
+        offsets = [
+            TopicPartition(*split_key(key), int(position)) for key, position in sorted(self._checked(end).items())
+        ]
         try:
             if self._group_client is None:
                 self._group_client = config.consumer(self.config, **{"group.id": self.group_id})
             self._group_client.commit(offsets=offsets, asynchronous=False)
         except KafkaException as exc:
-            log.warning("kafka: could not commit offsets to consumer group %r (the checkpoint is unaffected): %s",
-                        self.group_id, describe(exc, secrets_of(self.config)))
+            log.warning(
+                "kafka: could not commit offsets to consumer group %r (the checkpoint is unaffected): %s",
+                self.group_id,
+                describe(exc, secrets_of(self.config)),
+            )
 
     def stop(self) -> None:
         for name in ("_client", "_group_client"):
@@ -278,7 +306,9 @@ class KafkaSource(StreamSource, BatchSource):
         topic, partition = split_key(range_.partition)
         for bound in (range_.start, range_.end):
             if bound is not None and (type(bound) is not int or bound < 0):
-                raise KafkaOffsetError(f"kafka: range {range_.partition!r} has offset {bound!r}, not a non-negative integer")
+                raise KafkaOffsetError(
+                    f"kafka: range {range_.partition!r} has offset {bound!r}, not a non-negative integer"
+                )
         reader = _RangeReader(self, topic, partition, range_.start, range_.end)
         try:
             yield from reader.batches()
@@ -298,8 +328,10 @@ class _RangeReader:
             start = low
         if not low <= start <= high:
             if source.on_out_of_range == "fail":
-                raise KafkaOffsetError(f"kafka: cannot read {topic}:{partition} from offset {start}: it holds "
-                                       f"offsets {low} to {high} (the topic was recreated, or records expired)")
+                raise KafkaOffsetError(
+                    f"kafka: cannot read {topic}:{partition} from offset {start}: it holds "
+                    f"offsets {low} to {high} (the topic was recreated, or records expired)"
+                )
             start = low if source.on_out_of_range == "earliest" else end
         self.start, self.high = start, high
         self.tp = TopicPartition(topic, partition, start)
@@ -309,8 +341,17 @@ class _RangeReader:
         return f"topic '{self.topic}' partition {self.partition} offset {offset}"
 
     def batches(self) -> Iterator[pa.RecordBatch]:
-        span = PartitionRange(self.consumer, self.topic, self.partition, self.start, self.end, chunk=CHUNK,
-                              stall_s=self.source.broker_timeout_s, on_error=self._fail, on_stall=self._stalled)
+        span = PartitionRange(
+            self.consumer,
+            self.topic,
+            self.partition,
+            self.start,
+            self.end,
+            chunk=CHUNK,
+            stall_s=self.source.broker_timeout_s,
+            on_error=self._fail,
+            on_stall=self._stalled,
+        )
         for records in span.chunks():
             yield self._to_batch(records)
         if self.start < self.end:
@@ -337,8 +378,9 @@ class _RangeReader:
         if offset < self.high:
             return
         # Records produced since the read began move an honest broker's watermark past them.
-        _, high = config.watermarks(self.consumer, self.topic, self.partition,
-                                    f"{self.source!r}: watermarks", self.source.backoff)
+        _, high = config.watermarks(
+            self.consumer, self.topic, self.partition, f"{self.source!r}: watermarks", self.source.backoff
+        )
         if offset < high:
             return
         raise KafkaWatermarkError(
@@ -346,7 +388,8 @@ class _RangeReader:
             f"{high} it reports for that partition (reading offsets {self.start} to {self.end}): it holds "
             f"records it does not report, so a read up to its watermark would silently leave them out. "
             f"The broker breaks Kafka's watermark contract (tansu 0.6 reports the last record batch's base "
-            f"offset + 1); read from one that keeps it")
+            f"offset + 1); read from one that keeps it"
+        )
 
     def _stalled(self, position: int) -> NoReturn:
         """Fail naming why offsets ``[position, end)`` did not come: a broker gone, or a watermark that lied."""
@@ -359,10 +402,12 @@ class _RangeReader:
         if high < self.end:
             raise KafkaOffsetError(
                 f"kafka: {where}: {idle}, and the broker now reports high watermark {high}, below the planned "
-                f"end {self.end} (the topic was recreated, or the log truncated by an unclean leader election)")
+                f"end {self.end} (the topic was recreated, or the log truncated by an unclean leader election)"
+            )
         raise KafkaWatermarkError(
             f"kafka: {where}: broker {self._broker()} reports high watermark {high} but served {idle}: "
-            f"the planned range cannot be filled")
+            f"the planned range cannot be filled"
+        )
 
     def _broker(self) -> str:
         """This partition's leader as ``host:port``, else the bootstrap servers: for errors."""
@@ -376,8 +421,10 @@ class _RangeReader:
 
     def _fail(self, error: KafkaError, position: int) -> NoReturn:
         if error.code() in (KafkaError.OFFSET_OUT_OF_RANGE, KafkaError._AUTO_OFFSET_RESET):
-            raise KafkaOffsetError(f"kafka: {self.where(position)} is out of range while reading up to offset "
-                                   f"{self.end} (topic recreated, or records expired): {error.str()}")
+            raise KafkaOffsetError(
+                f"kafka: {self.where(position)} is out of range while reading up to offset "
+                f"{self.end} (topic recreated, or records expired): {error.str()}"
+            )
         raise KafkaSourceError(f"kafka: reading {self.where(position)}: {error.str()}") from KafkaException(error)
 
     def _to_batch(self, records: list[Any]) -> pa.RecordBatch:
@@ -393,8 +440,9 @@ class _RangeReader:
             pa.array([self.topic] * n, pa.string()),
             pa.array([self.partition] * n, pa.int32()),
             pa.array(offsets, pa.int64()),
-            pc.multiply(pa.array([ms if kind else None for kind, ms in stamps], pa.int64()), 1000)
-            .cast(self.arrow_schema.field("timestamp").type),
+            pc.multiply(pa.array([ms if kind else None for kind, ms in stamps], pa.int64()), 1000).cast(
+                self.arrow_schema.field("timestamp").type
+            ),
             pa.array([kind - 1 if kind else None for kind, _ in stamps], pa.int32()),
             pa.array([m.headers() for m in records], self.arrow_schema.field("headers").type),
         ]
@@ -407,8 +455,11 @@ class _RangeReader:
         values = self._decode(self.source.value_format, [m.value() for m in records], offsets, "value").to_pylist()
         project = self.source.projection
         rows = [
-            project(ConsumerRecord(self.topic, self.partition, m.offset(), ms if kind else None, key, value,
-                                   tuple(m.headers() or ())))
+            project(
+                ConsumerRecord(
+                    self.topic, self.partition, m.offset(), ms if kind else None, key, value, tuple(m.headers() or ())
+                )
+            )
             for m, key, value, (kind, ms) in zip(records, keys, values, (m.timestamp() for m in records))
         ]
         return rows_to_batch(rows, self.source.schema(), f"kafka projection (records from {self.where(offsets[0])})")
@@ -417,8 +468,9 @@ class _RangeReader:
         try:
             return fmt.decode(raw)
         except DecodeError as exc:
-            raise KafkaSourceError(f"kafka: cannot decode the {what} at {self.where(offsets[exc.index])} "
-                                   f"as {fmt.name}: {exc.reason}") from None
+            raise KafkaSourceError(
+                f"kafka: cannot decode the {what} at {self.where(offsets[exc.index])} as {fmt.name}: {exc.reason}"
+            ) from None
 
     def close(self) -> None:
         self.consumer.close()
@@ -459,12 +511,22 @@ def kafka_source(
     if isinstance(ending_offsets, dict):
         ending_offsets = json.dumps(ending_offsets)
     return KafkaSource(
-        bootstrap_servers=bootstrap_servers, topics=topics, pattern=pattern,
+        bootstrap_servers=bootstrap_servers,
+        topics=topics,
+        pattern=pattern,
         starting_offsets=None if starting_offsets is None else str(starting_offsets),
-        ending_offsets=str(ending_offsets), key_format=key_format, value_format_name=value_format,
-        value_schema=value_schema, avro_schema=avro_schema, on_offset_out_of_range=on_offset_out_of_range,
-        max_records_per_batch=max_records_per_batch, broker_timeout_s=broker_timeout_s, client_config=client_config,
-        group_id=group_id, projection=projection, schema=schema,
+        ending_offsets=str(ending_offsets),
+        key_format=key_format,
+        value_format_name=value_format,
+        value_schema=value_schema,
+        avro_schema=avro_schema,
+        on_offset_out_of_range=on_offset_out_of_range,
+        max_records_per_batch=max_records_per_batch,
+        broker_timeout_s=broker_timeout_s,
+        client_config=client_config,
+        group_id=group_id,
+        projection=projection,
+        schema=schema,
     )
 
 

@@ -6,8 +6,8 @@ import logging
 import socket
 from dataclasses import dataclass, field
 
-from jetconnect.errors import OptionError, SourceError
 from jetconnect.api import Backoff, retry_call
+from jetconnect.errors import OptionError, SourceError
 
 log = logging.getLogger("jetconnect.socket")
 
@@ -99,7 +99,7 @@ class LineReader:
     def __post_init__(self) -> None:
         check_max_line_bytes(self.max_line_bytes)
 
-    def open(self) -> "LineReader":
+    def open(self) -> LineReader:
         self.sock = self.endpoint.connect(self.what)
         self.sock.setblocking(False)
         self.offset = 0
@@ -203,7 +203,10 @@ class LineReader:
             log.warning(
                 "%s: the connection to %s ended in the middle of a line: its first %d bytes (at byte %d of the "
                 "connection) were dropped, not emitted, since a line ends with a newline",
-                self.what, self.endpoint, len(self.partial), self.offset,
+                self.what,
+                self.endpoint,
+                len(self.partial),
+                self.offset,
             )
             self.dropped_bytes += len(self.partial)
         self.partial = b""

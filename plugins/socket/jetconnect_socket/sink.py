@@ -13,10 +13,8 @@ from dataclasses import dataclass
 import pyarrow as pa
 
 from jetconnect import SinkBuilder, SinkContext
-from jetconnect.api import BuilderSink
-from jetconnect.api import check_charset
+from jetconnect.api import Backoff, BuilderSink, RetriesExhausted, check_charset, retry_call
 from jetconnect.errors import SinkError
-from jetconnect.api import Backoff, RetriesExhausted, retry_call
 from jetconnect_socket.connection import NETWORK_ERRORS, Endpoint
 
 

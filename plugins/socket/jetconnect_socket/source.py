@@ -10,9 +10,7 @@ a server sends while no processor is connected are not received at all.
 from __future__ import annotations
 
 from jetconnect import SourceBuffer, SourceBuilder
-from jetconnect.api import ProcessorContext
-from jetconnect.api import check_charset
-from jetconnect.api import StreamSource
+from jetconnect.api import ProcessorContext, StreamSource, check_charset
 from jetconnect.errors import OptionError
 from jetconnect_socket.connection import DEFAULT_MAX_LINE_BYTES, Endpoint, LineReader, check_max_line_bytes
 
@@ -44,7 +42,9 @@ def socket_source(
     def fill(reader: LineReader, buf: SourceBuffer) -> None:
         buf.add_all(reader.read_lines())
 
-    builder = SourceBuilder.stream("socket", connect).fill_buffer_fn(fill).destroy_fn(LineReader.close).schema("line string")
+    builder = (
+        SourceBuilder.stream("socket", connect).fill_buffer_fn(fill).destroy_fn(LineReader.close).schema("line string")
+    )
     if parallelism > 1:  # Jet's way: that many connections on each member; else one in the whole job
         builder = builder.distributed(parallelism)
     source = builder.build()
