@@ -44,4 +44,4 @@ def http_poll(url: str, interval_ms: int = 1000, timeout_s: float = 10.0) -> Str
         .fill_buffer_fn(fill)
         .schema("url string, status int, body string, fetched_at timestamp")
         .build()
-    )  # type: ignore[return-value]
+    )

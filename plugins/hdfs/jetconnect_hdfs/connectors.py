@@ -79,7 +79,7 @@ def hdfs_source(
             )
         avro = _files_family("avro_source")
         glob = "*.avro" if glob == "*" else glob
-        return avro.AvroSource(fs, directory, glob, avro_schema, recursive, max_split_bytes, min_splits)  # type: ignore[no-any-return]
+        return avro.AvroSource(fs, directory, glob, avro_schema, recursive, max_split_bytes, min_splits)
     if format == "bytes":
         return WholeFilesSource(
             fs,

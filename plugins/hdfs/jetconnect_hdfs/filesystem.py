@@ -10,6 +10,7 @@ Paths are absolute HDFS paths (``/data/x`` or ``hdfs://namenode:8020/data/x``).
 from __future__ import annotations
 
 import fnmatch
+import functools
 import io
 import logging
 import posixpath
@@ -17,7 +18,7 @@ import tempfile
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Any, BinaryIO, TypeVar
+from typing import Any, BinaryIO, TypeVar, cast
 from urllib.parse import urlsplit
 
 from hdfs.util import HdfsError
@@ -74,7 +75,7 @@ class WebHdfsFileSystem:
         while pending:
             folder = pending.pop()
             try:
-                entries = self._call(f"list {folder}", lambda f=folder: self._client.list(f, status=True))
+                entries = self._call(f"list {folder}", functools.partial(self._list_with_status, folder))
             except FileNotFoundError:
                 continue  # deleted while listing
             for name, st in entries:
@@ -102,7 +103,7 @@ class WebHdfsFileSystem:
         Give ``length`` when known: WebHDFS then streams only that range from the DataNode.
         """
         stream = _RangeReader(self, hdfs_path(path), offset, length)
-        return io.BufferedReader(stream, buffer_size=_READ_CHUNK)  # type: ignore[return-value]
+        return io.BufferedReader(stream, buffer_size=_READ_CHUNK)
 
     def read_range(self, path: str, offset: int, length: int) -> bytes:
         """Exactly the ``length`` bytes at ``offset`` (fewer only at the end of the file)."""
@@ -111,11 +112,14 @@ class WebHdfsFileSystem:
 
     def create(self, path: str, overwrite: bool = False) -> BinaryIO:
         """A file that appears on HDFS, complete, when the stream is closed without error."""
-        return _Upload(self, hdfs_path(path), overwrite=overwrite, append=False)  # type: ignore[return-value]
+        # cast: typing's BinaryIO is a class, not a protocol, and io.RawIOBase does not derive from it;
+        # _Upload has the binary stream methods the FileSystem protocol's writers use
+        return cast(BinaryIO, _Upload(self, hdfs_path(path), overwrite=overwrite, append=False))
 
     def append(self, path: str) -> BinaryIO:
         """Bytes written to the stream are appended to ``path`` when it is closed."""
-        return _Upload(self, hdfs_path(path), overwrite=False, append=True)  # type: ignore[return-value]
+        # cast: a raw binary stream used as BinaryIO, as in create()
+        return cast(BinaryIO, _Upload(self, hdfs_path(path), overwrite=False, append=True))
 
     def rename(self, source: str, target: str) -> bool:
         """Move ``source`` to ``target``; False (nothing moved) if ``target`` exists.
@@ -168,7 +172,7 @@ class WebHdfsFileSystem:
             ("GET_BLOCK_LOCATIONS", _parse_located_blocks),
         ):
             try:
-                body = self._call(f"{op} of {path}", lambda op=op: self._get_json(path, op))
+                body = self._call(f"{op} of {path}", functools.partial(self._get_json, path, op))
             except (WebHdfsError, ValueError):
                 continue  # that server version does not know this operation
             return parse(body)
@@ -179,6 +183,10 @@ class WebHdfsFileSystem:
     @property
     def _client(self) -> Any:
         return self.connection.client()
+
+    def _list_with_status(self, folder: str) -> Any:
+        """``(name, status)`` of each entry of ``folder`` (the client is looked up on every attempt)."""
+        return self._client.list(folder, status=True)
 
     def _get_json(self, path: str, op: str) -> Any:
         # The hdfs client has no method for block locations; its request helper still adds the

@@ -39,6 +39,8 @@ class HdfsSink(StagedFileSink):
 
     def __post_init__(self) -> None:
         _ = self.staged  # checks prefix and suffix now, not at the first write
+        # the base's roll_bytes, given as max_file_bytes (frozen: set the way dataclasses do)
+        object.__setattr__(self, "roll_bytes", self.max_file_bytes)
 
     @property
     def staged(self) -> StagedCommit:
@@ -54,10 +56,6 @@ class HdfsSink(StagedFileSink):
                 f"select a single string column (e.g. df.selectExpr('to_json(struct(*)) AS value')) "
                 f"or use format='jsonl'"
             )
-
-    @property
-    def roll_bytes(self) -> int:  # type: ignore[override]
-        return self.max_file_bytes
 
     def encoder(self, ctx: WriteContext) -> Encoder:
         return self._encode

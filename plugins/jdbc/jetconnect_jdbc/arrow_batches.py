@@ -5,6 +5,7 @@ from __future__ import annotations
 import decimal
 import math
 from collections.abc import Sequence
+from typing import TypeGuard
 
 import pyarrow as pa
 
@@ -33,14 +34,14 @@ def _refuse_fractions(values: Sequence[object], field: pa.Field, owner: str) -> 
     if set(map(type, values)) <= {int, type(None)}:
         return  # the common case, checked in C
     for index, value in enumerate(values):
-        if _finite_number(value) and value != int(value):  # type: ignore[call-overload]
+        if _finite_number(value) and value != int(value):
             raise SchemaError(
                 f"{owner}: column '{field.name}' value {value!r} (row {index} of the fetched block) has a fraction; "
                 f"Spark type {field.type} would cut it off: declare the column as a double or decimal in the schema"
             )
 
 
-def _finite_number(value: object) -> bool:
+def _finite_number(value: object) -> TypeGuard[float | decimal.Decimal]:
     """A finite float or Decimal (Arrow refuses NaN and infinity in an integer column itself)."""
     if isinstance(value, float):
         return math.isfinite(value)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, cast
 
 import pyarrow as pa
 import sqlalchemy as sa
@@ -16,6 +17,9 @@ from pyspark.sql import types as T
 
 from jetconnect_jdbc.pg_copy import inline_sql
 from jetconnect_jdbc.sql_types import ColumnType, column_type, postgres_type, python_value_type, sql_type_for
+
+if TYPE_CHECKING:
+    import psycopg
 
 _SAMPLE_ROWS = 100
 
@@ -37,11 +41,17 @@ def reflect_table(conn: sa.Connection, table: str, schema: str | None) -> list[C
 def describe_query(conn: sa.Connection, query: sa.Select) -> list[Column]:
     """The columns of a query's result, without reading it (PostgreSQL) or from a sample (others)."""
     if conn.dialect.name == "postgresql":
-        cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
+        dbapi = conn.connection.dbapi_connection
+        # conn.connection is checked out and valid (SQLAlchemy reconnects an invalidated one)
+        assert dbapi is not None, "a checked-out connection has its DB-API connection"
+        # cast: SQLAlchemy types it as a bare PEP 249 cursor; on PostgreSQL it is psycopg's, whose
+        # description columns have names and whose connection has the type adapters
+        cursor = cast("psycopg.Cursor[Any]", dbapi.cursor())
         try:
             cursor.execute(inline_sql(query.limit(0)))  # no parameters: psycopg sends it verbatim
             types = cursor.connection.adapters.types
             columns = []
+            assert cursor.description is not None, "a SELECT describes its result columns"
             for d in cursor.description:
                 info = types.get(d.type_code)
                 sql_type = postgres_type(info.name if info else "", d.precision, d.scale)

@@ -63,11 +63,11 @@ def _use_real_sqlite_transactions(engine: Engine) -> None:
     breaks SAVEPOINT: the sink's transaction must hold the rows and the progress record together."""
 
     @sa.event.listens_for(engine, "connect")
-    def _autocommit_driver(dbapi_connection, _record):  # type: ignore[no-untyped-def]
+    def _autocommit_driver(dbapi_connection: Any, _record: Any) -> None:
         dbapi_connection.isolation_level = None
 
     @sa.event.listens_for(engine, "begin")
-    def _begin(conn):  # type: ignore[no-untyped-def]
+    def _begin(conn: sa.Connection) -> None:
         conn.exec_driver_sql("BEGIN")
 
 

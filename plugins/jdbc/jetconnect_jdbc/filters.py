@@ -37,7 +37,7 @@ def to_plain(spark_filter: Any, columns: Mapping[str, T.DataType]) -> PlainFilte
         inner = to_plain(spark_filter.child, columns)
         # NOT(x = 1) keeps NULLs out in SQL and in Spark alike; NOT(x IS NULL) is fine too.
         return ("not", inner) if inner is not None else None
-    path = getattr(spark_filter, "attribute", ())
+    path: tuple[str, ...] = getattr(spark_filter, "attribute", ())  # Spark's ColumnPath
     if len(path) != 1 or path[0] not in columns:
         return None
     name, spark_type = path[0], columns[path[0]]

@@ -42,7 +42,7 @@ def inline_sql(statement: sa.ClauseElement) -> str:
     return str(statement.compile(dialect=INLINE_DIALECT, compile_kwargs={"literal_binds": True}))
 
 
-def copy_batches(url: str, statement: sa.Executable, schema: pa.Schema, owner: str) -> Iterator[pa.RecordBatch]:
+def copy_batches(url: str, statement: sa.Select, schema: pa.Schema, owner: str) -> Iterator[pa.RecordBatch]:
     """The rows of ``statement`` as record batches of ``schema``, streamed (never all in memory)."""
     import duckdb
 

@@ -7,10 +7,10 @@ from jetconnect_jdbc.factories import jdbc_sink, jdbc_source
 
 
 @hookimpl
-def register_sources(register) -> None:  # type: ignore[no-untyped-def]
+def register_sources(register) -> None:
     register(jdbc_source, name="jdbc")
 
 
 @hookimpl
-def register_sinks(register) -> None:  # type: ignore[no-untyped-def]
+def register_sinks(register) -> None:
     register(jdbc_sink, name="jdbc")

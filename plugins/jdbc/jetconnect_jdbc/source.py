@@ -305,7 +305,9 @@ class JdbcSource(BatchSource, StreamSource):
         raise_unchained(error)
 
     def _call_partitions_fn(self, conn: sa.Connection, split: FunctionSplit) -> Iterable[Sequence[Sequence[Any]]]:
-        produced = self.partitions_fn(conn, split.parallelism, split.index)  # type: ignore[misc]
+        partitions_fn = self.partitions_fn
+        assert partitions_fn is not None, "function splits are planned only for a partitions_fn"
+        produced = partitions_fn(conn, split.parallelism, split.index)
         if isinstance(produced, str):
             produced = sa.text(produced)
         if isinstance(produced, sa.Executable):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import io
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -21,7 +21,13 @@ from jetconnect.errors import OptionError, SinkError
 from jetconnect_jdbc.pg_copy import INLINE_DIALECT
 from jetconnect_jdbc.sqlite_values import sqlite_rows
 
+if TYPE_CHECKING:
+    from sqlalchemy.dialects import postgresql, sqlite
+
 MODES = ("insert", "upsert", "ignore")
+
+#: What a StatementWriter runs: an INSERT (plain, or a dialect's upsert) or the user's SQL text.
+Statement = sa.Insert | sa.TextClause
 
 
 class Writer(Protocol):
@@ -42,7 +48,7 @@ class StatementWriter:
 
     def __init__(
         self,
-        statement: sa.Executable,
+        statement: Statement,
         block_rows: int,
         to_rows: Callable[[pa.RecordBatch, int], list[dict]] | None = None,
         binds: bool = False,
@@ -94,7 +100,10 @@ class CopyWriter:
         import psycopg
 
         statement = self.statement(conn)
-        cursor = conn.connection.driver_connection.cursor()  # type: ignore[union-attr]
+        driver = conn.connection.driver_connection
+        # conn.connection is checked out and valid (SQLAlchemy reconnects an invalidated one)
+        assert driver is not None, "a checked-out connection has its driver connection"
+        cursor = driver.cursor()
         count = 0
         options = pacsv.WriteOptions(include_header=False)
         try:
@@ -186,14 +195,18 @@ def bind_rows(bind_fn: Callable[[Any], Any], owner: str) -> Callable[[pa.RecordB
     return bind
 
 
-def _on_conflict(dialect: str, mode: str, table: sa.Table, keys: Sequence[str]) -> sa.Executable:
+def _on_conflict(dialect: str, mode: str, table: sa.Table, keys: Sequence[str]) -> sa.Insert:
+    statement: postgresql.Insert | sqlite.Insert
     if dialect == "postgresql":
-        from sqlalchemy.dialects.postgresql import insert
+        from sqlalchemy.dialects.postgresql import insert as postgresql_insert
+
+        statement = postgresql_insert(table)
     elif dialect == "sqlite":
-        from sqlalchemy.dialects.sqlite import insert  # type: ignore[assignment]
+        from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+
+        statement = sqlite_insert(table)
     else:
         raise OptionError(f"jdbc sink: option 'mode' {mode} is supported for postgresql and sqlite, not {dialect}")
-    statement = insert(table)
     others = [c.name for c in table.columns if c.name not in keys]
     if mode == "ignore" or not others:
         return statement.on_conflict_do_nothing(index_elements=list(keys))

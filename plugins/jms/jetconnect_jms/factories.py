@@ -124,7 +124,7 @@ def _for_kind(
     def made(*args: Any, **kwargs: Any) -> Any:
         return factory(kind, **public.bind(*args, **kwargs).arguments)
 
-    made.__signature__ = public  # type: ignore[attr-defined]
+    made.__signature__ = public  # type: ignore[attr-defined]  # typeshed: functions lack __signature__
     made.__annotations__ = {n: a for n, a in factory.__annotations__.items() if n in public.parameters or n == "return"}
     made.__name__ = made.__qualname__ = name
     made.__module__ = factory.__module__

@@ -102,10 +102,10 @@ class JmsSink(Sink):
                         sent += 1
                     continue
                 bodies = _bodies(batch.column(self.body_column))
-                headers = [batch.column(name).to_pylist() for name in self.header_columns]
+                header_values = [batch.column(name).to_pylist() for name in self.header_columns]
                 for row, body in enumerate(bodies):
                     message_headers = dict(common)
-                    for name, values in zip(self.header_columns, headers):
+                    for name, values in zip(self.header_columns, header_values):
                         if values[row] is not None:
                             message_headers[name] = str(values[row])
                     client.send(self.destination, body, message_headers, transaction)
@@ -118,8 +118,10 @@ class JmsSink(Sink):
 
     def _made(self, batch: pa.RecordBatch, before: int) -> Iterator[tuple[str | bytes, dict[str, str]]]:
         """Jet's ``messageFn``: each row, as a pyspark ``Row``, made into a body or a ``(body, headers)`` pair."""
+        message_fn = self.message_fn
+        assert message_fn is not None, "write_partition makes messages with message_fn only when there is one"
         for i, row in enumerate(spark_rows(batch)):
-            made = self.message_fn(row)  # type: ignore[misc]
+            made = message_fn(row)
             body, headers = made if isinstance(made, tuple) and len(made) == 2 else (made, {})
             if not isinstance(body, (str, bytes)) or not isinstance(headers, dict):
                 raise SinkError(

@@ -149,7 +149,7 @@ class JmsSource(StreamSource):
             KEEP_ALIVE_MS: str(processor_keep_alive_ms),
             **({WAL_LOCATION: wal_location} if wal_location else {}),
         }
-        self._stream: BuilderStreamSource = builder.build().with_options(self._core_options)  # type: ignore[union-attr]
+        self._stream: BuilderStreamSource = builder.build().with_options(self._core_options)
 
     def with_options(self, options: Mapping[str, str]) -> JmsSource:
         """A copy with Spark's options (``wal_location``, the number of members) given to the stream."""

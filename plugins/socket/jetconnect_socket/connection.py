@@ -136,11 +136,13 @@ class LineReader:
 
     def _receive(self, max_bytes: int) -> tuple[list[bytes], bool]:
         """What the socket holds now (up to about ``max_bytes``), and whether the connection ended."""
-        chunks = []
+        sock = self.sock
+        assert sock is not None, "read_lines opens the connection before receiving"
+        chunks: list[bytes] = []
         received = 0
         while received < max_bytes:
             try:
-                chunk = self.sock.recv(min(65536, max_bytes - received))  # type: ignore[union-attr]
+                chunk = sock.recv(min(65536, max_bytes - received))
             except BlockingIOError:
                 return chunks, False
             except NETWORK_ERRORS:
