@@ -18,7 +18,7 @@ import io
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, cast
 
 import fastavro
 import fastavro.read
@@ -275,11 +275,14 @@ def decode_records(
     try:
         for block in fastavro.block_reader(stream, reader_schema):
             data = getattr(block, "bytes_", None)  # the block's decompressed bytes
-            size = _length(data) if isinstance(data, io.BytesIO) else None
+            buffer = data if isinstance(data, io.BytesIO) else None
+            size = _length(buffer) if buffer is not None else None
             if size is not None and block.num_records > size + extra:
                 raise _Corrupt(f"it declares {block.num_records} records in {size} bytes")
-            records = list(block)
-            left = size - data.tell() if size is not None else 0  # type: ignore[union-attr]
+            # fastavro types what it reads as any Avro value; these are records, as the schema rows
+            # are read with is a record one (the source's to_spark_schema refuses any other).
+            records = cast("list[dict]", list(block))
+            left = size - buffer.tell() if buffer is not None and size is not None else 0
             if left:
                 raise _Corrupt(f"{left} of its {size} bytes are left after its {block.num_records} records")
             done += 1

@@ -140,15 +140,15 @@ def _value_fixer(data_type: DataType) -> Callable[[Any], Any] | None:
     from pyspark.sql.types import ArrayType, MapType, StructType
 
     if isinstance(data_type, MapType):
-        inner = _value_fixer(data_type.valueType)
-        if inner is None:
+        fix_value = _value_fixer(data_type.valueType)
+        if fix_value is None:
             return dict
-        return lambda pairs: {k: (inner(v) if v is not None else None) for k, v in pairs}
+        return lambda pairs: {k: (fix_value(v) if v is not None else None) for k, v in pairs}
     if isinstance(data_type, ArrayType):
-        inner = _value_fixer(data_type.elementType)
-        if inner is None:
+        fix_item = _value_fixer(data_type.elementType)
+        if fix_item is None:
             return None
-        return lambda items: [inner(v) if v is not None else None for v in items]
+        return lambda items: [fix_item(v) if v is not None else None for v in items]
     if isinstance(data_type, StructType):
         fixers = {f.name: fix for f in data_type.fields if (fix := _value_fixer(f.dataType)) is not None}
         if not fixers:

@@ -17,12 +17,12 @@ from __future__ import annotations
 import enum
 import math
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from jetconnect.api import ReadOutput
 from jetconnect.errors import OptionError
-from jetconnect_imap.events import Change, EventType
+from jetconnect_imap.events import Change, EventType, parse_event_types
 from jetconnect_imap.journal_source import MapJournalSource
 from jetconnect_imap.map_sinks import DEFAULT_CHUNK_ROWS, MapSink
 from jetconnect_imap.map_source import MapSource
@@ -41,8 +41,10 @@ class CacheEventType(str, enum.Enum):
     REMOVED = "REMOVED"
     EXPIRED = "EXPIRED"
 
-    # The same parsing as the map's event names (any case, unknown names listed), for these.
-    parse = classmethod(EventType.parse.__func__)  # type: ignore[attr-defined]
+    @classmethod
+    def parse(cls, names: Iterable[str | EventType], owner: str = "event_types") -> frozenset[CacheEventType]:
+        """The same parsing as the map's event names (any case, unknown names listed), for these."""
+        return parse_event_types(cls, names, owner)
 
 
 #: Jet's ``cachePutEvents()``: what ``cache_journal`` emits unless asked otherwise.

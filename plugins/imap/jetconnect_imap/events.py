@@ -5,7 +5,9 @@ from __future__ import annotations
 import enum
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
+
+_E = TypeVar("_E", bound=enum.Enum)
 
 
 class EventType(str, enum.Enum):
@@ -21,14 +23,20 @@ class EventType(str, enum.Enum):
     @classmethod
     def parse(cls, names: Iterable[str | EventType], owner: str = "event_types") -> frozenset[EventType]:
         """Event types from names such as ``"ADDED"`` (any case); unknown names raise ValueError."""
-        out = set()
-        for name in names:
-            try:
-                out.add(cls(str(name.value if isinstance(name, EventType) else name).strip().upper()))
-            except ValueError:
-                known = ", ".join(t.value for t in cls)
-                raise ValueError(f"{owner}: unknown event type {name!r} (known: {known})") from None
-        return frozenset(out)
+        return parse_event_types(cls, names, owner)
+
+
+def parse_event_types(kinds: type[_E], names: Iterable[str | EventType], owner: str = "event_types") -> frozenset[_E]:
+    """Members of the event enum ``kinds`` (the map's or the cache's) from names such as
+    ``"ADDED"`` (any case); unknown names raise ValueError listing the known ones."""
+    out: set[_E] = set()
+    for name in names:
+        try:
+            out.add(kinds(str(name.value if isinstance(name, EventType) else name).strip().upper()))
+        except ValueError:
+            known = ", ".join(t.value for t in kinds)
+            raise ValueError(f"{owner}: unknown event type {name!r} (known: {known})") from None
+    return frozenset(out)
 
 
 @dataclass(frozen=True)

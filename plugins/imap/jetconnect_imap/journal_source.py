@@ -14,6 +14,7 @@ import datetime as dt
 import enum
 import logging
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Set as AbstractSet
 from typing import Any
 
 import pyarrow as pa
@@ -32,7 +33,7 @@ from jetconnect.api import (
     to_arrow_schema,
 )
 from jetconnect.errors import OffsetError, OptionError
-from jetconnect_imap.events import EventType, JournalEvent
+from jetconnect_imap.events import EventType, JournalEvent, parse_event_types
 from jetconnect_imap.map_source import DEFAULT_PROJECTED_SCHEMA
 from jetconnect_imap.rows import row_shaper
 from jetconnect_imap.serde import loads, text_of
@@ -68,7 +69,7 @@ class MapJournalSource(StreamSource):
     #: What the structure is called in messages; the cache journal says "cache".
     kind = "map"
     #: The event names ``event_types`` takes, and the default ones (Jet's put events).
-    #: (The cache journal's are JCache's names: another enum with the same ``parse``.)
+    #: (The cache journal's are JCache's names: another enum, parsed alike.)
     event_names: type[enum.Enum] = EventType
     put_events: tuple[enum.Enum, ...] = PUT_EVENTS
 
@@ -93,8 +94,8 @@ class MapJournalSource(StreamSource):
         if on_overflow not in ("fail", "skip"):
             raise OptionError(f"source '{self.name}': option 'on_overflow' must be fail or skip, got {on_overflow!r}")
         try:
-            self.event_types = (
-                self.event_names.parse(event_types, f"source '{self.name}': option 'event_types'")
+            self.event_types: AbstractSet[enum.Enum] | None = (
+                parse_event_types(self.event_names, event_types, f"source '{self.name}': option 'event_types'")
                 if event_types
                 else None
             )

@@ -27,6 +27,8 @@ import logging
 import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from functools import partial
+from operator import methodcaller
 from typing import Any, TypeVar
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
@@ -236,7 +238,11 @@ class _RoundTrip:
         self._calls: list[tuple[str, Callable[[Any], None]]] = []
 
     def add(self, slot_key: str, call: Callable[[Any], None]) -> None:
-        """Queue ``call(pipeline)``; ``slot_key`` is any key the command touches."""
+        """Queue ``call(pipeline)``; ``slot_key`` is any key the command touches.
+
+        ``call`` runs later, in :meth:`execute`: queued in a loop, it takes the loop's values bound
+        now (``methodcaller("hlen", key)``, or a lambda in a method of its own), never a closure.
+        """
         self._calls.append((slot_key, call))
 
     def execute(self) -> list[Any]:
@@ -313,6 +319,7 @@ class RedisStore(Store):
         its message nor a chained exception can carry the secret.
         """
         where = f"{what} in {self.display_url}"
+        failures: tuple[type[Exception], ...] = (redis.RedisError, *catch)
         try:
             return retry_call(
                 call,
@@ -325,7 +332,7 @@ class RedisStore(Store):
             )
         except RetriesExhausted as exc:
             message = f"store unavailable: {exc}"
-        except (redis.RedisError, *catch) as exc:
+        except failures as exc:
             message = f"{where} failed: {type(exc).__name__}: {exc}"
         raise StoreError(redact(message, self._secrets))
 
@@ -357,6 +364,10 @@ class RedisStore(Store):
         if marker is not None:
             keys = [*keys, keys[0].rpartition(":")[0] + f":once:{marker}"]
         rt.add(keys[0], lambda pipe: self._apply_script(keys=keys, args=args, client=pipe))
+
+    def _journal_range(self, rt: _RoundTrip, journal: str, start: int, end: int) -> None:
+        """Queue reading sequences ``[start, end)`` of ``journal`` (its events joined into one string)."""
+        rt.add(journal, lambda pipe: self._range_script(keys=[journal], args=[start, end - 1], client=pipe))
 
     @staticmethod
     def _keys(name: str, partition: int) -> list[str]:
@@ -425,7 +436,7 @@ class RedisStore(Store):
             order = list(pending)
             for p in order:
                 entries, fields = self._keys(name, p)[0], pending[p]
-                read.add(entries, lambda pipe, entries=entries, fields=fields: pipe.hmget(entries, fields))
+                read.add(entries, methodcaller("hmget", entries, fields))
             values = self._execute(f"reading map '{name}'", read)
             currents = {p: dict(zip(pending[p], _texts(vals))) for p, vals in zip(order, values)}
             write = self._round_trip()
@@ -475,7 +486,7 @@ class RedisStore(Store):
         while True:
             cursor, page = self._retrying(
                 f"reading map '{name}' partition {partition}",
-                lambda c=cursor: self._redis.hscan(entries, c, count=1000),
+                partial(self._redis.hscan, entries, cursor, count=1000),
             )
             for key, value in page.items():
                 if key not in seen:
@@ -489,7 +500,7 @@ class RedisStore(Store):
         rt = self._round_trip()
         for p in range(config.partitions):
             entries = self._keys(name, p)[0]
-            rt.add(entries, lambda pipe, entries=entries: pipe.hlen(entries))
+            rt.add(entries, methodcaller("hlen", entries))
         return sum(self._execute(f"counting map '{name}'", rt))
 
     def clear(self, name: str, config: MapConfig) -> None:
@@ -506,8 +517,8 @@ class RedisStore(Store):
         rt = self._round_trip()
         for p in range(config.partitions):
             _entries, journal, seq, _progress = self._keys(name, p)
-            rt.add(seq, lambda pipe, seq=seq: pipe.get(seq))
-            rt.add(journal, lambda pipe, journal=journal: pipe.zrange(journal, 0, 0, withscores=True))
+            rt.add(seq, methodcaller("get", seq))
+            rt.add(journal, methodcaller("zrange", journal, 0, 0, withscores=True))
         raw = self._execute(f"reading the journal bounds of map '{name}'", rt)
         out = []
         for i in range(config.partitions):
@@ -525,13 +536,7 @@ class RedisStore(Store):
         wanted = [(p, start, end) for p, (start, end) in spans.items() if end > start]
         rt = self._round_trip()
         for p, start, end in wanted:
-            journal = self._keys(name, p)[1]
-            rt.add(
-                journal,
-                lambda pipe, journal=journal, start=start, end=end: self._range_script(
-                    keys=[journal], args=[start, end - 1], client=pipe
-                ),
-            )
+            self._journal_range(rt, self._keys(name, p)[1], start, end)
         replies = self._execute(f"reading the journal of map '{name}'", rt) if wanted else []
         out: dict[int, list[RawEvent]] = {p: [] for p in spans}
         kinds = _EVENT_TYPES
@@ -556,7 +561,7 @@ class RedisStore(Store):
         marker = self._marker(progress)
         if marker is not None:
             keys.append(f"jc:{{ilist:{name}}}:once:{marker}")
-        args = [writer, batch, self._marker_ttl_ms, *values]
+        args: list[str | int] = [writer, batch, self._marker_ttl_ms, *values]
         result = self._retrying(f"appending to list '{name}'", lambda: self._list_script(keys=keys, args=args))
         return result != _ALREADY_APPLIED
 

@@ -157,7 +157,13 @@ class Ledger:
         )
         for records in span.chunks():
             for m in records:
-                entry = json.loads(m.value())
+                value = m.value()
+                if value is None:  # a marker always has a value: this record is not one of ours
+                    raise KafkaSinkError(
+                        f"kafka sink: control topic '{self.topic}' holds a record with no value at "
+                        f"partition {control} offset {m.offset()}: is the topic shared with another use?"
+                    )
+                entry = json.loads(value)
                 if entry.get("query") == query_id:
                     found.append((entry["batch"], entry["partition"]))
         return found

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from jetconnect.api import hookimpl
 from jetconnect_kafka.sink import kafka_sink
 from jetconnect_kafka.source import kafka_source
 
 
 @hookimpl
-def register_sources(register):  # type: ignore[no-untyped-def]
+def register_sources(register: Callable[..., None]) -> None:
     register(kafka_source, name="kafka")
 
 
 @hookimpl
-def register_sinks(register):  # type: ignore[no-untyped-def]
+def register_sinks(register: Callable[..., None]) -> None:
     register(kafka_sink, name="kafka")

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator
-from typing import Any, NoReturn
+from typing import NoReturn
 
 from confluent_kafka import Consumer, KafkaError, Message, TopicPartition
 
@@ -39,7 +39,7 @@ class PartitionRange:
         #: The first record served at or past ``end``, if a fetch brought one.
         self.past_end: Message | None = None
 
-    def chunks(self) -> Iterator[list[Any]]:
+    def chunks(self) -> Iterator[list[Message]]:
         """Lists of the range's records in offset order; every record of the range once."""
         if self.start >= self.end:
             return
@@ -51,16 +51,22 @@ class PartitionRange:
             # no record (a transaction's commit marker ends every transactional range), which the
             # position check below resolves without waiting longer.
             messages = self.consumer.consume(num_messages=min(self.chunk, end - position), timeout=0.05)
-            records = []
+            records: list[Message] = []
+            last = position - 1  # the offset of the last record in ``records``
             for message in messages:
-                if message.error() is not None:
-                    self.on_error(message.error(), position)
-                if message.offset() >= end:
+                error = message.error()
+                if error is not None:
+                    self.on_error(error, position)
+                offset = message.offset()
+                if offset is None:  # checked inline, not by record_offset: this loop is per record
+                    raise _no_offset(message)
+                if offset >= end:
                     self.past_end = message
                     break
                 records.append(message)
+                last = offset
             if records:
-                position = records[-1].offset() + 1
+                position = last + 1
                 idle_since = time.monotonic()
                 yield records
             elif not messages:
@@ -68,8 +74,25 @@ class PartitionRange:
                 position = max(position, self.consumer.position([self.tp])[0].offset)
                 if position < end and time.monotonic() - idle_since > self.stall_s:
                     self.on_stall(position)
-            if self.past_end is not None or (messages and messages[-1].offset() >= end - 1):
+            # With no record past the end, every message was kept: ``last`` is the last one's offset.
+            if self.past_end is not None or (records and last >= end - 1):
                 break
 
 
-__all__ = ["PartitionRange"]
+def record_offset(record: Message) -> int:
+    """The offset of a record consumed without error.
+
+    librdkafka gives every fetched record its offset; only error events may come without one, so
+    None here is a broken client, named rather than let through as a comparison's TypeError.
+    """
+    offset = record.offset()
+    if offset is None:
+        raise _no_offset(record)
+    return offset
+
+
+def _no_offset(record: Message) -> ValueError:
+    return ValueError(f"kafka: a record of {record.topic()}:{record.partition()} came without an offset")
+
+
+__all__ = ["PartitionRange", "record_offset"]

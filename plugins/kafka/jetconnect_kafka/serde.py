@@ -11,7 +11,7 @@ from __future__ import annotations
 import io
 import json
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, cast
 
 import fastavro
 import pyarrow as pa
@@ -81,7 +81,7 @@ class JsonFormat(ValueFormat):
         return self.schema
 
     def decode(self, values: Sequence[bytes | None]) -> pa.Array:
-        parsed = []
+        parsed: list[dict[str, Any] | None] = []
         for i, value in enumerate(values):
             if value is None:
                 parsed.append(None)
@@ -126,7 +126,7 @@ class AvroFormat(ValueFormat):
         return self.schema
 
     def decode(self, values: Sequence[bytes | None]) -> pa.Array:
-        decoded = []
+        decoded: list[dict[str, Any] | None] = []
         reader = fastavro.schemaless_reader
         for i, value in enumerate(values):
             if value is None:
@@ -134,7 +134,9 @@ class AvroFormat(ValueFormat):
                 continue
             buffer = io.BytesIO(value)
             try:
-                decoded.append(reader(buffer, self.avro, None))
+                # fastavro types what it reads as any Avro value; the schema is a record (or null or a
+                # record: to_spark_schema refuses anything else), so each value is a dict or None.
+                decoded.append(cast("dict[str, Any] | None", reader(buffer, self.avro, None)))
             except Exception as exc:  # fastavro raises anything from EOFError to UnicodeDecodeError
                 raise DecodeError(i, f"value does not match the Avro schema ({type(exc).__name__}: {exc})") from None
             if buffer.tell() != len(value):

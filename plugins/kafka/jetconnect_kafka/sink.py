@@ -246,7 +246,7 @@ class _RowWriter:
 
     def write(self, batch: pa.RecordBatch) -> None:
         if self.sink.record_fn is not None:
-            self._write_made(batch)
+            self._write_made(batch, self.sink.record_fn)
             return
         names = {name.lower(): i for i, name in enumerate(batch.schema.names)}
         n = batch.num_rows
@@ -264,6 +264,10 @@ class _RowWriter:
         if topics is None and partitions is None and headers is None:
             # The common case, and the hot loop: one call per record, nothing else.
             topic = self.sink.topic
+            if topic is None:  # check_schema refuses this on the driver; a direct write is told too
+                raise KafkaSinkError(
+                    f"kafka sink: partition {self.ctx.partition_id} has no 'topic' column and option 'topic' is not set"
+                )
             for value, key in zip(values, keys if keys is not None else repeat(None)):
                 try:
                     produce(topic, value, key)
@@ -290,11 +294,11 @@ class _RowWriter:
         self.producer.poll(0)
         self.written += n
 
-    def _write_made(self, batch: pa.RecordBatch) -> None:
+    def _write_made(self, batch: pa.RecordBatch, record_fn: Callable[[Any], Any]) -> None:
         """Jet's ``toRecordFn``: each row, as a pyspark ``Row``, made into its record by the user's function."""
         for i, row in enumerate(spark_rows(batch)):
             where = f"row {self.written + i} of partition {self.ctx.partition_id}"
-            record = as_producer_record(self.sink.record_fn(row), where)
+            record = as_producer_record(record_fn(row), where)
             topic = record.topic or self.sink.topic
             if topic is None:
                 raise KafkaSinkError(f"kafka sink: record_fn gave no topic for {where} and option 'topic' is not set")

@@ -46,7 +46,7 @@ from jetconnect_kafka.offsets import (
     resolve_starting_offsets,
     split_key,
 )
-from jetconnect_kafka.ranges import PartitionRange
+from jetconnect_kafka.ranges import PartitionRange, record_offset
 from jetconnect_kafka.records import ConsumerRecord
 from jetconnect_kafka.schema import record_schema
 from jetconnect_kafka.serde import DecodeError, ValueFormat, value_format
@@ -154,7 +154,7 @@ class KafkaSource(StreamSource, BatchSource):
     def partitions(self) -> list[tuple[str, int]]:
         """Every ``(topic, partition)`` this source reads now, sorted."""
         metadata = config.cluster_metadata(self._metadata_client(), f"{self!r}: listing topics", self.backoff)
-        found = []
+        found: list[tuple[str, int]] = []
         for topic, info in metadata.topics.items():
             wanted = (
                 topic in self.topics
@@ -202,6 +202,8 @@ class KafkaSource(StreamSource, BatchSource):
 
     def _offsets_for_time(self, timestamp_ms: int | None, marks: Mapping[str, tuple[int, int]]) -> dict[str, int]:
         # The first offset whose timestamp is at or after the time; the end if there is none.
+        if timestamp_ms is None:  # parse_starting_offsets gives every "timestamp" start its time
+            raise OptionError("kafka: starting offsets by time need the time (epoch milliseconds or ISO-8601)")
         asked = [TopicPartition(*split_key(k), timestamp_ms) for k in marks]
         found = self._metadata_client().offsets_for_times(asked, timeout=self.broker_timeout_s)
         return {partition_key(tp.topic, tp.partition): (tp.offset if tp.offset >= 0 else LATEST) for tp in found}
@@ -371,10 +373,10 @@ class _RangeReader:
             if self.end < self.high:
                 return  # records after this range are expected: the broker said it holds them
             extra = self.consumer.consume(num_messages=1, timeout=0)
-            past_end = next((m for m in extra if m.error() is None and m.offset() >= self.end), None)
+            past_end = next((m for m in extra if m.error() is None and record_offset(m) >= self.end), None)
             if past_end is None:
                 return
-        offset = past_end.offset()
+        offset = record_offset(past_end)
         if offset < self.high:
             return
         # Records produced since the read began move an honest broker's watermark past them.
@@ -427,16 +429,16 @@ class _RangeReader:
             )
         raise KafkaSourceError(f"kafka: reading {self.where(position)}: {error.str()}") from KafkaException(error)
 
-    def _to_batch(self, records: list[Any]) -> pa.RecordBatch:
+    def _to_batch(self, records: list[Message]) -> pa.RecordBatch:
         if self.source.projection is not None:
-            return self._projected(records)
+            return self._projected(records, self.source.projection)
         # One comprehension per column: the per-record cost is what the source's speed is made of.
         n = len(records)
         offsets = [m.offset() for m in records]
         stamps = [m.timestamp() for m in records]  # (type, ms); librdkafka type 0 = none, 1 = create, 2 = append
         columns = [
-            self._decode(self.source.key_format, [m.key() for m in records], offsets, "key"),
-            self._decode(self.source.value_format, [m.value() for m in records], offsets, "value"),
+            self._decode(self.source.key_format, [m.key() for m in records], records, "key"),
+            self._decode(self.source.value_format, [m.value() for m in records], records, "value"),
             pa.array([self.topic] * n, pa.string()),
             pa.array([self.partition] * n, pa.int32()),
             pa.array(offsets, pa.int64()),
@@ -448,29 +450,36 @@ class _RangeReader:
         ]
         return pa.RecordBatch.from_arrays(columns, schema=self.arrow_schema)
 
-    def _projected(self, records: list[Any]) -> pa.RecordBatch:
+    def _projected(self, records: list[Message], project: Callable[[ConsumerRecord], Any]) -> pa.RecordBatch:
         """Jet's projection: each record, decoded, through the user's function, then to the schema."""
-        offsets = [m.offset() for m in records]
-        keys = self._decode(self.source.key_format, [m.key() for m in records], offsets, "key").to_pylist()
-        values = self._decode(self.source.value_format, [m.value() for m in records], offsets, "value").to_pylist()
-        project = self.source.projection
+        keys = self._decode(self.source.key_format, [m.key() for m in records], records, "key").to_pylist()
+        values = self._decode(self.source.value_format, [m.value() for m in records], records, "value").to_pylist()
         rows = [
             project(
                 ConsumerRecord(
-                    self.topic, self.partition, m.offset(), ms if kind else None, key, value, tuple(m.headers() or ())
+                    self.topic,
+                    self.partition,
+                    record_offset(m),
+                    ms if kind else None,
+                    key,
+                    value,
+                    # confluent-kafka's stubs give headers() the producer's input type (a dict, str
+                    # values); a consumed record's headers are a list of (str, bytes | None) pairs.
+                    tuple(m.headers() or ()),  # type: ignore[arg-type]
                 )
             )
             for m, key, value, (kind, ms) in zip(records, keys, values, (m.timestamp() for m in records))
         ]
-        return rows_to_batch(rows, self.source.schema(), f"kafka projection (records from {self.where(offsets[0])})")
+        where = self.where(record_offset(records[0]))
+        return rows_to_batch(rows, self.source.schema(), f"kafka projection (records from {where})")
 
-    def _decode(self, fmt: ValueFormat, raw: list[bytes | None], offsets: list[int], what: str) -> pa.Array:
+    def _decode(self, fmt: ValueFormat, raw: list[bytes | None], records: list[Message], what: str) -> pa.Array:
+        """``raw`` (the keys or values of ``records``) decoded; an error names the record at fault."""
         try:
             return fmt.decode(raw)
         except DecodeError as exc:
-            raise KafkaSourceError(
-                f"kafka: cannot decode the {what} at {self.where(offsets[exc.index])} as {fmt.name}: {exc.reason}"
-            ) from None
+            where = self.where(record_offset(records[exc.index]))
+            raise KafkaSourceError(f"kafka: cannot decode the {what} at {where} as {fmt.name}: {exc.reason}") from None
 
     def close(self) -> None:
         self.consumer.close()
