@@ -23,7 +23,7 @@ def share_budget(backlog: Mapping[K, int], budget: int) -> dict[K, int]:
     waiting = {k: n for k, n in backlog.items() if n > 0}
     while budget > 0 and waiting:
         each = max(1, budget // len(waiting))
-        for key in sorted(waiting):  # type: ignore[type-var]
+        for key in sorted(waiting):  # type: ignore[type-var]  # keys are partition ids, sortable; K cannot say so
             take = min(each, waiting[key], budget)
             allowed[key] += take
             waiting[key] -= take

@@ -248,9 +248,10 @@ def _parse_cached(text: str) -> StructType:
 
 def _parse(text: str) -> StructType:
     parser = _DDLParser(text)
-    if parser.peek() is None:
+    first = parser.peek()
+    if first is None:
         raise parser.error("it is empty")
-    if parser.peek().lower() == "struct" and parser.peek(1) == "<":
+    if first.lower() == "struct" and parser.peek(1) == "<":
         struct = parser.data_type()  # the whole schema as one struct<...>, as Spark allows
     else:
         struct = parser.fields()

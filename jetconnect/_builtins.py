@@ -30,7 +30,7 @@ def items(items: list, schema: str = "value string") -> BuilderBatchSource:
         buf.add_all(state)
         buf.close()
 
-    return SourceBuilder.batch("items", lambda ctx: values).fill_buffer_fn(fill).schema(schema).build()  # type: ignore[return-value]
+    return SourceBuilder.batch("items", lambda ctx: values).fill_buffer_fn(fill).schema(schema).build()
 
 
 @dataclass
@@ -83,7 +83,7 @@ def item_stream(items_per_second: int = 10, distributed: int = 1, start_ms: int 
         .timestamp_column("timestamp")
         .distributed(distributed)
         .build()
-    )  # type: ignore[return-value]
+    )
 
 
 def logger(level: str = "INFO", prefix: str = "") -> BuilderSink:

@@ -93,7 +93,9 @@ def conf_report(settings: Mapping[str, str | None], recommended: Mapping[str, st
     """One check per recommended setting: ok when the session's value (or, unset, Spark's default)
     is the recommended one, else ``differs`` naming both."""
     if recommended is None:
-        from jetconnect.spark import RECOMMENDED_SPARK_CONF as recommended
+        from jetconnect.spark import RECOMMENDED_SPARK_CONF
+
+        recommended = RECOMMENDED_SPARK_CONF
     checks = []
     for key, want in recommended.items():
         value = settings.get(key)

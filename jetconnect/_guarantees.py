@@ -56,7 +56,7 @@ class Declared:
         return ", or ".join([str(self.guarantee), *others])
 
 
-def connector_classes(factory: Callable[..., Any]) -> list[type]:
+def connector_classes(factory: Callable[..., Any]) -> list[type[Source] | type[Sink]]:
     """The Source or Sink classes ``factory`` makes: itself if it is one, else those its return
     annotation names (one class, or a union of them, e.g. by a ``format`` option)."""
     if isinstance(factory, type):

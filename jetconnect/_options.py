@@ -64,13 +64,13 @@ class Options(Mapping[str, str]):
             return self[key]
         if default is _MISSING:
             raise self._error(key, "is required")
-        return default  # type: ignore[return-value]
+        return default  # type: ignore[return-value]  # None only when the caller passed default=None
 
     def get_int(self, key: str, default: int | None = _MISSING, *, minimum: int | None = None) -> int:
         if key not in self:
             if default is _MISSING:
                 raise self._error(key, "is required")
-            return default  # type: ignore[return-value]
+            return default  # type: ignore[return-value]  # None only when the caller passed default=None
         raw = self[key]
         try:
             value = int(raw)
@@ -84,7 +84,7 @@ class Options(Mapping[str, str]):
         if key not in self:
             if default is _MISSING:
                 raise self._error(key, "is required")
-            return default  # type: ignore[return-value]
+            return default  # type: ignore[return-value]  # None only when the caller passed default=None
         raw = self[key]
         try:
             return float(raw)
@@ -95,7 +95,7 @@ class Options(Mapping[str, str]):
         if key not in self:
             if default is _MISSING:
                 raise self._error(key, "is required")
-            return default  # type: ignore[return-value]
+            return default  # type: ignore[return-value]  # None only when the caller passed default=None
         raw = self[key].strip().lower()
         if raw in _TRUE:
             return True
@@ -108,7 +108,7 @@ class Options(Mapping[str, str]):
         if key not in self:
             if default is _MISSING:
                 raise self._error(key, "is required")
-            return default  # type: ignore[return-value]
+            return default  # type: ignore[return-value]  # None only when the caller passed default=None
         raw = self[key].strip()
         if raw.startswith("["):
             value = self.get_json(key)
@@ -130,7 +130,7 @@ class Options(Mapping[str, str]):
     def get_choice(self, key: str, choices: tuple[str, ...], default: str | None = _MISSING) -> str:
         value = self.get_str(key, default)
         if value is None:
-            return value  # type: ignore[return-value]
+            return value
         if value.lower() not in choices:
             raise self._error(key, f"must be one of {', '.join(choices)}, got {self._shown(key, value)}")
         return value.lower()

@@ -142,10 +142,11 @@ class Registry:
     def _collect(self) -> None:
         # Each hook implementation is called with a Register bound to its own plugin, so that
         # `jetconnect plugins` can say which package provides which connector.
-        for kind, caller in (
+        kinds: tuple[tuple[Literal["source", "sink"], Any], ...] = (
             ("source", self.manager.hook.register_sources),
             ("sink", self.manager.hook.register_sinks),
-        ):
+        )
+        for kind, caller in kinds:
             for impl in caller.get_hookimpls():  # in registration order: built-ins first
                 version = self.plugins.get(impl.plugin_name, "?")
                 try:
@@ -232,7 +233,7 @@ def call_with_options(factory: Callable[..., Any], options: Options, owner: str)
     """
     signature = inspect.signature(factory)
     # a class registered as a factory keeps its parameters' annotations on __init__
-    annotated = factory.__init__ if isinstance(factory, type) else factory
+    annotated = factory.__init__ if isinstance(factory, type) else factory  # type: ignore[misc]  # the constructor's own hints
     try:
         hints = get_type_hints(annotated)
     except Exception:  # annotations that do not resolve are treated as strings

@@ -21,7 +21,7 @@ def plugins_table() -> list[dict[str, object]]:
     """One entry per plugin: name, version, and its sources and sinks with their guarantees, as
     each connector declares them (its class, or an instance built from default options)."""
     registry = get_registry()
-    rows = []
+    rows: list[dict[str, object]] = []
     for plugin, version in sorted(registry.plugins.items()):
         rows.append(
             {
@@ -39,7 +39,9 @@ def _format(rows: list[dict[str, object]]) -> str:
     for row in rows:
         first = True
         for kind in ("sources", "sinks"):
-            for name, guarantee in sorted(row[kind].items()):  # type: ignore[attr-defined]
+            connectors = row[kind]
+            assert isinstance(connectors, dict)  # plugins_table() puts a dict under each kind
+            for name, guarantee in sorted(connectors.items()):
                 plugin = f"{row['plugin']:<14} {row['version']:<9}" if first else " " * 24
                 lines.append(f"{plugin} {kind[:-1]:<7} {name:<26} {guarantee}")
                 first = False

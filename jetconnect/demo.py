@@ -53,7 +53,7 @@ def report_sink(folder: Path):
     """A sink writing one JSON line per row into a file per partition."""
     return (
         SinkBuilder.sink("report", lambda ctx: open(folder / f"part-{ctx.partition_id}.jsonl", "w"))
-        .receive_fn(lambda f, row: f.write(json.dumps(row.asDict()) + "\n"))
+        .receive_fn(lambda f, row: print(json.dumps(row.asDict()), file=f))
         .destroy_fn(lambda f: f.close())
         .build()
     )

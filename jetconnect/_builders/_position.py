@@ -62,6 +62,7 @@ def parse_position(key: str, value: Any, source: str) -> RoundPosition:
         raise OffsetError(f"{where}: 'limit' must be a positive integer")
     if not isinstance(drain, bool) or (drain and limit is not None):
         raise OffsetError(f"{where}: 'drain' must be true or absent, and only without 'limit'")
+    assert isinstance(round_, int) and isinstance(total, int)  # checked above; this tells the type checker
     return RoundPosition(run, round_, total, limit, drain)
 
 

@@ -57,11 +57,11 @@ class Processor:
 
     def fill(self) -> SourceBuffer:
         buf = SourceBuffer(self.spec.name, self.spec.kind)
-        self._call("fill_buffer_fn", self.spec.fill_buffer_fn, self.state, buf)  # type: ignore[arg-type]
+        self._call("fill_buffer_fn", self.spec.fill_buffer_fn, self.state, buf)  # type: ignore[arg-type]  # build() requires it
         return buf
 
     def snapshot(self) -> Any:
-        position = self._call("create_snapshot_fn", self.spec.create_snapshot_fn, self.state)  # type: ignore[arg-type]
+        position = self._call("create_snapshot_fn", self.spec.create_snapshot_fn, self.state)  # type: ignore[arg-type]  # called only with snapshots
         try:
             json.dumps(position)
         except (TypeError, ValueError) as exc:
@@ -71,7 +71,7 @@ class Processor:
         return position
 
     def restore(self, position: Any) -> None:
-        self._call("restore_snapshot_fn", self.spec.restore_snapshot_fn, self.state, position)  # type: ignore[arg-type]
+        self._call("restore_snapshot_fn", self.spec.restore_snapshot_fn, self.state, position)  # type: ignore[arg-type]  # called only with snapshots
 
     def acknowledge(self) -> None:
         if self.spec.acknowledge_fn is not None:

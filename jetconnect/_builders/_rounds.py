@@ -316,7 +316,7 @@ class LogRounds(RoundReader):
     def __init__(
         self, *args: object, backlog: Backlog = DEFAULT_BACKLOG, drain: bool = False, **kwargs: object
     ) -> None:
-        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]  # the base class parameters, passed through
         self.stall_s = self.DRAIN_STALL_S if drain else self.STALL_S
         self.spool = spool_of(self.rounds, self.index)
         self.lease = Lease(self.rounds.fs, self.rounds.folder(self.index))

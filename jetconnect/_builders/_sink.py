@@ -122,19 +122,21 @@ class BuilderSink(Sink):
                 for row in data:
                     self._call(where, "receive_fn", receive, state, row)
             elif self.input_format == "arrow":
+                receive_batch = _batch_fn(spec.receive_batch_fn, self.name)
                 for batch in data:
-                    self._call(where, "receive_batch_fn", spec.receive_batch_fn, state, batch)
+                    self._call(where, "receive_batch_fn", receive_batch, state, batch)
                     self._flush(where, state)
             else:
+                receive_batch = _batch_fn(spec.receive_batch_fn, self.name)
                 chunk: list[Any] = []
                 for row in data:
                     chunk.append(row)
                     if len(chunk) >= spec.batch_size:
-                        self._call(where, "receive_batch_fn", spec.receive_batch_fn, state, chunk)
+                        self._call(where, "receive_batch_fn", receive_batch, state, chunk)
                         self._flush(where, state)
                         chunk = []
                 if chunk:
-                    self._call(where, "receive_batch_fn", spec.receive_batch_fn, state, chunk)
+                    self._call(where, "receive_batch_fn", receive_batch, state, chunk)
             self._flush(where, state)
         finally:
             if spec.destroy_fn is not None:
@@ -143,3 +145,10 @@ class BuilderSink(Sink):
     def _flush(self, where: str, state: Any) -> None:
         if self.spec.flush_fn is not None:
             self._call(where, "flush_fn", self.spec.flush_fn, state)
+
+
+def _batch_fn(fn: Callable[[Any, Any], None] | None, sink: str) -> Callable[[Any, Any], None]:
+    """The sink's ``receive_batch_fn``; ``build()`` already refused a sink with neither receive function."""
+    if fn is None:
+        raise SinkError(f"sink '{sink}': receive_fn or receive_batch_fn is required")
+    return fn

@@ -207,7 +207,7 @@ def needs_fixing(writer_schema: AvroSchema) -> bool:
 def value_fixer(schema: StructType) -> Callable[[dict], dict]:
     """Converts a record in place: uuid.UUID -> str, time of day -> int milli/microseconds."""
     fix = _fixer(schema)
-    return fix  # type: ignore[return-value]
+    return fix
 
 
 def _fixer(data_type: DataType) -> Callable[[Any], Any]:

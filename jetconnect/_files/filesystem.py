@@ -115,12 +115,12 @@ class LocalFileSystem:
         stream = open(path, "rb", buffering=0)
         if offset:
             stream.seek(offset)
-        return stream  # type: ignore[return-value]
+        return stream
 
     def create(self, path: str, overwrite: bool = False) -> BinaryIO:
         os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
         raw = io.FileIO(path, "w" if overwrite else "x")
-        return _DurableWriter(raw, buffer_size=1 << 20)  # type: ignore[return-value]
+        return _DurableWriter(raw, buffer_size=1 << 20)
 
     def rename(self, source: str, target: str) -> bool:
         # link() fails if the target exists, which rename() would silently replace: that is the

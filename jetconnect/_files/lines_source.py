@@ -128,7 +128,7 @@ class LinesSource(BatchSource):
         from jetconnect._arrow import rows_to_batch
 
         name = self._shown_name(range_.path)
-        rows = [self.mapper(name, line) for line in lines.to_pylist()]  # type: ignore[misc]
+        rows = [self.mapper(name, line) for line in lines.to_pylist()]  # type: ignore[misc]  # _mapped runs only when a mapper is set
         return rows_to_batch(
             rows, self.schema(), f"{self.owner}: the mapper of '{range_.path}' from byte {range_.start}"
         )

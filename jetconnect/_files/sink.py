@@ -109,8 +109,8 @@ class StagedFileSink(Sink):
                     if writer is not None:
                         writer.close()
                     out = _CountingFile(task.new_file())
-                    writer = open_writer(out)  # type: ignore[arg-type]
-                writer.write(batch)  # type: ignore[union-attr]
+                    writer = open_writer(out)  # type: ignore[arg-type]  # a _CountingFile is a binary file by duck typing
+                writer.write(batch)  # type: ignore[union-attr]  # opened together with out just above
             if writer is not None:
                 writer.close()
             return task.finish()

@@ -90,16 +90,18 @@ class JetconnectDataSource(DataSource):
     def _source(self) -> Source:
         cached = self.__dict__.get("_cached_source")
         if cached is None:
-            if self.source_factory is None:
+            factory = type(self).source_factory  # through the class: a plain function, not a method
+            if factory is None:
                 raise SourceError(f"'{self.format_name}' is a sink only: it cannot be read")
-            cached = type(self).source_factory(self._opts("source"))  # type: ignore[misc]
+            cached = factory(self._opts("source"))
             self.__dict__["_cached_source"] = cached
         return cached
 
     def _sink(self) -> Sink:
-        if self.sink_factory is None:
+        factory = type(self).sink_factory  # through the class: a plain function, not a method
+        if factory is None:
             raise SinkError(f"'{self.format_name}' is a source only: it cannot be written to")
-        return type(self).sink_factory(self._opts("sink"))  # type: ignore[misc]
+        return factory(self._opts("sink"))
 
     @guarded
     def schema(self) -> StructType:

@@ -136,7 +136,7 @@ def workers_run_driver_python(spark: SparkSession) -> bool:
     system interpreter that the system's ``python3`` resolves to as well, yet only one sees the venv.
     """
     sc = spark.sparkContext
-    if not sc.master.startswith("local"):
+    if not (sc.master or "").startswith("local"):
         return False
     python = shutil.which(sc.pythonExec)
     return python is not None and os.path.abspath(python) == os.path.abspath(sys.executable)
