@@ -13,7 +13,7 @@ from jetconnect._redaction import describe, raise_unchained
 from jetconnect.errors import JetconnectError
 
 T = TypeVar("T")
-log = logging.getLogger("jetconnect._retry")
+log = logging.getLogger("jetconnect.retry")
 
 
 class RetriesExhausted(JetconnectError):

@@ -49,7 +49,7 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$inputs" ]; then
     # pinned in the same resolve as the core, so pip fails if the version is outside its range
     args=(-e ".[test]" "pyspark[connect]==$SPARK")
   else
-    args=(-e ".[test,bench]")
+    args=(-e ".[test,bench,lint]")
   fi
   for dir in plugins/*/ contrib/*/; do
     [ -f "$dir/pyproject.toml" ] && args+=(-e "$dir")

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Sets up everything and runs the whole test suite, in four pytest runs:
+# Sets up everything, checks lint, format and types (scripts/lint.sh), and runs the whole test
+# suite in four pytest runs:
 #   1. unit tests, then integration tests against real servers (each started once by
 #      scripts/servers/NAME.sh) through one shared local[2] SparkSession, on the newest PySpark
 #      that pyproject.toml's range allows (.venv);
@@ -14,6 +15,8 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 export PYTHONUNBUFFERED=1
 status=0
+echo "== 0/4: lint, format and types (scripts/lint.sh)"
+bash scripts/lint.sh || status=1
 echo "== 1/4: unit and integration tests (local[2])"
 .venv/bin/python -m pytest -m "not crash_matrix" -p no:cacheprovider "$@" || status=1
 echo "== 2/4: Spark Connect profile"

@@ -92,7 +92,7 @@ def test_an_edited_offset_naming_a_file_outside_fails_the_query_naming_the_entry
 def test_a_sink_name_option_with_a_path_is_refused_and_writes_nothing(spark, tmp_path, option: str, value: str) -> None:
     out = tmp_path / "deep" / "out"
     df = spark.createDataFrame([("x",)], "value string")
-    for fmt in ("jetconnect._files", "jetconnect.avro"):
+    for fmt in ("jetconnect.files", "jetconnect.avro"):
         with pytest.raises(Exception, match=rf"option '{option}' must be part of a file name"):
             df.write.format(fmt).option("directory", str(out)).option(option, value).mode("append").save()
     assert [p for p in tmp_path.rglob("*") if p.is_file()] == []

@@ -37,7 +37,7 @@ def test_files_source_reads_every_line_once_across_splits(spark, tmp_path) -> No
     assert df.rdd.getNumPartitions() > 3
     assert sorted(r.value for r in df.collect()) == sorted(expected)
     by_name = (
-        spark.read.format("jetconnect._files")
+        spark.read.format("jetconnect.files")
         .option("directory", str(tmp_path))
         .option("glob", "in2.txt")
         .option("include_file_name", "true")
@@ -53,7 +53,7 @@ def test_files_source_errors_name_the_file_and_option(spark, tmp_path) -> None:
     with pytest.raises(Exception, match=r"bad.txt': bytes at offset 5 are not valid utf-8"):
         sources.files(directory=str(tmp_path)).read(spark).collect()
     with pytest.raises(Exception, match=r"option 'include_file_name' must be true or false"):
-        spark.read.format("jetconnect._files").option("directory", str(tmp_path)).option(
+        spark.read.format("jetconnect.files").option("directory", str(tmp_path)).option(
             "include_file_name", "maybe"
         ).load()
 
@@ -64,7 +64,7 @@ def test_files_sink_batch_write(spark, tmp_path) -> None:
     sinks.files(directory=str(out), suffix=".log").write(df)
     assert sorted(_visible_lines(out)) == sorted(f"row {i}" for i in range(5000))
     assert all(p.suffix == ".log" for p in out.iterdir() if p.is_file())
-    df.write.format("jetconnect._files").option("directory", str(out)).mode("overwrite").save()
+    df.write.format("jetconnect.files").option("directory", str(out)).mode("overwrite").save()
     assert len(_visible_lines(out)) == 5000
 
 

@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Lint, format and type checks (settings in pyproject.toml): the README test command runs this first.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+[ -x .venv/bin/ruff ] || bash scripts/setup.sh
+status=0
+echo "lint: ruff check";          .venv/bin/ruff check . || status=1
+echo "lint: ruff format --check"; .venv/bin/ruff format --check . || status=1
+echo "lint: mypy";                .venv/bin/mypy || status=1
+exit $status
