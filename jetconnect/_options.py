@@ -156,4 +156,30 @@ def _to_option_string(value: Any) -> str:
     return str(value)
 
 
-__all__ = ["Options"]
+def check_function_option(
+    fn: Any,
+    option: str,
+    owner: str,
+    of: str,
+    *,
+    schema: Any = None,
+    schema_option: str = "schema",
+    factory: str | None = None,
+) -> None:
+    """Refuse a Jet-style function option (mapper, projection, ...) that is not a Python function.
+
+    Such options only come from Python (a Spark string option cannot carry a function), so the
+    error says where to pass one; ``schema``, when given, describes what the function returns and
+    is refused without it. ``of`` says what the function takes, e.g. ``"the row"``.
+    """
+    if fn is not None and not callable(fn):
+        where = f"to {factory}(...) " if factory else ""
+        raise OptionError(
+            f"{owner}: option '{option}' must be a Python function of {of} (pass it {where}in Python; "
+            f"a string option cannot carry one), got {type(fn).__name__}"
+        )
+    if schema is not None and fn is None:
+        raise OptionError(f"{owner}: option '{schema_option}' describes what '{option}' returns; give both or neither")
+
+
+__all__ = ["Options", "check_function_option"]

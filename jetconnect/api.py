@@ -72,6 +72,7 @@ from jetconnect._hookspecs import hookimpl
 # Where state lives, retries, and keeping secrets out of what a user sees.
 from jetconnect._locations import resolve_location
 from jetconnect._offsets import integer_positions
+from jetconnect._options import check_function_option
 from jetconnect._redaction import (
     describe,
     raise_unchained,
@@ -138,6 +139,7 @@ __all__ = [
     "WriteContext",
     "WriteKey",
     "admit_offsets",
+    "check_function_option",
     "check_charset",
     "check_count",
     "describe",

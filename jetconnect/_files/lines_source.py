@@ -18,7 +18,8 @@ from jetconnect._charsets import check_charset
 from jetconnect._connector import BatchSource, Guarantee, ReadOutput
 from jetconnect._files.filesystem import FileSystem, relative_name
 from jetconnect._files.line_splits import FileRange, check_count, plan_splits, read_lines
-from jetconnect.errors import OptionError, SourceError
+from jetconnect._options import check_function_option
+from jetconnect.errors import SourceError
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql.types import StructType
@@ -79,13 +80,7 @@ class LinesSource(BatchSource):
         self.max_split_bytes = check_count(max_split_bytes, "max_split_bytes", owner)
         # Enough splits to keep every core busy on small inputs, as Spark's own file sources do.
         self.min_splits = check_count(min_splits or 0, "min_splits", owner, 0) or os.cpu_count() or 2
-        if mapper is not None and not callable(mapper):
-            raise OptionError(
-                f"{owner}: option 'mapper' must be a Python function of (file, line) (pass it in Python; "
-                f"a string option cannot carry one)"
-            )
-        if mapped_schema is not None and mapper is None:
-            raise OptionError(f"{owner}: option 'schema' describes what 'mapper' returns; give both or neither")
+        check_function_option(mapper, "mapper", owner, "(file, line)", schema=mapped_schema)
         self.mapper = mapper
         self.mapped_schema = mapped_schema
 

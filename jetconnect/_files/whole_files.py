@@ -17,7 +17,8 @@ from jetconnect._connector import BatchSource, Guarantee, Offset, Range, ReadOut
 from jetconnect._files.filesystem import FileInfo, FileSystem, child_path, relative_name
 from jetconnect._files.line_splits import FileRange, check_count
 from jetconnect._offsets import integer_positions
-from jetconnect.errors import OffsetError, OptionError, SourceError
+from jetconnect._options import check_function_option
+from jetconnect.errors import OffsetError, SourceError
 
 _SCHEMA = pa.schema([("path", pa.string()), ("content", pa.binary())])
 
@@ -57,10 +58,7 @@ class WholeFilesSource(BatchSource, StreamSource):
         )
         self.max_split_bytes = check_count(max_split_bytes, "max_split_bytes", owner)
         self.max_files_per_batch = check_count(max_files_per_batch, "max_files_per_batch", owner, 0)
-        if mapper is not None and not callable(mapper):
-            raise OptionError(f"{owner}: option 'mapper' must be a Python function of (path, content)")
-        if mapped_schema is not None and mapper is None:
-            raise OptionError(f"{owner}: option 'schema' describes what 'mapper' returns; give both or neither")
+        check_function_option(mapper, "mapper", owner, "(path, content)", schema=mapped_schema)
         self.mapper, self.mapped_schema = mapper, mapped_schema
 
     def schema(self) -> Any:

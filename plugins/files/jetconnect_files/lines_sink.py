@@ -26,6 +26,7 @@ from jetconnect.api import (
     WriteContext,
     check_charset,
     check_count,
+    check_function_option,
     encode_lines,
     spark_rows,
 )
@@ -56,11 +57,7 @@ class FilesSink(StagedFileSink):
         self.charset = check_charset(charset, owner="files sink")
         self.roll_bytes = check_count(roll_bytes, "roll_bytes", "files sink", 0)
         self.column = column
-        if to_string_fn is not None and not callable(to_string_fn):
-            raise OptionError(
-                "files sink: option 'to_string_fn' must be a Python function of the row (pass it to "
-                f"sinks.files(...) in Python; a string option cannot carry one), got {type(to_string_fn).__name__}"
-            )
+        check_function_option(to_string_fn, "to_string_fn", "files sink", "the row", factory="sinks.files")
         if to_string_fn is not None and column is not None:
             raise OptionError("files sink: give option 'column' or 'to_string_fn', not both")
         self.to_string_fn = to_string_fn

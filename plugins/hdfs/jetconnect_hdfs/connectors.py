@@ -13,7 +13,7 @@ import posixpath
 from collections.abc import Callable
 from typing import Any
 
-from jetconnect.api import GrowingLinesSource, WholeFilesSource, check_charset, check_count
+from jetconnect.api import GrowingLinesSource, WholeFilesSource, check_charset, check_count, check_function_option
 from jetconnect.errors import OptionError
 from jetconnect_hdfs.connection import HdfsConnection
 from jetconnect_hdfs.filesystem import WebHdfsFileSystem, hdfs_path
@@ -57,13 +57,7 @@ def hdfs_source(
     """
     if format not in SOURCE_FORMATS:
         raise OptionError(f"hdfs: option 'format' must be one of {', '.join(SOURCE_FORMATS)}; got {format!r}")
-    if mapper is not None and not callable(mapper):
-        raise OptionError(
-            "hdfs: option 'mapper' must be a Python function of (path, value) (pass it to "
-            "sources.hdfs(...) in Python; a string option cannot carry one)"
-        )
-    if schema is not None and mapper is None:
-        raise OptionError("hdfs: option 'schema' describes what 'mapper' returns; give both or neither")
+    check_function_option(mapper, "mapper", "hdfs", "(path, value)", schema=schema, factory="sources.hdfs")
     max_split_bytes = check_count(max_split_bytes, "max_split_bytes", "hdfs")
     min_splits = check_count(min_splits, "min_splits", "hdfs")
     max_files_per_batch = check_count(max_files_per_batch, "max_files_per_batch", "hdfs", minimum=0)

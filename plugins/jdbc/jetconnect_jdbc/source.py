@@ -24,6 +24,7 @@ from jetconnect.api import (
     Offset,
     Range,
     StreamSource,
+    check_function_option,
     parse_schema,
     raise_unchained,
     redact,
@@ -72,13 +73,15 @@ class JdbcSource(BatchSource, StreamSource):
         connection_fn: ConnectionFn | None = None,
     ) -> None:
         check_connection_fn(connection_fn, self._owner_for(url))
-        if row_fn is not None and not callable(row_fn):
-            raise OptionError(
-                f"{self._owner_for(url)}: option 'row_fn' must be a Python function of the row (pass it "
-                f"to sources.jdbc(...) in Python; a string option cannot carry one)"
-            )
-        if row_schema is not None and row_fn is None:
-            raise OptionError(f"{self._owner_for(url)}: option 'row_schema' describes what 'row_fn' returns; give both")
+        check_function_option(
+            row_fn,
+            "row_fn",
+            self._owner_for(url),
+            "the row",
+            schema=row_schema,
+            schema_option="row_schema",
+            factory="sources.jdbc",
+        )
         if query is not None and table is not None:
             raise OptionError(f"{self._owner_for(url)}: give option 'query' or option 'table', not both")
         if query is None and table is None and (partitions_fn is None or schema is None):

@@ -17,8 +17,17 @@ from typing import Any
 
 import pyarrow as pa
 
-from jetconnect.api import Backoff, Guarantee, RetriesExhausted, Sink, WriteContext, retry_call, spark_rows
-from jetconnect.errors import OptionError, SchemaError, SinkError
+from jetconnect.api import (
+    Backoff,
+    Guarantee,
+    RetriesExhausted,
+    Sink,
+    WriteContext,
+    check_function_option,
+    retry_call,
+    spark_rows,
+)
+from jetconnect.errors import SchemaError, SinkError
 from jetconnect_jms.stomp_client import CONNECTION_ERRORS, BrokerError, StompClient, StompSettings, destination_path
 
 
@@ -47,11 +56,7 @@ class JmsSink(Sink):
         self.body_column = body_column
         self.header_columns = tuple(header_columns)
         self.persistent = persistent
-        if message_fn is not None and not callable(message_fn):
-            raise OptionError(
-                f"{self.owner}: option 'message_fn' must be a Python function of the row (pass it "
-                f"to sinks.{self.name}(...) in Python; a string option cannot carry one)"
-            )
+        check_function_option(message_fn, "message_fn", self.owner, "the row", factory=f"sinks.{self.name}")
         self.message_fn = message_fn
 
     def check_schema(self, schema: Any) -> None:

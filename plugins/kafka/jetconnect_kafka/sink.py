@@ -23,7 +23,17 @@ import pyarrow as pa
 from confluent_kafka import KafkaException, Producer
 from pyspark.sql.types import ArrayType, BinaryType, IntegerType, LongType, ShortType, StringType, StructType
 
-from jetconnect.api import Backoff, CommitContext, Guarantee, GuaranteeOption, Sink, WriteContext, WriteKey, spark_rows
+from jetconnect.api import (
+    Backoff,
+    CommitContext,
+    Guarantee,
+    GuaranteeOption,
+    Sink,
+    WriteContext,
+    WriteKey,
+    check_function_option,
+    spark_rows,
+)
 from jetconnect.errors import OptionError, SchemaError
 from jetconnect_kafka import config, producers
 from jetconnect_kafka.errors import KafkaSinkError
@@ -81,11 +91,7 @@ class KafkaSink(Sink):
         self.backoff = Backoff(initial=0.1, maximum=2.0, deadline=broker_timeout_s)
         self.config = config.client_config(bootstrap_servers, client_config or {})
         self.commit_topic = commit_topic
-        if record_fn is not None and not callable(record_fn):
-            raise OptionError(
-                "kafka sink: option 'record_fn' must be a Python function of the row (pass it to "
-                "sinks.kafka(...) in Python; a string option cannot carry one)"
-            )
+        check_function_option(record_fn, "record_fn", "kafka sink", "the row", factory="sinks.kafka")
         self.record_fn = record_fn
 
     def __repr__(self) -> str:

@@ -27,6 +27,7 @@ from jetconnect.api import (
     Range,
     StreamSource,
     admit_offsets,
+    check_function_option,
     describe,
     integer_positions,
     parse_schema,
@@ -116,13 +117,7 @@ class KafkaSource(StreamSource, BatchSource):
         if group_id is not None and not str(group_id).strip():
             raise OptionError("kafka: option 'group_id' is empty; leave it out to commit no offsets to a group")
         self.group_id = group_id
-        if projection is not None and not callable(projection):
-            raise OptionError(
-                "kafka: option 'projection' must be a Python function of the record "
-                "(pass it to sources.kafka(...) in Python; a string option cannot carry one)"
-            )
-        if schema is not None and projection is None:
-            raise OptionError("kafka: option 'schema' describes what 'projection' returns; give both or neither")
+        check_function_option(projection, "projection", "kafka", "the record", schema=schema, factory="sources.kafka")
         self.projection = projection
         self._schema = (
             parse_schema(schema or PROJECTED_SCHEMA)
