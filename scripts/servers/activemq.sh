@@ -147,7 +147,9 @@ start() {
         -jar "$HOME_DIR/bin/activemq.jar" start "xbean:file:$CONF/activemq.xml" \
         >>"$LOG" 2>&1 </dev/null &
     echo $! >"$PIDFILE"
-    for _ in $(seq 1 600); do   # up to 60 s; usually ~2 s
+    # Usually ~2 s; KahaDB recovering a large journal after a hard kill can take minutes.
+    local deadline=$((SECONDS + 180))
+    while ((SECONDS < deadline)); do
         if answers; then
             echo "activemq up on $HOST:$PORT (pid $(cat "$PIDFILE"), data $DATA)"
             return 0
@@ -159,8 +161,9 @@ start() {
         fi
         sleep 0.1
     done
-    echo "activemq did not answer STOMP on $HOST:$PORT within 60 s; last log lines:" >&2
+    echo "activemq did not answer STOMP on $HOST:$PORT within 180 s; stopped it; last log lines:" >&2
     tail -n 30 "$LOG" >&2 || true
+    stop >/dev/null  # a broker left starting would answer later, unknown to the next start
     exit 1
 }
 
