@@ -16,7 +16,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import URL, Engine, make_url
 
-from jetconnect.api import ClientCache, redact_url
+from jetconnect.api import ClientCache, check_function_option, redact_url
 from jetconnect.errors import OptionError
 
 #: Engines by (URL, connection function's key); disposing one closes its pooled connections.
@@ -73,11 +73,12 @@ def _use_real_sqlite_transactions(engine: Engine) -> None:
 
 def check_connection_fn(connection_fn: Any, owner: str) -> None:
     """A connection supplier must be a Python function (a string option cannot carry one)."""
-    if connection_fn is not None and not callable(connection_fn):
-        raise OptionError(
-            f"{owner}: option 'connection_fn' must be a Python function returning a new DB-API "
-            f"connection (pass it in Python; option 'url' then only names the dialect)"
-        )
+    check_function_option(
+        connection_fn,
+        "connection_fn",
+        owner,
+        "no arguments returning a new DB-API connection (option 'url' then only names the dialect)",
+    )
 
 
 def dispose_all() -> None:
