@@ -96,31 +96,35 @@ class _Strided:
         self.first, self.step, self.k = ctx.global_processor_index, ctx.total_parallelism, 0
 
 
-def counter_stream(total: int, per_fill: int = 5, local_parallelism: int = 2) -> Any:
-    """A replayable builder stream of ``n bigint``: 0 .. total-1 exactly, whatever the parallelism.
+def counter_stream(total: int | None, per_fill: int = 5, local_parallelism: int = 2, *, snapshots: bool = True) -> Any:
+    """A builder stream of ``n bigint``: 0 .. total-1 exactly once, whatever the parallelism
+    (``total=None``: counts on for ever).
 
     Crash and restart tests count on it: every number once, no matter how many processors the
-    cluster gives it, and a restart from a snapshot continues exactly.
+    cluster gives it, and a restart continues exactly: from a snapshot, or with
+    ``snapshots=False`` from the round records the receiver spooled (the stream then cannot replay
+    by itself, as a queue cannot).
     """
     from jetconnect._builders import SourceBuilder
+
+    if total is not None and total < 0:
+        raise ValueError(f"counter_stream: total must be >= 0 or None, got {total}")
+    if per_fill < 1:
+        raise ValueError(f"counter_stream: per_fill must be >= 1, got {per_fill}")
 
     def fill(state: _Strided, buf: Any) -> None:
         for _ in range(per_fill):
             n = state.first + state.k * state.step
-            if n >= total:
+            if total is not None and n >= total:
                 return
             buf.add(n)
             state.k += 1
 
-    return (
-        SourceBuilder.stream("counter", _Strided)
-        .fill_buffer_fn(fill)
-        .schema("n bigint")
-        .distributed(local_parallelism)
-        .create_snapshot_fn(lambda s: s.k)
-        .restore_snapshot_fn(lambda s, k: setattr(s, "k", k))
-        .build()
-    )
+    builder = SourceBuilder.stream("counter", _Strided).fill_buffer_fn(fill).schema("n bigint")
+    builder = builder.distributed(local_parallelism)
+    if snapshots:
+        builder = builder.create_snapshot_fn(lambda s: s.k).restore_snapshot_fn(lambda s, k: setattr(s, "k", k))
+    return builder.build()
 
 
 def recorded_rows(wal_location: str | Path) -> list[dict[str, Any]]:

@@ -10,29 +10,7 @@ from pyspark.sql import functions as F
 
 from jetconnect import SinkBuilder, SourceBuilder, sources
 from jetconnect.spark import members
-
-
-class _Counter:
-    def __init__(self, ctx):
-        self.n = ctx.global_processor_index * 1_000_000
-
-
-def _fill(state, buf):
-    for _ in range(25):
-        buf.add(state.n)
-        state.n += 1
-
-
-def _counter():
-    return (
-        SourceBuilder.stream("counter", _Counter)
-        .fill_buffer_fn(_fill)
-        .schema("n bigint")
-        .distributed(2)
-        .create_snapshot_fn(lambda s: s.n)
-        .restore_snapshot_fn(lambda s, p: setattr(s, "n", p))
-        .build()
-    )
+from jetconnect.testing import counter_stream
 
 
 def _run_until(query, batches: int, timeout: float = 120) -> list[dict]:
@@ -47,7 +25,9 @@ def _run_until(query, batches: int, timeout: float = 120) -> list[dict]:
 
 
 def test_admission_control_caps_each_micro_batch(spark, tmp_path):
-    df = _counter().read_stream(spark, max_records_per_batch=100, wal_location=str(tmp_path / "wal"))
+    df = counter_stream(None, per_fill=25).read_stream(
+        spark, max_records_per_batch=100, wal_location=str(tmp_path / "wal")
+    )
     query = (
         df.writeStream.format("memory")
         .queryName("admission")
@@ -110,7 +90,9 @@ def test_streaming_builder_sink_gets_its_preferred_partitions_per_member(spark, 
         .preferred_local_parallelism(3)
         .build()
     )
-    df = _counter().read_stream(spark, max_records_per_batch=90, wal_location=str(tmp_path / "wal"))
+    df = counter_stream(None, per_fill=25).read_stream(
+        spark, max_records_per_batch=90, wal_location=str(tmp_path / "wal")
+    )
     query = sink.write_stream(df, checkpoint_location=str(tmp_path / "ck"))
     _run_until(query, 1)
     partitions = {int(name.split("-")[1]) for name in os.listdir(out)}

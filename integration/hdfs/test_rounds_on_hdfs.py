@@ -4,16 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from jetconnect import SourceBuilder
 from jetconnect._locations import resolve_location
+from jetconnect.testing import counter_stream
 
 TOTAL = 300
-
-
-def _fill(state, buf):
-    upto = min(TOTAL, state["n"] + 25)
-    buf.add_all(list(range(state["n"], upto)))
-    state["n"] = upto
 
 
 @pytest.mark.parametrize("snapshots", [False, True])
@@ -21,10 +15,9 @@ def test_a_builder_stream_keeps_its_rounds_on_hdfs(spark, hdfs_fs, hdfs_dir, tmp
     url = hdfs_fs.connection.url.replace("http://", "webhdfs://") + f"{hdfs_dir}/rounds?user={hdfs_fs.connection.user}"
     fs, path = resolve_location(url, "option 'wal_location'")
     assert path == f"{hdfs_dir}/rounds" and fs.connection == hdfs_fs.connection
-    builder = SourceBuilder.stream("counter", lambda ctx: {"n": 0}).fill_buffer_fn(_fill).schema("n bigint")
-    if snapshots:  # else the receiver's spool is on HDFS too
-        builder = builder.create_snapshot_fn(lambda s: s["n"]).restore_snapshot_fn(lambda s, n: s.update(n=n))
-    df = builder.build().read_stream(spark, wal_location=url, max_records_per_batch=100)
+    # without snapshots the receiver's spool is on HDFS too
+    source = counter_stream(TOTAL, per_fill=25, local_parallelism=1, snapshots=snapshots)
+    df = source.read_stream(spark, wal_location=url, max_records_per_batch=100)
     name = f"on_hdfs_{int(snapshots)}"
     query = (
         df.writeStream.format("memory")

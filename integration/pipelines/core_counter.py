@@ -8,12 +8,13 @@ The program stops by itself once every item has been committed to the sink.
 
 from __future__ import annotations
 
-import argparse
 import fcntl
 import os
 
+from _pipeline import run
+
 from jetconnect import SourceBuilder
-from jetconnect.testing import counter_stream, spark_builder
+from jetconnect.testing import counter_stream
 
 
 def dispenser_source(path: str, total: int):
@@ -41,8 +42,7 @@ def dispenser_source(path: str, total: int):
     return SourceBuilder.stream("dispenser", lambda ctx: None).fill_buffer_fn(fill).schema("n bigint").build()
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser()
+def options(parser):
     parser.add_argument("--mode", choices=["snapshot", "wal"], required=True)
     parser.add_argument("--checkpoint", required=True)
     parser.add_argument("--out", required=True)
@@ -50,10 +50,9 @@ def main() -> None:
     parser.add_argument(
         "--work", required=True, help="folder for the dispenser file and the round records (wal_location)"
     )
-    args = parser.parse_args()
 
-    spark = spark_builder("core-crash-pipeline").config("spark.sql.shuffle.partitions", "1").getOrCreate()
-    spark.sparkContext.setLogLevel("ERROR")
+
+def start(spark, args, trigger):
     source = (
         counter_stream(args.total)
         if args.mode == "snapshot"
@@ -61,16 +60,17 @@ def main() -> None:
     )
     df = source.read_stream(spark, wal_location=os.path.join(args.work, "wal"), max_records_per_batch=40)
     # AvailableNow ends once a round of every processor finds nothing more: both sources run dry at `total`
-    query = (
-        df.writeStream.format("parquet")
-        .option("path", args.out)
-        .option("checkpointLocation", args.checkpoint)
-        .trigger(availableNow=True)
-        .start()
-    )
-    query.awaitTermination()
-    print("pipeline finished", flush=True)
+    writer = df.writeStream.format("parquet").option("path", args.out).option("checkpointLocation", args.checkpoint)
+    return writer.trigger(**trigger).start()
 
 
 if __name__ == "__main__":
-    main()
+    run(
+        "core-crash-pipeline",
+        start,
+        "",
+        __doc__,
+        drain=True,
+        options=options,
+        conf={"spark.sql.shuffle.partitions": "1"},
+    )

@@ -7,25 +7,17 @@ Streams until killed; with ``--until-done`` it drains what is there (``available
 
 from __future__ import annotations
 
-import sys
+from _pipeline import run
 
 from jetconnect import sinks, sources
-from jetconnect.testing import spark_builder
 
 
-def main() -> None:
-    input_dir, output_dir, checkpoint, max_records = sys.argv[1:5]
-    until_done = "--until-done" in sys.argv
-    spark = spark_builder("files-watcher-to-files").getOrCreate()
-    spark.sparkContext.setLogLevel("ERROR")
-    lines = sources.file_watcher(directory=input_dir, read_existing=True).read_stream(
-        spark, max_records_per_batch=int(max_records)
+def start(spark, args, trigger):
+    lines = sources.file_watcher(directory=args.input, read_existing=True).read_stream(
+        spark, max_records_per_batch=args.max_records
     )
-    trigger = {"availableNow": True} if until_done else {"processingTime": "0 seconds"}
-    query = sinks.files(directory=output_dir).write_stream(lines, checkpoint_location=checkpoint, trigger=trigger)
-    query.awaitTermination()
-    spark.stop()
+    return sinks.files(directory=args.output).write_stream(lines, checkpoint_location=args.checkpoint, trigger=trigger)
 
 
 if __name__ == "__main__":
-    main()
+    run("files-watcher-to-files", start, "input output checkpoint max_records:int", __doc__)

@@ -7,24 +7,16 @@ Streams until killed; with ``--until-done`` it drains what is there (``available
 
 from __future__ import annotations
 
-import sys
+from _pipeline import run
 
 from jetconnect import sinks, sources
-from jetconnect.testing import spark_builder
 
 
-def main() -> None:
-    url, input_dir, output_dir, checkpoint, files_per_batch = sys.argv[1:6]
-    until_done = "--until-done" in sys.argv
-    spark = spark_builder("hdfs-stream-to-hdfs").getOrCreate()
-    spark.sparkContext.setLogLevel("ERROR")
-    lines = sources.hdfs(url, input_dir, user="root", max_files_per_batch=int(files_per_batch)).read_stream(spark)
-    trigger = {"availableNow": True} if until_done else {"processingTime": "0 seconds"}
-    sink = sinks.hdfs(url, output_dir, user="root")
-    query = sink.write_stream(lines, checkpoint_location=checkpoint, trigger=trigger)
-    query.awaitTermination()
-    spark.stop()
+def start(spark, args, trigger):
+    source = sources.hdfs(args.url, args.input_dir, user="root", max_files_per_batch=args.files_per_batch)
+    sink = sinks.hdfs(args.url, args.output_dir, user="root")
+    return sink.write_stream(source.read_stream(spark), checkpoint_location=args.checkpoint, trigger=trigger)
 
 
 if __name__ == "__main__":
-    main()
+    run("hdfs-stream-to-hdfs", start, "url input_dir output_dir checkpoint files_per_batch:int", __doc__)

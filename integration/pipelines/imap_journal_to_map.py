@@ -9,27 +9,29 @@ value is null, removes it), so the target ends up equal to the source map. Witho
 
 from __future__ import annotations
 
-import sys
+from _pipeline import run
 
 from jetconnect import sinks, sources
-from jetconnect.testing import spark_builder
 
-store, source_map, target_map, checkpoint, max_records = sys.argv[1:6]
-until_done = "--until-done" in sys.argv
 
-spark = spark_builder("imap-crash").getOrCreate()
-spark.sparkContext.setLogLevel("ERROR")
-events = sources.map_journal(source_map, store=store, parallelism=2, full_events=True).read_stream(
-    spark, max_records_per_batch=int(max_records)
-)
-# The journal keeps every change: the target's own journal then shows whether any was applied twice.
-# Small chunks (a task gets ~75 of the 150 records of a batch): a kill can land between two
-# chunks of a task, the case a re-delivered batch must skip exactly.
-sink = sinks.map(target_map, store=store, journal_capacity=10_000_000, chunk_rows=40)
-query = sink.write_stream(
-    events.selectExpr("key", "new_value AS value"),
-    checkpoint_location=checkpoint,
-    trigger={"availableNow": True} if until_done else {"processingTime": "300 milliseconds"},
-)
-print("started", flush=True)
-query.awaitTermination()
+def start(spark, args, trigger):
+    events = sources.map_journal(args.source_map, store=args.store, parallelism=2, full_events=True).read_stream(
+        spark, max_records_per_batch=args.max_records
+    )
+    # The journal keeps every change: the target's own journal then shows whether any was applied twice.
+    # Small chunks (a task gets ~75 of the 150 records of a batch): a kill can land between two
+    # chunks of a task, the case a re-delivered batch must skip exactly.
+    sink = sinks.map(args.target_map, store=args.store, journal_capacity=10_000_000, chunk_rows=40)
+    return sink.write_stream(
+        events.selectExpr("key", "new_value AS value"), checkpoint_location=args.checkpoint, trigger=trigger
+    )
+
+
+if __name__ == "__main__":
+    run(
+        "imap-crash",
+        start,
+        "store source_map target_map checkpoint max_records:int",
+        __doc__,
+        interval="300 milliseconds",
+    )

@@ -9,30 +9,26 @@ restart from the same CHECKPOINT after a SIGKILL finishes the job.
 
 from __future__ import annotations
 
-import sys
+from _pipeline import run
 
 from jetconnect import register, sinks, sources
-from jetconnect.testing import spark_builder
 
 
-def main(
-    source_url: str, source_table: str, target_url: str, target_table: str, checkpoint: str, max_records: str
-) -> None:
-    spark = spark_builder("jdbc-crash-pipeline").getOrCreate()
-    spark.sparkContext.setLogLevel("ERROR")
+def start(spark, args, trigger):
     register(spark)
-    stream = sources.jdbc(source_url, table=source_table, offset_column="id").read_stream(
-        spark, max_records_per_batch=int(max_records)
+    stream = sources.jdbc(args.source_url, table=args.source_table, offset_column="id").read_stream(
+        spark, max_records_per_batch=args.max_records
     )
-    query = sinks.jdbc(target_url, table=target_table).write_stream(
-        stream.repartition(2), checkpoint_location=checkpoint, trigger={"availableNow": True}
+    return sinks.jdbc(args.target_url, table=args.target_table).write_stream(
+        stream.repartition(2), checkpoint_location=args.checkpoint, trigger=trigger
     )
-    query.awaitTermination()
-    if query.exception() is not None:
-        raise SystemExit(f"query failed: {query.exception()}")
-    print("pipeline finished", flush=True)
-    spark.stop()
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:7])
+    run(
+        "jdbc-crash-pipeline",
+        start,
+        "source_url source_table target_url target_table checkpoint max_records:int",
+        __doc__,
+        drain=True,
+    )

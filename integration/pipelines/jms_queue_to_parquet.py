@@ -6,26 +6,27 @@ The consumers' spools live beside the checkpoint (CHECKPOINT + "-wal"), as the d
 ``parallelism=2`` is two consumers per executor.
 """
 
-import sys
+from __future__ import annotations
+
+from _pipeline import run
 
 from jetconnect import sources
-from jetconnect.testing import spark_builder
 
-queue, checkpoint, output = sys.argv[1:4]
-max_records = int(sys.argv[4]) if len(sys.argv) > 4 else 300
 
-spark = spark_builder("jms-crash").getOrCreate()
-spark.sparkContext.setLogLevel("ERROR")
-df = sources.jms_queue(queue, parallelism=2, wal_location=checkpoint + "-wal").read_stream(
-    spark, max_records_per_batch=max_records
-)
-query = (
-    df.select("message_id", "body")
-    .writeStream.format("parquet")
-    .option("path", output)
-    .option("checkpointLocation", checkpoint)
-    .trigger(processingTime="200 milliseconds")
-    .start()
-)
-print("started", flush=True)
-query.awaitTermination()
+def start(spark, args, trigger):
+    df = sources.jms_queue(args.queue, parallelism=2, wal_location=args.checkpoint + "-wal").read_stream(
+        spark, max_records_per_batch=args.max_records
+    )
+    writer = df.select("message_id", "body").writeStream.format("parquet").option("path", args.output)
+    return writer.option("checkpointLocation", args.checkpoint).trigger(**trigger).start()
+
+
+if __name__ == "__main__":
+    run(
+        "jms-crash",
+        start,
+        "queue checkpoint output max_records:int=300",
+        __doc__,
+        drain=False,
+        interval="200 milliseconds",
+    )

@@ -12,14 +12,13 @@ committed its transaction but before Spark records the batch as done.
 from __future__ import annotations
 
 import os
-import sys
 import time
 from pathlib import Path
 
+from _pipeline import run
 from pyspark.sql import functions as F
 
 from jetconnect import sources
-from jetconnect.testing import spark_builder
 from jetconnect_kafka.sink import KafkaSink
 
 PAUSE = os.environ.get("KAFKA_PAUSE", "")
@@ -53,20 +52,13 @@ class PausingKafkaSink(KafkaSink):
         super().commit(messages, ctx)
 
 
-def main() -> None:
-    bootstrap, in_topic, out_topic, checkpoint, max_records = sys.argv[1:6]
-    until_done = "--until-done" in sys.argv
-    spark = spark_builder("kafka-to-kafka").config("spark.ui.showConsoleProgress", "false").getOrCreate()
-    spark.sparkContext.setLogLevel("ERROR")
-    source = sources.kafka(bootstrap_servers=bootstrap, topics=[in_topic], value_format="string")
-    stream = source.read_stream(spark, max_records_per_batch=int(max_records))
+def start(spark, args, trigger):
+    source = sources.kafka(bootstrap_servers=args.bootstrap, topics=[args.in_topic], value_format="string")
+    stream = source.read_stream(spark, max_records_per_batch=args.max_records)
     out = stream.select(F.col("key"), F.upper(F.col("value")).alias("value"))
-    sink = PausingKafkaSink(bootstrap_servers=bootstrap, topic=out_topic, value_format_name="string")
-    trigger = {"availableNow": True} if until_done else {"processingTime": "0 seconds"}
-    query = sink.write_stream(out, checkpoint_location=checkpoint, trigger=trigger)
-    query.awaitTermination()
-    spark.stop()
+    sink = PausingKafkaSink(bootstrap_servers=args.bootstrap, topic=args.out_topic, value_format_name="string")
+    return sink.write_stream(out, checkpoint_location=args.checkpoint, trigger=trigger)
 
 
 if __name__ == "__main__":
-    main()
+    run("kafka-to-kafka", start, "bootstrap in_topic out_topic checkpoint max_records:int", __doc__)

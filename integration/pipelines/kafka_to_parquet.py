@@ -7,29 +7,17 @@ Streams until killed; with ``--until-done`` it drains what is there (``available
 
 from __future__ import annotations
 
-import sys
+from _pipeline import run
 
 from jetconnect import sources
-from jetconnect.testing import spark_builder
 
 
-def main() -> None:
-    bootstrap, topic, output, checkpoint, max_records = sys.argv[1:6]
-    until_done = "--until-done" in sys.argv
-    spark = spark_builder("kafka-to-parquet").config("spark.ui.showConsoleProgress", "false").getOrCreate()
-    spark.sparkContext.setLogLevel("ERROR")
-    source = sources.kafka(bootstrap_servers=bootstrap, topics=[topic], value_format="string")
-    stream = source.read_stream(spark, max_records_per_batch=int(max_records))
-    writer = (
-        stream.select("partition", "offset", "value")
-        .writeStream.format("parquet")
-        .option("path", output)
-        .option("checkpointLocation", checkpoint)
-    )
-    writer = writer.trigger(availableNow=True) if until_done else writer.trigger(processingTime="0 seconds")
-    writer.start().awaitTermination()
-    spark.stop()
+def start(spark, args, trigger):
+    source = sources.kafka(bootstrap_servers=args.bootstrap, topics=[args.topic], value_format="string")
+    stream = source.read_stream(spark, max_records_per_batch=args.max_records)
+    writer = stream.select("partition", "offset", "value").writeStream.format("parquet").option("path", args.output)
+    return writer.option("checkpointLocation", args.checkpoint).trigger(**trigger).start()
 
 
 if __name__ == "__main__":
-    main()
+    run("kafka-to-parquet", start, "bootstrap topic output checkpoint max_records:int", __doc__)

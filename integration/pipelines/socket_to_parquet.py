@@ -5,22 +5,18 @@
 The write-ahead log lives beside the checkpoint (CHECKPOINT + "-wal").
 """
 
-import sys
+from __future__ import annotations
+
+from _pipeline import run
 
 from jetconnect import sources
-from jetconnect.testing import spark_builder
 
-port, checkpoint, output = int(sys.argv[1]), sys.argv[2], sys.argv[3]
 
-spark = spark_builder("socket-crash").getOrCreate()
-spark.sparkContext.setLogLevel("ERROR")
-df = sources.socket("127.0.0.1", port, wal_location=checkpoint + "-wal").read_stream(spark)
-query = (
-    df.writeStream.format("parquet")
-    .option("path", output)
-    .option("checkpointLocation", checkpoint)
-    .trigger(processingTime="200 milliseconds")
-    .start()
-)
-print("started", flush=True)
-query.awaitTermination()
+def start(spark, args, trigger):
+    df = sources.socket("127.0.0.1", args.port, wal_location=args.checkpoint + "-wal").read_stream(spark)
+    writer = df.writeStream.format("parquet").option("path", args.output)
+    return writer.option("checkpointLocation", args.checkpoint).trigger(**trigger).start()
+
+
+if __name__ == "__main__":
+    run("socket-crash", start, "port:int checkpoint output", __doc__, drain=False, interval="200 milliseconds")

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # ActiveMQ (Debian's `activemq` package) with a STOMP connector on 127.0.0.1:61613.
 #
-#   scripts/servers/activemq.sh start|stop|status|fresh
+#   scripts/servers/activemq.sh start|stop|status|restart|fresh
 #
 # No systemd here: the broker is started the way /usr/bin/activemq would start it (same java
 # flags), from a private configuration under /tmp/jetconnect-activemq, in the background.
@@ -10,6 +10,7 @@
 # deletes its store and starts it empty: the benchmark's way to measure on a store that messages
 # left by earlier runs have not grown (one left message keeps a whole 32 MiB journal file).
 set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/_server.sh"
 
 BASE=/tmp/jetconnect-activemq
 CONF=$BASE/conf
@@ -27,9 +28,7 @@ HOME_DIR=/usr/share/activemq
 CANARY_USER=jetconnect_canary
 CANARY_PASSWORD='c@n#a/r%y'\''\x'
 
-is_running() {
-    [[ -f $PIDFILE ]] && kill -0 "$(cat "$PIDFILE")" 2>/dev/null
-}
+is_running() { pid_alive "$PIDFILE"; }
 
 # A STOMP CONNECT answered by CONNECTED is the readiness check: an open port alone is not enough,
 # the transport connector accepts before the broker is started.
@@ -48,13 +47,10 @@ EOF
 
 install() {
     if [[ ! -f $HOME_DIR/bin/activemq.jar ]] || ! command -v java >/dev/null; then
-        echo "installing activemq (apt-get)..."
-        export DEBIAN_FRONTEND=noninteractive
-        apt-get update -qq
         # policy-rc.d refuses to start the packaged service here; we start our own below.
-        apt-get install -y -q activemq >/dev/null
+        apt_install activemq
     fi
-    [[ -f $HOME_DIR/bin/activemq.jar ]] || { echo "activemq.jar missing after install" >&2; exit 1; }
+    [[ -f $HOME_DIR/bin/activemq.jar ]] || die "activemq.jar missing after install"
 }
 
 # The broker's configuration, on stdout. Only STOMP, only loopback; schedulerSupport off keeps
@@ -104,8 +100,7 @@ import os, sys, xml.etree.ElementTree as ET
 users = ET.parse(sys.argv[1]).getroot().iter("{http://activemq.apache.org/schema/core}authenticationUser")
 sys.exit(0 if [u.get("password") for u in users] == [os.environ["CANARY_PASSWORD"]] else 1)
 EOF
-        echo "$CONF/activemq.xml does not hold the password of $CANARY_USER as written" >&2
-        exit 1
+        die "$CONF/activemq.xml does not hold the password of $CANARY_USER as written"
     fi
 }
 
@@ -120,8 +115,7 @@ start() {
         return 0
     fi
     if answers; then
-        echo "something else already answers STOMP on $HOST:$PORT (not the broker of $PIDFILE); stop it first" >&2
-        exit 1
+        die "something else already answers STOMP on $HOST:$PORT (not the broker of $PIDFILE); stop it first"
     fi
     install
     write_config
@@ -148,23 +142,12 @@ start() {
         >>"$LOG" 2>&1 </dev/null &
     echo $! >"$PIDFILE"
     # Usually ~2 s; KahaDB recovering a large journal after a hard kill can take minutes.
-    local deadline=$((SECONDS + 180))
-    while ((SECONDS < deadline)); do
-        if answers; then
-            echo "activemq up on $HOST:$PORT (pid $(cat "$PIDFILE"), data $DATA)"
-            return 0
-        fi
-        if ! is_running; then
-            echo "activemq exited during start-up; last log lines:" >&2
-            tail -n 30 "$LOG" >&2 || true
-            exit 1
-        fi
-        sleep 0.1
-    done
-    echo "activemq did not answer STOMP on $HOST:$PORT within 180 s; stopped it; last log lines:" >&2
-    tail -n 30 "$LOG" >&2 || true
-    stop >/dev/null  # a broker left starting would answer later, unknown to the next start
-    exit 1
+    if ! wait_until 180 "$PIDFILE" answers; then
+        is_running || fail_start "activemq exited during start-up" "$LOG"
+        stop >/dev/null  # a broker left starting would answer later, unknown to the next start
+        fail_start "activemq did not answer STOMP on $HOST:$PORT within 180 s; stopped it" "$LOG"
+    fi
+    echo "activemq up on $HOST:$PORT (pid $(cat "$PIDFILE"), data $DATA)"
 }
 
 stop() {
@@ -173,16 +156,8 @@ stop() {
         rm -f "$PIDFILE"
         return 0
     fi
-    local pid
-    pid=$(cat "$PIDFILE")
-    kill "$pid" 2>/dev/null || true
-    for _ in $(seq 1 300); do   # a clean shutdown flushes KahaDB; force after 30 s
-        kill -0 "$pid" 2>/dev/null || { rm -f "$PIDFILE"; echo "activemq stopped"; return 0; }
-        sleep 0.1
-    done
-    kill -9 "$pid" 2>/dev/null || true
-    rm -f "$PIDFILE"
-    echo "activemq killed after 30 s"
+    stop_pid "$PIDFILE" 30  # a clean shutdown flushes KahaDB; force after 30 s
+    if [ "$STOP_FORCED" = 1 ]; then echo "activemq killed after 30 s"; else echo "activemq stopped"; fi
 }
 
 status() {
@@ -194,16 +169,10 @@ status() {
     fi
 }
 
-fresh() {
+verb_fresh() {
     stop
     rm -rf "$DATA"
     start
 }
 
-case "${1:-}" in
-    start) start ;;
-    stop) stop ;;
-    status) status ;;
-    fresh) fresh ;;
-    *) echo "usage: $0 start|stop|status|fresh" >&2; exit 2 ;;
-esac
+server_main "$@"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A real single-node HDFS (Hadoop 2.7.3 NameNode + DataNode) on 127.0.0.1, WebHDFS on port 9870.
 #
-#   scripts/servers/hdfs.sh start|stop|status  (and stop-namenode|start-namenode|restart-namenode for tests)
+#   scripts/servers/hdfs.sh start|stop|status|restart  (and stop-namenode|start-namenode|restart-namenode for tests)
 #
 # The Hadoop jars come from the PyPI sdist of pyspark 2.4.8 (the only registry that ships them),
 # cached under ~/.cache/jetconnect-hdfs so a second start takes seconds; Jersey 1, which the
@@ -12,6 +12,7 @@
 # HDFS_HTTP_PORT (default 9870), HDFS_RPC_PORT (default 9000), PYTHON (a Python with pip, to
 # download the jars; default: the repo's .venv, then python, then Debian's python3 with pip).
 set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/_server.sh"
 
 ROOT=/tmp/jetconnect-hdfs
 CACHE=${JETCONNECT_CACHE:-$HOME/.cache/jetconnect-hdfs}
@@ -24,8 +25,6 @@ BLOCK_SIZE=${HDFS_BLOCK_SIZE:-1048576}
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 URL=http://127.0.0.1:$HTTP_PORT/webhdfs/v1
 
-die() { echo "hdfs.sh: $*" >&2; exit 1; }
-
 install_java_and_jersey() {
     local missing=()
     command -v java >/dev/null 2>&1 || missing+=(openjdk-17-jre-headless)
@@ -33,12 +32,7 @@ install_java_and_jersey() {
     for pkg in libjersey1-core-java libjersey1-server-java libjersey1-servlet-java; do
         dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
     done
-    if [ ${#missing[@]} -gt 0 ]; then
-        echo "hdfs.sh: installing ${missing[*]}"
-        apt-get update -qq >/dev/null || die "apt-get update failed"
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null \
-            || die "apt-get install ${missing[*]} failed"
-    fi
+    if [ ${#missing[@]} -gt 0 ]; then apt_install "${missing[@]}"; fi
 }
 
 python_with_pip() {
@@ -47,8 +41,7 @@ python_with_pip() {
             echo "$candidate"; return 0
         fi
     done
-    apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-pip python3-wheel >/dev/null \
-        && echo python3
+    apt_install python3-pip python3-wheel >&2 && echo python3
 }
 
 fetch_hadoop_jars() {
@@ -121,10 +114,10 @@ java_cmd() {  # java_cmd MAIN-CLASS ARGS...: sets JAVA_CMD; Hadoop 2.7 on Java 1
         "$@")
 }
 
-pid_alive() { [ -f "$ROOT/$1.pid" ] && kill -0 "$(cat "$ROOT/$1.pid")" 2>/dev/null; }
+daemon_alive() { pid_alive "$ROOT/$1.pid"; }  # daemon_alive namenode|datanode
 
 start_daemon() {  # start_daemon namenode|datanode
-    pid_alive "$1" && return 0
+    daemon_alive "$1" && return 0
     local class=org.apache.hadoop.hdfs.server.namenode.NameNode
     [ "$1" = datanode ] && class=org.apache.hadoop.hdfs.server.datanode.DataNode
     java_cmd "$class"
@@ -145,30 +138,20 @@ round_trip() {
     [ "$body" = ready ]
 }
 
-wait_ready() {  # wait_ready SECONDS
-    local deadline=$((SECONDS + $1))
-    while [ $SECONDS -lt $deadline ]; do
-        round_trip 2>/dev/null && return 0
-        for d in namenode datanode; do
-            pid_alive $d || die "$d exited; end of $LOGS/$d.log:
-$(tail -n 30 "$LOGS/$d.log" 2>/dev/null)"
-        done
-        sleep 0.3
+daemons_answer() { daemon_alive namenode && daemon_alive datanode && round_trip; }
+
+wait_ready() {  # wait_ready SECONDS: a round trip succeeds; fails at once when a daemon exits
+    wait_until "$1" "$ROOT/namenode.pid,$ROOT/datanode.pid" round_trip && return 0
+    for d in namenode datanode; do
+        daemon_alive $d || fail_start "$d exited" "$LOGS/$d.log"
     done
     die "HDFS did not answer a WebHDFS round trip on $URL within $1 s; see $LOGS"
 }
 
-stop_daemon() {
-    pid_alive "$1" || { rm -f "$ROOT/$1.pid"; return 0; }
-    local pid; pid=$(cat "$ROOT/$1.pid")
-    kill -TERM "$pid" 2>/dev/null || true
-    for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-    kill -KILL "$pid" 2>/dev/null || true
-    rm -f "$ROOT/$1.pid"
-}
+stop_daemon() { stop_pid "$ROOT/$1.pid" 10; }  # stop_daemon namenode|datanode
 
 start() {
-    if pid_alive namenode && pid_alive datanode && round_trip 2>/dev/null; then
+    if daemons_answer 2>/dev/null; then
         echo "hdfs: already running on $URL"; return 0
     fi
     install_java_and_jersey
@@ -184,18 +167,15 @@ start() {
     echo "hdfs: up on $URL (block size $BLOCK_SIZE)"
 }
 
-case "${1:-}" in
-    start) start ;;
-    stop) stop_daemon datanode; stop_daemon namenode; echo "hdfs: stopped" ;;
-    status)
-        if pid_alive namenode && pid_alive datanode && round_trip 2>/dev/null; then
-            echo "hdfs: running on $URL"
-        else
-            echo "hdfs: not running"; exit 1
-        fi ;;
-    # For tests of a NameNode outage: the DataNode and the data stay, the NameNode comes back.
-    stop-namenode) stop_daemon namenode; echo "hdfs: namenode stopped" ;;
-    start-namenode) start_daemon namenode; wait_ready 90; echo "hdfs: namenode started" ;;
-    restart-namenode) stop_daemon namenode; start_daemon namenode; wait_ready 90; echo "hdfs: namenode restarted" ;;
-    *) echo "usage: $0 start|stop|status|stop-namenode|start-namenode|restart-namenode" >&2; exit 2 ;;
-esac
+stop() { stop_daemon datanode; stop_daemon namenode; echo "hdfs: stopped"; }
+
+status() {
+    if daemons_answer 2>/dev/null; then echo "hdfs: running on $URL"; else echo "hdfs: not running"; exit 1; fi
+}
+
+# For tests of a NameNode outage: the DataNode and the data stay, the NameNode comes back.
+verb_stop_namenode() { stop_daemon namenode; echo "hdfs: namenode stopped"; }
+verb_start_namenode() { start_daemon namenode; wait_ready 90; echo "hdfs: namenode started"; }
+verb_restart_namenode() { stop_daemon namenode; start_daemon namenode; wait_ready 90; echo "hdfs: namenode restarted"; }
+
+server_main "$@"

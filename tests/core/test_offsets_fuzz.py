@@ -18,31 +18,18 @@ import sqlalchemy as sa
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from jetconnect import SourceBuilder, sources
+from jetconnect import sources
 from jetconnect._builders import _rounds
 from jetconnect.fuzzing import JSON, edited, exercise
+from jetconnect.testing import counter_stream
 
 FUZZ = settings(
     max_examples=60, deadline=3000, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
 )
 
 
-class Counter:
-    def __init__(self, ctx):
-        self.n = 0
-
-
-def fill(state, buf):
-    if state.n < 30:
-        buf.add(state.n)
-        state.n += 1
-
-
 def builder_stream(tmp_path, snapshots: bool):
-    builder = SourceBuilder.stream("fuzzed", Counter).fill_buffer_fn(fill).schema("n bigint").distributed(2)
-    if snapshots:
-        builder = builder.create_snapshot_fn(lambda s: s.n).restore_snapshot_fn(lambda s, n: setattr(s, "n", n))
-    source = builder.build().with_options(
+    source = counter_stream(60, per_fill=1, snapshots=snapshots).with_options(
         {"wal_location": str(tmp_path / "wal"), "max_pull_ms": "50", "idle_poll_ms": "0"}
     )
     start = source.initial_offset()
