@@ -324,24 +324,51 @@ class LogRounds(RoundReader):
         self.backlog = backlog
 
     def pull(self, round_: int, limit: int | None) -> Iterator[pa.RecordBatch]:
+        """Take the spool from where the round before ended, delivering rows while the receiver
+        appends them (Spark consumes them meanwhile), then record the range taken.
+
+        Rows go out before the record is written, as a snapshot round's do: should another attempt
+        of the round have recorded a different range first, this attempt fails, so Spark discards
+        its rows and a retry replays the record.
+        """
         previous = self.previous(round_)
         begin = previous.log_to if previous is not None else 0
         receiver = self._receiver()
-        end, ended = self._wait_for_rows(receiver, begin, limit)
+        attempt = new_attempt_id()
+        delivered = begin
+        growth = self._wait_for_rows(receiver, begin, limit)
+        while True:
+            try:
+                spooled = next(growth)
+            except StopIteration as done:
+                end, ended = done.value
+                break
+            if spooled > delivered:
+                yield from self.spool.read(delivered, spooled)
+                delivered = spooled
+                if receiver is not None:
+                    receiver.claim(delivered)
+        if end > delivered:
+            yield from self.spool.read(delivered, end)
         facts = RoundFacts(
             end - begin,
             end - begin,
             ended,
-            new_attempt_id(),
+            attempt,
             total=self.total,
             round=round_,
             log_from=begin,
             log_to=end,
         )
         winner = self.rounds.write(self.index, round_, Round(facts, self.arrow_schema.empty_table()))
+        if winner.facts.attempt != attempt and not winner.facts.same_contents(facts):
+            raise SourceError(
+                f"{self.where}: another attempt recorded round {round_} first, with other contents (the spool "
+                f"range [{winner.facts.log_from}, {winner.facts.log_to}) against this attempt's [{begin}, {end})); "
+                f"this attempt's rows are discarded and a retry replays the record (is speculation on?)"
+            )
         if receiver is not None:
-            receiver.claim(winner.facts.log_to)
-        yield from self.replay(round_, winner)
+            receiver.claim(end)
 
     def replay(self, round_: int, record: Round) -> Iterator[pa.RecordBatch]:
         yield from self.spool.read(record.facts.log_from, record.facts.log_to)
@@ -388,14 +415,18 @@ class LogRounds(RoundReader):
         self.lease.clear_error()
         raise_receiver_error(self.where, error)
 
-    def _wait_for_rows(self, receiver: Receiver | None, begin: int, limit: int | None) -> tuple[int, str]:
-        """How far the round goes, and why it ends there.
+    def _wait_for_rows(
+        self, receiver: Receiver | None, begin: int, limit: int | None
+    ) -> Generator[int, None, tuple[int, str]]:
+        """How far the round goes, and why it ends there; meanwhile, each time the spool has grown,
+        how far it reaches (never past the limit), so the round can deliver what is there.
 
         It waits for rows past ``begin`` (or a fill that finds nothing), then, while rows keep
         arriving, until ``max_pull_ms`` is up or the limit is reached. It ended ``"dry"`` only if
         the receiver reported a fill that found nothing during the round: a receiver still
         connecting under load must not make an AvailableNow query end early.
         """
+        cap = None if limit is None else begin + limit
 
         def look() -> tuple[int, int]:
             """The spool's end and the receiver's count of fills that found nothing."""
@@ -417,7 +448,8 @@ class LogRounds(RoundReader):
                 time.sleep(self.LOOK_S)
         end, dry = look()
         moved_at = time.monotonic()
-        while end > begin and (limit is None or end - begin < limit) and time.monotonic() - started < self.max_pull_s:
+        while end > begin and (cap is None or end < cap) and time.monotonic() - started < self.max_pull_s:
+            yield end if cap is None else min(end, cap)
             time.sleep(self.LOOK_S * 2.5)  # rows are flowing: a bigger round costs Spark less per row
             now, dry = look()
             if now != end:
@@ -429,8 +461,8 @@ class LogRounds(RoundReader):
                 f"{self.where}: the spool {self.spool} ends at {end}, before {begin} where the last round ended: "
                 f"was '{WAL_LOCATION}' changed or emptied?"
             )
-        if limit is not None and end - begin >= limit:
-            return begin + limit, "limit"
+        if cap is not None and end >= cap:
+            return cap, "limit"
         return end, "dry" if dry > dry_before else "time"
 
 

@@ -257,6 +257,67 @@ def test_log_rounds_acknowledge_only_what_is_recorded(tmp_path):
     assert any(p.suffix == ".arrow" for p in (tmp_path).rglob("*.arrow"))
 
 
+def test_a_log_round_delivers_rows_while_its_receiver_is_still_receiving(tmp_path):
+    # a round that waited for the whole range before delivering would keep Spark idle meanwhile
+    sent = iter(range(200))
+    received = []
+
+    def fill(state, buf):
+        time.sleep(0.02)
+        for n in itertools.islice(sent, 10):
+            buf.add(n)
+            received.append(n)
+
+    source = (
+        SourceBuilder.stream("broker", lambda ctx: None)
+        .fill_buffer_fn(fill)
+        .schema("n bigint")
+        .build()
+        .with_options({"wal_location": str(tmp_path), "max_pull_ms": "10000"})
+    )
+    source.prepare_available_now()
+    start = source.initial_offset()
+    (range_,) = source.ranges(start, source.latest_offset(start, None))
+    batches = source.read_range(range_)
+    first = next(batches)
+    assert first.num_rows and len(received) < 200, "the first rows came only after the receiver ran dry"
+    rest = [n for b in batches for n in b.column(0).to_pylist()]
+    assert first.column(0).to_pylist() + rest == list(range(200))  # each once, in order
+    record = source.rounds_of(start["0"]["run"]).read(0, 1)
+    assert (record.facts.log_from, record.facts.log_to, record.facts.ended) == (0, 200, "dry")
+
+
+def test_a_log_round_another_attempt_recorded_first_with_another_range_fails(tmp_path, monkeypatch):
+    import dataclasses
+
+    from jetconnect._rounds import Round, RoundLog
+
+    def fill(state, buf):
+        if state["n"] < 10:
+            buf.add(state["n"])
+            state["n"] += 1
+
+    real_write = RoundLog.write
+
+    def raced(self, processor, round_, record):  # a speculative twin won with a shorter range
+        real_write(self, processor, round_, record)
+        other = dataclasses.replace(record.facts, attempt="twin", log_to=record.facts.log_to - 1)
+        return Round(other, record.carry)
+
+    source = (
+        SourceBuilder.stream("broker", lambda ctx: {"n": 0})
+        .fill_buffer_fn(fill)
+        .schema("n bigint")
+        .build()
+        .with_options({"wal_location": str(tmp_path)})
+    )
+    start = source.initial_offset()
+    (range_,) = source.ranges(start, source.latest_offset(start, None))
+    monkeypatch.setattr(RoundLog, "write", raced)
+    with pytest.raises(SourceError, match=r"another attempt recorded round 1 first, with other contents"):
+        list(source.read_range(range_))
+
+
 @pytest.mark.parametrize("keep, first_kept", [(None, 30), ("10", 20), ("1000", 0)])
 def test_commit_trims_the_spool_to_what_spark_committed_less_the_rows_asked_kept(tmp_path, keep, first_kept):
     from jetconnect._builders import spool_of
