@@ -32,6 +32,8 @@ DEFAULT_TOPIC = "jetconnect_sink_commits"
 #: Partitions of a control topic the sink creates (an existing topic keeps its own count).
 CONTROL_PARTITIONS = 16
 _WINDOW = 1000  # offsets read per step backwards
+#: How long one consume call of a lookup waits for more records (a lookup ran 0.1 s with 50 ms).
+_CONSUME_WAIT_S = 0.005
 #: Control topics' partition counts this process has seen, by ``(bootstrap.servers, topic)``:
 #: asked once per worker, not once per task (a topic's partitions are never removed).
 _KNOWN: dict[tuple[str, str], int] = {}
@@ -154,6 +156,9 @@ class Ledger:
             stall_s=self.backoff.deadline,
             on_error=failed,
             on_stall=stalled,
+            # Every other offset of the control topic is a transaction marker, so a consume asked
+            # for the window's offsets never fills and waits its whole timeout: keep it short.
+            wait_s=_CONSUME_WAIT_S,
         )
         for records in span.chunks():
             for m in records:

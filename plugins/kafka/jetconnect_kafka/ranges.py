@@ -32,9 +32,13 @@ class PartitionRange:
         stall_s: float,
         on_error: Callable[[KafkaError, int], NoReturn],
         on_stall: Callable[[int], NoReturn],
+        wait_s: float = 0.05,
     ) -> None:
         self.consumer, self.tp = consumer, TopicPartition(topic, partition, start)
         self.start, self.end, self.chunk, self.stall_s = start, end, chunk, stall_s
+        #: The longest a ``consume`` call waits to fill its chunk. A call asked for more records
+        #: than the range holds (its offsets include markers) waits this long every time.
+        self.wait_s = wait_s
         self.on_error, self.on_stall = on_error, on_stall
         #: The first record served at or past ``end``, if a fetch brought one.
         self.past_end: Message | None = None
@@ -47,10 +51,10 @@ class PartitionRange:
         position, end = self.start, self.end
         idle_since = time.monotonic()
         while position < end:
-            # A short wait: the range's records exist, so an empty answer mostly means offsets with
+            # A short wait: the range's records exist, so a short answer mostly means offsets with
             # no record (a transaction's commit marker ends every transactional range), which the
             # position check below resolves without waiting longer.
-            messages = self.consumer.consume(num_messages=min(self.chunk, end - position), timeout=0.05)
+            messages = self.consumer.consume(num_messages=min(self.chunk, end - position), timeout=self.wait_s)
             records: list[Message] = []
             last = position - 1  # the offset of the last record in ``records``
             for message in messages:
@@ -69,14 +73,15 @@ class PartitionRange:
                 position = last + 1
                 idle_since = time.monotonic()
                 yield records
-            elif not messages:
-                # Transaction markers and compacted gaps hold offsets that no record has.
-                position = max(position, self.consumer.position([self.tp])[0].offset)
-                if position < end and time.monotonic() - idle_since > self.stall_s:
-                    self.on_stall(position)
             # With no record past the end, every message was kept: ``last`` is the last one's offset.
             if self.past_end is not None or (records and last >= end - 1):
                 break
+            # Transaction markers and compacted gaps hold offsets that no record has; the consumer's
+            # position has passed those it fetched. Asked at once, not after another wait: the
+            # marker that ends a transactional range mostly comes in the same fetch as its records.
+            position = max(position, self.consumer.position([self.tp])[0].offset)
+            if not messages and position < end and time.monotonic() - idle_since > self.stall_s:
+                self.on_stall(position)
 
 
 def record_offset(record: Message) -> int:
