@@ -167,3 +167,48 @@ def test_a_kept_producer_fenced_by_another_attempt_gives_way_and_nothing_is_writ
     assert not deliver(2, [b"c"]).skipped
     assert deliver(1, [b"b"]).skipped  # a re-delivery of what the other attempt committed
     assert sorted(v for *_, v in kafka.read_all(topic)) == [b"a", b"b", b"c"]
+
+
+def test_a_kept_producer_whose_id_another_worker_took_gives_way_without_a_round_trip(kafka, monkeypatch) -> None:
+    """Spark hands a writer's tasks to any idle Python worker, so two workers of a host keep producers
+    of the same transactional id and fence each other in turn. The one that takes the id notes it
+    (producers.Lease.took_over); the other, lent again, must see the note and start over without
+    trying its fenced producer (a failing round trip), and nothing may be lost or doubled."""
+    from jetconnect._connector import WriteKey
+    from jetconnect_kafka import producers
+    from jetconnect_kafka.ledger import DEFAULT_TOPIC, Ledger, marker
+    from jetconnect_kafka.sink import KafkaSink
+
+    topic = kafka.topic()
+    sink = sinks.kafka(bootstrap_servers=kafka.bootstrap, topic=topic)
+    query = f"q-{uuid.uuid4()}"
+
+    def deliver(batch_id: int, values: list[bytes]):
+        ctx = WriteContext(partition_id=0, attempt=0, batch_id=batch_id, query_id=query, schema=None)
+        return sink.write_partition(iter([pa.RecordBatch.from_pydict({"value": values})]), ctx)
+
+    tried = []
+    resume = KafkaSink._resume
+    monkeypatch.setattr(
+        KafkaSink, "_resume", lambda self, *args: tried.append(args[-1].batch_id) or resume(self, *args)
+    )
+    assert not deliver(0, [b"a"]).skipped
+
+    # another worker of this host writes batch 1 of the same writer with its own producer
+    other = producers.Lease({**sink.config, "transactional.id": f"jetconnect-{query}-0", "linger.ms": 5})
+    other.producer.init_transactions(30)
+    other.took_over()
+    other.producer.begin_transaction()
+    ledger = Ledger({"bootstrap.servers": kafka.bootstrap}, DEFAULT_TOPIC, sink.backoff)
+    ledger.ensure_topic()
+    key, value = marker(WriteKey(query, 1, 0))
+    other.producer.produce(DEFAULT_TOPIC, value, key, partition=ledger.partition_for(WriteKey(query, 1, 0)))
+    other.producer.produce(topic, b"b")
+    other.producer.commit_transaction(30)
+
+    assert not deliver(2, [b"c"]).skipped
+    assert tried == []  # the kept producer of batch 0 gave way at once
+    assert not deliver(3, [b"d"]).skipped
+    assert tried == [3]  # the producer of batch 2 was not taken over since: it goes on
+    assert deliver(1, [b"b"]).skipped  # a re-delivery of what the other worker committed
+    assert sorted(v for *_, v in kafka.read_all(topic)) == [b"a", b"b", b"c", b"d"]

@@ -153,12 +153,14 @@ class KafkaSink(Sink):
             key = WriteKey(f"write-{uuid.uuid4()}", 0, ctx.partition_id)
         settings = {**self.config, "transactional.id": f"jetconnect-{key.query_id}-{key.partition_id}", "linger.ms": 5}
         lease = producers.borrow(settings) if streaming else producers.Lease(settings)
-        if not lease.fresh and not self._resume(lease, ledger, key):
+        if not lease.fresh and (lease.superseded() or not self._resume(lease, ledger, key)):
             lease = producers.Lease(settings)
         deadline = self.backoff.deadline
         try:
             if lease.fresh:
                 lease.producer.init_transactions(deadline)  # fences every older attempt, aborts what it left open
+                if streaming:
+                    lease.took_over()
                 if streaming and ledger.committed(key):
                     lease.committed_batch = key.batch_id
                     lease.give_back()
