@@ -7,8 +7,10 @@ it answers). Locally a server that cannot start skips its tests; in CI (``CI=tru
 
 from __future__ import annotations
 
+import gc
 import os
 import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -82,6 +84,11 @@ def server() -> Callable[[str], None]:
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    # Kafka clients still alive here would log every reconnect once their broker stops.
+    producers = sys.modules.get("jetconnect_kafka.producers")
+    if producers is not None:
+        producers.drop_idle()
+    gc.collect()
     # Servers are stopped at the end of the run so a fresh CI machine leaves nothing behind.
     for name, reason in _started.items():
         if reason is None and name not in _already_running and os.environ.get("JETCONNECT_KEEP_SERVERS") != "1":
