@@ -1,11 +1,16 @@
-"""The embedded SQLite store opened by many workers at once."""
+"""The embedded SQLite store: opened by many workers at once, and its journal of chunks."""
 
 from __future__ import annotations
 
 import multiprocessing
+import sqlite3
+import time
 from pathlib import Path
 
+from jetconnect_imap.events import Change, EventType
+from jetconnect_imap.serde import dumps, loads
 from jetconnect_imap.sqlite_store import SqliteStore
+from jetconnect_imap.store import MapConfig
 
 
 def _open_and_close(url: str) -> None:
@@ -55,3 +60,74 @@ def _put_in_a_fresh_store(url: str, parent_id: int) -> None:
     if id(open_store(url)) == parent_id:
         raise SystemExit(3)
     connect(url).map("forked").put("child", 2)
+
+
+# --- the journal's chunks: one row per write and partition ------------------------------------
+
+
+def _put_all(store: SqliteStore, name: str, config: MapConfig, keys: list[str]) -> None:
+    """One write putting ``keys`` (as JSON strings) into partition 0, one event each."""
+    store.apply(name, config, {0: [Change(dumps(k), dumps(k.upper())) for k in keys]})
+
+
+def _seqs(store: SqliteStore, name: str, start: int, end: int) -> list[tuple[int, str]]:
+    return [(seq, loads(key)) for seq, _kind, key, _old, _new, _ts in store.read_journal(name, 0, start, end)]
+
+
+def test_the_ring_cuts_a_chunk_and_keeps_its_newer_events(tmp_path: Path) -> None:
+    store = SqliteStore(f"sqlite:///{tmp_path}/j.db")
+    config = store.map_config("m", MapConfig(partitions=1, journal_capacity=5))
+    _put_all(store, "m", config, ["a", "b", "c", "d"])  # seq 0-3, one chunk
+    _put_all(store, "m", config, ["e", "f", "g"])  # seq 4-6: the ring keeps 2-6
+    assert store.journal_bounds("m", config) == [(2, 7)]
+    assert _seqs(store, "m", 0, 7) == [(2, "c"), (3, "d"), (4, "e"), (5, "f"), (6, "g")]
+    assert _seqs(store, "m", 3, 5) == [(3, "d"), (4, "e")]  # a range across the two chunks
+    assert _seqs(store, "m", 5, 6) == [(5, "f")]  # a range inside one
+    assert _seqs(store, "m", 7, 9) == []
+    _put_all(store, "m", config, ["h", "i", "j", "k", "l", "m", "n"])  # more than the ring at once
+    assert store.journal_bounds("m", config) == [(9, 14)]
+    assert _seqs(store, "m", 0, 14) == [(9, "j"), (10, "k"), (11, "l"), (12, "m"), (13, "n")]
+    assert store._conn.execute("SELECT count(*) FROM journal_chunks").fetchone()[0] == 1
+
+
+def test_expired_chunks_leave_the_journal(tmp_path: Path) -> None:
+    store = SqliteStore(f"sqlite:///{tmp_path}/j.db")
+    config = store.map_config("m", MapConfig(partitions=1, journal_capacity=100, journal_ttl=0.2))
+    _put_all(store, "m", config, ["a", "b"])
+    time.sleep(0.3)
+    _put_all(store, "m", config, ["c"])
+    assert store.journal_bounds("m", config) == [(2, 3)]
+    assert _seqs(store, "m", 0, 3) == [(2, "c")]
+
+
+def test_a_journal_of_one_row_per_event_is_carried_over_when_the_file_is_opened(tmp_path: Path) -> None:
+    path = tmp_path / "old.db"
+    old = sqlite3.connect(path)
+    old.executescript(
+        """
+        CREATE TABLE maps (name TEXT PRIMARY KEY, partitions INTEGER NOT NULL,
+            journal_capacity INTEGER NOT NULL, journal_ttl REAL NOT NULL);
+        CREATE TABLE journal (map TEXT NOT NULL, partition INTEGER NOT NULL, seq INTEGER NOT NULL,
+            type TEXT NOT NULL, key TEXT, old_value TEXT, new_value TEXT, ts INTEGER NOT NULL,
+            PRIMARY KEY (map, partition, seq)) WITHOUT ROWID;
+        CREATE TABLE journal_heads (map TEXT NOT NULL, partition INTEGER NOT NULL, next_seq INTEGER NOT NULL,
+            PRIMARY KEY (map, partition)) WITHOUT ROWID;
+        INSERT INTO maps VALUES ('m', 1, 10, 0);
+        INSERT INTO journal VALUES ('m', 0, 3, 'ADDED', '"k"', NULL, '"v"', 1000),
+                                   ('m', 0, 4, 'UPDATED', '"k"', '"v"', '"it''s \\"w\\""', 2000),
+                                   ('m', 0, 5, 'CLEARED', NULL, NULL, NULL, 3000);
+        INSERT INTO journal_heads VALUES ('m', 0, 6);
+        """
+    )
+    old.close()
+    store = SqliteStore(f"sqlite:///{path}")
+    config = store.map_config("m")
+    assert store.journal_bounds("m", config) == [(3, 6)]
+    assert store.read_journal("m", 0, 0, 6) == [
+        (3, EventType.ADDED, '"k"', None, '"v"', 1000),
+        (4, EventType.UPDATED, '"k"', '"v"', '"it\'s \\"w\\""', 2000),
+        (5, EventType.CLEARED, None, None, None, 3000),
+    ]
+    assert store._conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'journal'").fetchone() is None
+    _put_all(store, "m", config, ["x"])  # and the journal goes on from there
+    assert _seqs(store, "m", 5, 7) == [(5, None), (6, "x")]

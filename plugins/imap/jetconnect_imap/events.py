@@ -5,7 +5,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 _E = TypeVar("_E", bound=enum.Enum)
 
@@ -53,11 +53,11 @@ class JournalEvent:
     timestamp_ms: int
 
 
-@dataclass(frozen=True)
-class Change:
+class Change(NamedTuple):
     """A change to apply to one entry: put ``value`` (serialised), or remove it when None.
 
-    ``evict`` marks a removal as an eviction (journal type EVICTED instead of REMOVED).
+    ``evict`` marks a removal as an eviction (journal type EVICTED instead of REMOVED). A named
+    tuple rather than a dataclass: a sink makes one per row, and a tuple is made in half the time.
     """
 
     key: str

@@ -171,17 +171,18 @@ class MapSink(_MapSinkBase):
     def write_partition(self, data: Iterator[pa.RecordBatch], ctx: WriteContext) -> WriteReport:
         store, config = self._open()
         progress = progress_of(ctx)
+        partitions = config.partitions
         rows = 0
         replayed = False
         for index, chunk in enumerate(row_chunks(data, self.chunk_rows)):
             changes: dict[int, list[Change]] = defaultdict(list)
             encode = self._value_encoder()
             for batch in chunk:
-                for key, value in self._pairs(batch):
-                    k = dumps(key)
-                    changes[partition_of(k, config.partitions)].append(
-                        Change(k, None if value is None else encode(value))
-                    )
+                raw_keys, raw_values = self._columns(batch)
+                keys = [dumps(k) for k in raw_keys]
+                values = [None if v is None else encode(v) for v in raw_values]
+                for k, v in zip(keys, values):
+                    changes[partition_of(k, partitions)].append(Change(k, v))
                 rows += batch.num_rows
             replayed |= not self._apply(store, config, changes, chunk_progress(progress, index))
         return WriteReport(rows, replayed)
@@ -190,12 +191,12 @@ class MapSink(_MapSinkBase):
         """How this chunk's values are stored: their JSON text (a cache adds an expiry time)."""
         return dumps
 
-    def _pairs(self, batch: pa.RecordBatch) -> Iterator[tuple[Any, Any]]:
+    def _columns(self, batch: pa.RecordBatch) -> tuple[list[Any], list[Any]]:
+        """The batch's keys and values: the value column, or the other columns as a dict per row."""
         keys = batch.column(self.key_column).to_pylist()
         if self.value_column in batch.schema.names:
-            return zip(keys, batch.column(self.value_column).to_pylist())
-        rest = batch.drop_columns([self.key_column]).to_pylist()
-        return zip(keys, rest)
+            return keys, batch.column(self.value_column).to_pylist()
+        return keys, batch.drop_columns([self.key_column]).to_pylist()
 
     def _apply(
         self, store: Store, config: MapConfig, changes: Mapping[int, Sequence[Change]], progress: Progress | None

@@ -4,14 +4,20 @@ Several processes (Spark's Python workers) may write at once: each write is one 
 IMMEDIATE`` transaction (entries, journal events and the progress record together), and a
 writer that finds the file locked waits (``busy_timeout``) rather than failing. WAL with
 ``synchronous=NORMAL`` survives a killed process; only an OS crash can lose the last commits.
+
+The journal keeps the events one write makes in one partition as one row, a *chunk*: their
+types, keys and values as one JSON array, their first and end sequence and their one timestamp.
+A write of 100,000 puts adds 271 rows rather than 100,000, and a read decodes 271 arrays. The
+ring drops whole chunks and records in ``kept_from`` where a chunk it cut now starts.
 """
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -37,10 +43,10 @@ CREATE TABLE IF NOT EXISTS maps (
 CREATE TABLE IF NOT EXISTS entries (
     map TEXT NOT NULL, partition INTEGER NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL,
     PRIMARY KEY (map, partition, key)) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS journal (
-    map TEXT NOT NULL, partition INTEGER NOT NULL, seq INTEGER NOT NULL, type TEXT NOT NULL,
-    key TEXT, old_value TEXT, new_value TEXT, ts INTEGER NOT NULL,
-    PRIMARY KEY (map, partition, seq)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS journal_chunks (
+    map TEXT NOT NULL, partition INTEGER NOT NULL, first_seq INTEGER NOT NULL, end_seq INTEGER NOT NULL,
+    kept_from INTEGER NOT NULL, ts INTEGER NOT NULL, events TEXT NOT NULL);
+CREATE UNIQUE INDEX IF NOT EXISTS journal_chunks_by_seq ON journal_chunks (map, partition, first_seq);
 CREATE TABLE IF NOT EXISTS journal_heads (
     map TEXT NOT NULL, partition INTEGER NOT NULL, next_seq INTEGER NOT NULL,
     PRIMARY KEY (map, partition)) WITHOUT ROWID;
@@ -74,6 +80,8 @@ class SqliteStore(Store):
         self._conn.execute("PRAGMA synchronous = NORMAL")
         # One script, one transaction: several workers may create the tables at the same time.
         self._conn.executescript(f"BEGIN IMMEDIATE; {_SCHEMA} COMMIT;")
+        with self._write() as db:
+            _migrate_journal(db)
 
     def _enter_wal_mode(self, busy_timeout_s: float) -> None:
         """Switch the file to WAL once; it stays so. SQLite answers "database is locked" at once,
@@ -136,7 +144,7 @@ class SqliteStore(Store):
         self, name: str, config: MapConfig, changes: Mapping[int, Sequence[Change]], progress: Progress | None = None
     ) -> bool:
         keys = {p: [c.key for c in cs] for p, cs in changes.items()}
-        return self.update(name, config, keys, lambda p, _current: changes[p], progress)
+        return self._write_changes(name, config, keys, lambda p, _found: changes[p], progress)
 
     def update(
         self,
@@ -146,6 +154,20 @@ class SqliteStore(Store):
         compute: Compute,
         progress: Progress | None = None,
     ) -> bool:
+        return self._write_changes(
+            name, config, keys, lambda p, found: compute(p, {k: found.get(k) for k in keys[p]}), progress
+        )
+
+    def _write_changes(
+        self,
+        name: str,
+        config: MapConfig,
+        keys: Mapping[int, Sequence[str]],
+        changes_of: Callable[[int, dict[str, str]], Sequence[Change]],
+        progress: Progress | None,
+    ) -> bool:
+        """Read the entries of ``keys``, and write what ``changes_of(partition, found)`` makes of
+        them with their events, in one transaction (skipped if ``progress`` was recorded)."""
         now = int(time.time() * 1000)
         with self._write() as db:
             if progress is not None and not _claim(db, f"map:{name}", progress):
@@ -155,8 +177,8 @@ class SqliteStore(Store):
             # and kind cost more than the rows themselves.
             batch = _WriteBatch(name, config, now, _heads(db, name) if config.partition_capacity else {})
             for partition, partition_keys in keys.items():
-                current = _select(db, name, partition, partition_keys)
-                batch.add(partition, current, compute(partition, {k: current.get(k) for k in partition_keys}))
+                found = _select(db, name, partition, partition_keys)
+                batch.add(partition, found, changes_of(partition, found))
             batch.write(db)
         return True
 
@@ -190,7 +212,9 @@ class SqliteStore(Store):
         with self._lock:
             heads = dict(self._conn.execute("SELECT partition, next_seq FROM journal_heads WHERE map = ?", (name,)))
             oldest = dict(
-                self._conn.execute("SELECT partition, min(seq) FROM journal WHERE map = ? GROUP BY partition", (name,))
+                self._conn.execute(
+                    "SELECT partition, min(kept_from) FROM journal_chunks WHERE map = ? GROUP BY partition", (name,)
+                )
             )
         out = []
         for p in range(config.partitions):
@@ -200,12 +224,24 @@ class SqliteStore(Store):
 
     def read_journal(self, name: str, partition: int, start: int, end: int) -> list[RawEvent]:
         with self._lock:
-            rows = self._conn.execute(
-                "SELECT seq, type, key, old_value, new_value, ts FROM journal "
-                "WHERE map = ? AND partition = ? AND seq >= ? AND seq < ? ORDER BY seq",
+            # The chunks that hold [start, end): the last one starting at or before `start`, and
+            # every later one starting before `end` (the index finds both).
+            chunks = self._conn.execute(
+                "SELECT first_seq, kept_from, ts, events FROM journal_chunks WHERE map = ?1 AND partition = ?2 "
+                "AND first_seq < ?4 AND first_seq >= coalesce((SELECT max(first_seq) FROM journal_chunks "
+                "WHERE map = ?1 AND partition = ?2 AND first_seq <= ?3), 0) ORDER BY first_seq",
                 (name, partition, start, end),
             ).fetchall()
-        return [(seq, EventType(kind), key, old, new, ts) for seq, kind, key, old, new, ts in rows]
+        out: list[RawEvent] = []
+        kind_of = _EVENT_TYPES
+        for first, kept_from, ts, events in chunks:
+            lo = max(start, kept_from) - first
+            hi = end - first
+            out.extend(
+                (first + i, kind_of[kind], key, old, new, ts)
+                for i, (kind, key, old, new) in enumerate(json.loads(events)[max(lo, 0) : hi], start=max(lo, 0))
+            )
+        return out
 
     # --- lists -------------------------------------------------------------------------------
 
@@ -255,6 +291,21 @@ def _select(db: sqlite3.Connection, name: str, partition: int, keys: Sequence[st
     return found
 
 
+#: Event types by their stored names (a dict lookup costs less than the enum's call).
+_EVENT_TYPES = {kind.value: kind for kind in EventType}
+
+
+def _migrate_journal(db: sqlite3.Connection) -> None:
+    """Turn a journal of one row per event (files written before 0.2) into one chunk per event."""
+    if db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'journal'").fetchone() is None:
+        return
+    db.execute(
+        "INSERT INTO journal_chunks SELECT map, partition, seq, seq + 1, seq, ts, "
+        "json_array(json_array(type, key, old_value, new_value)) FROM journal"
+    )
+    db.execute("DROP TABLE journal")
+
+
 def _heads(db: sqlite3.Connection, name: str) -> dict[int, int]:
     """The next journal sequence of every partition of map ``name`` that has one (one query)."""
     return dict(db.execute("SELECT partition, next_seq FROM journal_heads WHERE map = ?", (name,)))
@@ -272,7 +323,7 @@ class _WriteBatch:
         self.name, self.config, self.now, self.heads = name, config, now, heads
         self.upserts: list[tuple[str, int, str, str]] = []
         self.deletes: list[tuple[str, int, str]] = []
-        self.events: list[tuple[Any, ...]] = []
+        self.chunks: list[tuple[Any, ...]] = []
         self.new_heads: list[tuple[str, int, int]] = []
         self.trims: list[tuple[str, int, int]] = []
         self.expiries: list[tuple[str, int, int]] = []
@@ -281,13 +332,13 @@ class _WriteBatch:
         """Queue ``changes`` to ``partition`` whose entries hold ``current``, and their events."""
         events: list[tuple[str, str | None, str | None, str | None]] = []
         final: dict[str, str | None] = {}
-        for change in changes:
-            key, value = change.key, change.value
-            old = final[key] if key in final else current.get(key)
+        stored = current.get
+        for key, value, evict in changes:
+            old = final[key] if key in final else stored(key)
             if value is not None:
                 events.append(("UPDATED" if old is not None else "ADDED", key, old, value))
             elif old is not None:
-                events.append(("EVICTED" if change.evict else "REMOVED", key, old, None))
+                events.append(("EVICTED" if evict else "REMOVED", key, old, None))
             final[key] = value
         name = self.name
         for key, value in final.items():
@@ -298,7 +349,8 @@ class _WriteBatch:
         self.journal(partition, events)
 
     def journal(self, partition: int, events: list[tuple[str, str | None, str | None, str | None]]) -> None:
-        """Queue ``events`` for the partition's ring, and the removal of what overflowed or expired."""
+        """Queue ``events`` as one chunk of the partition's ring, and the removal of what
+        overflowed or expired."""
         capacity = self.config.partition_capacity
         if not capacity or not events:
             return
@@ -308,7 +360,7 @@ class _WriteBatch:
         name, now = self.name, self.now
         # Only the last `capacity` events can survive, so older ones of this write are not written.
         skip = max(0, len(events) - capacity)
-        self.events.extend((name, partition, first + i, *events[i], now) for i in range(skip, len(events)))
+        self.chunks.append((name, partition, first + skip, nxt, first + skip, now, json.dumps(events[skip:])))
         self.new_heads.append((name, partition, nxt))
         if nxt > capacity:
             self.trims.append((name, partition, nxt - capacity))
@@ -321,7 +373,16 @@ class _WriteBatch:
             self.upserts,
         )
         db.executemany("DELETE FROM entries WHERE map = ? AND partition = ? AND key = ?", self.deletes)
-        db.executemany("INSERT INTO journal VALUES (?, ?, ?, ?, ?, ?, ?, ?)", self.events)
+        db.executemany("INSERT INTO journal_chunks VALUES (?, ?, ?, ?, ?, ?, ?)", self.chunks)
         db.executemany("INSERT OR REPLACE INTO journal_heads VALUES (?, ?, ?)", self.new_heads)
-        db.executemany("DELETE FROM journal WHERE map = ? AND partition = ? AND seq < ?", self.trims)
-        db.executemany("DELETE FROM journal WHERE map = ? AND partition = ? AND ts < ?", self.expiries)
+        # The ring keeps sequences from `kept`: chunks wholly older go, one cut in two keeps its newer part.
+        db.executemany(
+            "DELETE FROM journal_chunks WHERE map = ?1 AND partition = ?2 AND first_seq < ?3 AND end_seq <= ?3",
+            self.trims,
+        )
+        db.executemany(
+            "UPDATE journal_chunks SET kept_from = ?3 WHERE map = ?1 AND partition = ?2 AND first_seq < ?3 "
+            "AND kept_from < ?3",
+            self.trims,
+        )
+        db.executemany("DELETE FROM journal_chunks WHERE map = ? AND partition = ? AND ts < ?", self.expiries)
