@@ -164,6 +164,43 @@ def test_map_sink_skips_a_redelivered_micro_batch(url: str) -> None:
     assert [e.type.value for e in m.journal(partition_of(dumps("a"), 4))] == ["ADDED", "REMOVED"]
 
 
+@pytest.mark.parametrize(
+    ("keys", "values"),
+    [
+        pytest.param(pa.array([-1, 0, 2**62], pa.int64()), pa.array([5, None, -7], pa.int8()), id="integers"),
+        pytest.param(pa.array([2**64 - 1, 0], pa.uint64()), pa.array([1.5, None]), id="uint64-and-floats"),
+        pytest.param(
+            pa.array(['qu"ote', "back\\slash", "caf\u00e9 \U0001f600", "%@..\n"]),
+            pa.array(["a", "", None, "\x00"], pa.large_string()),
+            id="strings",
+        ),
+        pytest.param(pa.array([None, "null", "x"]), pa.array(["none", "text", "x"]), id="null-key"),
+        pytest.param(pa.array([True, False]), pa.array([[1, 2], []]), id="bools-and-lists"),
+    ],
+)
+def test_the_sink_stores_each_column_as_dumps_stores_its_values(url: str, keys: pa.Array, values: pa.Array) -> None:
+    # The sink encodes whole Arrow columns at once: it must store exactly what a put of each
+    # Python value stores, or a key written by Spark would not be found by the client's get.
+    name = _name()
+    batch = pa.RecordBatch.from_arrays([keys, values], names=["key", "value"])
+    map_sink(name, store=url, partitions=8).write_partition(iter([batch]), _ctx(batch=None, query=None))
+    expected = {k: v for k, v in zip(keys.to_pylist(), values.to_pylist(), strict=True) if v is not None}
+    m = connect(url).map(name)
+    assert m.to_dict() == expected
+    for key, value in expected.items():
+        assert m.get(key) == value
+
+
+def test_without_a_value_column_the_other_columns_are_the_value(url: str) -> None:
+    name = _name()
+    both = pa.RecordBatch.from_pydict({"key": ["a", "b"], "x": [1, None], "y": ["p", "q"]})
+    alone = pa.RecordBatch.from_pydict({"key": ["c"]})
+    sink = map_sink(name, store=url)
+    sink.write_partition(iter([both]), _ctx(batch=None, query=None))
+    sink.write_partition(iter([alone]), _ctx(batch=None, query=None))
+    assert connect(url).map(name).to_dict() == {"a": {"x": 1, "y": "p"}, "b": {"x": None, "y": "q"}, "c": {}}
+
+
 def test_the_progress_record_is_query_slash_partition_as_stores_already_hold_it(url: str) -> None:
     """Built from ``ctx.key`` now, the record must keep the format older writes left: a record
     ``q1/2 -> 5`` written before makes batch 5 of Spark partition 2 a replay, and batch 6 not."""

@@ -20,13 +20,15 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
+import pyarrow as pa
+
 from jetconnect.api import ReadOutput
 from jetconnect.errors import OptionError
 from jetconnect_imap.events import Change, EventType, parse_event_types
 from jetconnect_imap.journal_source import MapJournalSource
 from jetconnect_imap.map_sinks import DEFAULT_CHUNK_ROWS, MapSink
 from jetconnect_imap.map_source import MapSource
-from jetconnect_imap.serde import dumps
+from jetconnect_imap.serde import dumps_column
 from jetconnect_imap.store import MapConfig, RawEvent, Store, StoreError, cache_store_name, open_store
 
 #: The expiry time of an entry that never expires.
@@ -193,7 +195,7 @@ class CacheSink(MapSink):
         )
         self.expiry_s = check_expiry(self.name, expiry_s)
 
-    def _value_encoder(self) -> Callable[[Any], str]:
+    def _value_encoder(self) -> Callable[[pa.Array], list[str | None]]:
         # One expiry time per chunk: the chunk is written in one store call right after.
         expires = NEVER if self.expiry_s is None else _now_ms() + max(1, round(self.expiry_s * 1000))
-        return lambda value: wrap(dumps(value), expires)
+        return lambda column: [None if text is None else wrap(text, expires) for text in dumps_column(column)]

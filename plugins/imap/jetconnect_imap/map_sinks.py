@@ -22,7 +22,7 @@ from pyspark.sql.types import StructType
 from jetconnect.api import Guarantee, Sink, WriteContext
 from jetconnect.errors import OptionError, SchemaError, SinkError
 from jetconnect_imap.events import Change
-from jetconnect_imap.serde import dumps, loads, partition_of
+from jetconnect_imap.serde import dumps, dumps_column, dumps_keys, loads, partition_of, partitions_of
 from jetconnect_imap.store import (
     MapConfig,
     Progress,
@@ -176,27 +176,28 @@ class MapSink(_MapSinkBase):
         replayed = False
         for index, chunk in enumerate(row_chunks(data, self.chunk_rows)):
             changes: dict[int, list[Change]] = defaultdict(list)
-            encode = self._value_encoder()
+            encode_values = self._value_encoder()
             for batch in chunk:
-                raw_keys, raw_values = self._columns(batch)
-                keys = [dumps(k) for k in raw_keys]
-                values = [None if v is None else encode(v) for v in raw_values]
-                for k, v in zip(keys, values):
-                    changes[partition_of(k, partitions)].append(Change(k, v))
+                key_column, value_column = self._columns(batch)
+                keys = dumps_keys(key_column)
+                values = encode_values(value_column)
+                for key, value, partition in zip(keys, values, partitions_of(keys, partitions)):
+                    changes[partition].append(Change(key, value))
                 rows += batch.num_rows
             replayed |= not self._apply(store, config, changes, chunk_progress(progress, index))
         return WriteReport(rows, replayed)
 
-    def _value_encoder(self) -> Callable[[Any], str]:
-        """How this chunk's values are stored: their JSON text (a cache adds an expiry time)."""
-        return dumps
+    def _value_encoder(self) -> Callable[[pa.Array], list[str | None]]:
+        """How this chunk's values are stored: their JSON text, None (a removal) for a null (a
+        cache adds an expiry time)."""
+        return dumps_column
 
-    def _columns(self, batch: pa.RecordBatch) -> tuple[list[Any], list[Any]]:
-        """The batch's keys and values: the value column, or the other columns as a dict per row."""
-        keys = batch.column(self.key_column).to_pylist()
+    def _columns(self, batch: pa.RecordBatch) -> tuple[pa.Array, pa.Array]:
+        """The batch's keys and values: the value column, or the other columns as one struct."""
+        keys = batch.column(self.key_column)
         if self.value_column in batch.schema.names:
-            return keys, batch.column(self.value_column).to_pylist()
-        return keys, batch.drop_columns([self.key_column]).to_pylist()
+            return keys, batch.column(self.value_column)
+        return keys, batch.drop_columns([self.key_column]).to_struct_array()  # a key alone: {} per row
 
     def _apply(
         self, store: Store, config: MapConfig, changes: Mapping[int, Sequence[Change]], progress: Progress | None

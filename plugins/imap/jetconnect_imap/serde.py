@@ -11,7 +11,11 @@ import datetime as _dt
 import decimal
 import json
 import zlib
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, cast
+
+import pyarrow as pa
+import pyarrow.compute as pc
 
 #: Jet's (and Hazelcast's) default partition count.
 DEFAULT_PARTITIONS = 271
@@ -45,6 +49,22 @@ def dumps(value: Any) -> str:
     return _ENCODER.encode(value)
 
 
+def dumps_column(column: pa.Array) -> list[str | None]:
+    """``dumps`` of every value of an Arrow column, None where it is null. Integer and string
+    columns, most keys and values, are encoded in bulk rather than value by value."""
+    kind = column.type
+    if pa.types.is_integer(kind):
+        return pc.cast(column, pa.string()).to_pylist()  # an integer's JSON is its decimal digits
+    encode = _encode_str if pa.types.is_string(kind) or pa.types.is_large_string(kind) else dumps
+    return [None if value is None else encode(value) for value in column.to_pylist()]
+
+
+def dumps_keys(column: pa.Array) -> list[str]:
+    """``dumps`` of every key of an Arrow column: a null key is the key ``null``, as ``dumps(None)``."""
+    texts = dumps_column(column)
+    return ["null" if text is None else text for text in texts] if column.null_count else cast(list[str], texts)
+
+
 def loads(text: str | bytes | None) -> Any:
     """The value stored as ``text`` (None stays None: an absent entry)."""
     return None if text is None else json.loads(text)
@@ -64,3 +84,9 @@ def text_of(serialised: str | None) -> str | None:
 def partition_of(serialised_key: str, partitions: int = DEFAULT_PARTITIONS) -> int:
     """The partition of a serialised key: CRC-32 of its UTF-8 bytes modulo ``partitions``."""
     return zlib.crc32(serialised_key.encode()) % partitions
+
+
+def partitions_of(serialised_keys: Sequence[str], partitions: int = DEFAULT_PARTITIONS) -> list[int]:
+    """``partition_of`` each key, in one pass (a sink task hashes every key it writes)."""
+    crc32 = zlib.crc32
+    return [crc32(key.encode()) % partitions for key in serialised_keys]
