@@ -131,3 +131,22 @@ def test_a_journal_of_one_row_per_event_is_carried_over_when_the_file_is_opened(
     assert store._conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'journal'").fetchone() is None
     _put_all(store, "m", config, ["x"])  # and the journal goes on from there
     assert _seqs(store, "m", 5, 7) == [(5, None), (6, "x")]
+
+
+def test_a_first_write_that_puts_a_key_twice_or_removes_one_gets_every_event(tmp_path: Path) -> None:
+    # A write to an empty partition whose keys are all new and distinct takes a shorter path
+    # (every event ADDED); a key put twice or a removal in that write must still take the long one.
+    store = SqliteStore(f"sqlite:///{tmp_path}/j.db")
+    config = store.map_config("m", MapConfig(partitions=1, journal_capacity=100))
+    a, b, c = dumps("a"), dumps("b"), dumps("c")
+    store.apply("m", config, {0: [Change(a, "1"), Change(a, "2"), Change(b, None), Change(c, "3")]})
+    store.apply("m", config, {0: [Change(c, None, evict=True), Change(b, "4")]})
+    events = [(e[1], loads(e[2]), e[3], e[4]) for e in store.read_journal("m", 0, 0, 10)]
+    assert events == [
+        (EventType.ADDED, "a", None, "1"),
+        (EventType.UPDATED, "a", "1", "2"),
+        (EventType.ADDED, "c", None, "3"),
+        (EventType.EVICTED, "c", "3", None),
+        (EventType.ADDED, "b", None, "4"),
+    ]
+    assert dict(store.scan("m", 0)) == {a: "2", b: "4"}

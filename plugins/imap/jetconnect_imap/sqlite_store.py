@@ -291,6 +291,9 @@ def _select(db: sqlite3.Connection, name: str, partition: int, keys: Sequence[st
     return found
 
 
+#: A chunk's events as compact JSON (the events hold only strings and None: no cycle to look for).
+_encode_events = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, check_circular=False).encode
+
 #: Event types by their stored names (a dict lookup costs less than the enum's call).
 _EVENT_TYPES = {kind.value: kind for kind in EventType}
 
@@ -330,6 +333,15 @@ class _WriteBatch:
 
     def add(self, partition: int, current: dict[str, str], changes: Sequence[Change]) -> None:
         """Queue ``changes`` to ``partition`` whose entries hold ``current``, and their events."""
+        name = self.name
+        if not current:
+            # Most writes put keys the partition does not hold yet, once each: then every change
+            # is an ADDED event, and the loop below would only confirm it, change by change.
+            added = {key: value for key, value, _evict in changes if value is not None}
+            if len(added) == len(changes):  # no removal, no key twice
+                self.upserts.extend([(name, partition, key, value) for key, value in added.items()])
+                self.journal(partition, [("ADDED", key, None, value) for key, value in added.items()])
+                return
         events: list[tuple[str, str | None, str | None, str | None]] = []
         final: dict[str, str | None] = {}
         stored = current.get
@@ -340,7 +352,6 @@ class _WriteBatch:
             elif old is not None:
                 events.append(("EVICTED" if evict else "REMOVED", key, old, None))
             final[key] = value
-        name = self.name
         for key, value in final.items():
             if value is not None:
                 self.upserts.append((name, partition, key, value))
@@ -360,7 +371,7 @@ class _WriteBatch:
         name, now = self.name, self.now
         # Only the last `capacity` events can survive, so older ones of this write are not written.
         skip = max(0, len(events) - capacity)
-        self.chunks.append((name, partition, first + skip, nxt, first + skip, now, json.dumps(events[skip:])))
+        self.chunks.append((name, partition, first + skip, nxt, first + skip, now, _encode_events(events[skip:])))
         self.new_heads.append((name, partition, nxt))
         if nxt > capacity:
             self.trims.append((name, partition, nxt - capacity))
