@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import uuid
 
@@ -131,6 +132,13 @@ def test_a_projection_returning_what_the_schema_cannot_hold_names_the_records(sp
         source.read(spark).collect()
 
 
+def _live_producers() -> int:
+    """The confluent-kafka producers alive in this process."""
+    from confluent_kafka import Producer
+
+    return sum(1 for o in gc.get_objects() if isinstance(o, Producer))
+
+
 def test_a_kept_producer_fenced_by_another_attempt_gives_way_and_nothing_is_written_twice(kafka) -> None:
     """The worker keeps a writer's transactional producer between micro-batches (producers.py). Another
     attempt of the same writer (as on another worker) fences it and commits batch 1; the kept
@@ -140,8 +148,11 @@ def test_a_kept_producer_fenced_by_another_attempt_gives_way_and_nothing_is_writ
 
     from jetconnect._connector import WriteKey
     from jetconnect_kafka.ledger import DEFAULT_TOPIC, Ledger, marker
-    from jetconnect_kafka.producers import idle_count
+    from jetconnect_kafka.producers import drop_idle, idle_count
 
+    drop_idle()
+    gc.collect()
+    before = _live_producers()
     topic = kafka.topic()
     sink = sinks.kafka(bootstrap_servers=kafka.bootstrap, topic=topic)
     query = f"q-{uuid.uuid4()}"
@@ -167,6 +178,13 @@ def test_a_kept_producer_fenced_by_another_attempt_gives_way_and_nothing_is_writ
     assert not deliver(2, [b"c"]).skipped
     assert deliver(1, [b"b"]).skipped  # a re-delivery of what the other attempt committed
     assert sorted(v for *_, v in kafka.read_all(topic)) == [b"a", b"b", b"c"]
+
+    # The fenced producer, dropped for a new one, must really go: a producer kept alive by a
+    # reference cycle keeps its librdkafka threads and broker connections until the worker exits.
+    del other
+    drop_idle()
+    gc.collect()
+    assert _live_producers() == before
 
 
 def test_a_kept_producer_whose_id_another_worker_took_gives_way_without_a_round_trip(kafka, monkeypatch) -> None:

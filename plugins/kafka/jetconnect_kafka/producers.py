@@ -41,6 +41,24 @@ def _pool_key(settings: Mapping[str, Any]) -> _Key:
     return tuple(sorted((k, repr(v)) for k, v in settings.items()))
 
 
+class _FirstFailure:
+    """The delivery callback: keeps the first failure reported. It holds no reference back to the
+    lease or producer: the producer holds it, and a cycle through the producer (a C object the
+    garbage collector cannot see into) would keep a dropped producer, its threads and its broker
+    connections alive until the process exits."""
+
+    __slots__ = ("error",)
+
+    def __init__(self) -> None:
+        self.error: KafkaError | None = None
+
+    def __call__(self, error: Any, message: Any) -> None:
+        if error is not None and self.error is None:
+            # Kept as is, read later: after a fatal error (a fenced producer) the callback runs
+            # with an exception already set, and calling into the error or message here fails.
+            self.error = error
+
+
 class Lease:
     """One producer and what the task that borrows it must know: the first delivery failure since
     it was borrowed, and for a transactional producer the last micro-batch it committed."""
@@ -50,7 +68,7 @@ class Lease:
         self.transactional_id: str | None = settings.get("transactional.id")
         #: This producer among all that ever took its transactional id on this host (:meth:`took_over`).
         self.token = f"{os.getpid()}-{uuid.uuid4().hex}"
-        self.failure: KafkaError | None = None
+        self._failures = _FirstFailure()
         #: The batch id of the last transaction this producer committed; None for a new producer.
         self.committed_batch: int | None = None
         #: Made for this task (True) or lent again by the pool (False).
@@ -58,7 +76,7 @@ class Lease:
         # Reports for failed records only: a Python callback per delivered record would cost
         # more than producing it.
         self.producer: Producer = config.producer(
-            settings, on_delivery=self._delivered, **{"delivery.report.only.error": True}
+            settings, on_delivery=self._failures, **{"delivery.report.only.error": True}
         )
         # A broker connection up before the producer asks for its id: init_transactions then took
         # 5-46 ms here instead of 0.51-0.53 s (librdkafka asks once, finds no broker up, and
@@ -68,11 +86,16 @@ class Lease:
         except KafkaException:
             pass
 
-    def _delivered(self, error: Any, message: Any) -> None:
-        if error is not None and self.failure is None:
-            # Kept as is, read later: after a fatal error (a fenced producer) the callback runs
-            # with an exception already set, and calling into the error or message here fails.
-            self.failure = error
+    @property
+    def failure(self) -> KafkaError | None:
+        """The first delivery failure since the producer was borrowed, or None."""
+        return self._failures.error
+
+    def close(self) -> None:
+        """Let go of the producer now: librdkafka stops its threads and closes its connections.
+        For a lease that is dropped rather than given back (fenced, evicted, failed): an exception
+        kept inside the producer (a fatal error's) may refer back to it through a frame."""
+        vars(self).pop("producer", None)  # a second close does nothing
 
     def failure_text(self) -> str:
         """The first delivery failure, for an error message ("" if none)."""
@@ -113,13 +136,13 @@ class Lease:
 
     def give_back(self) -> None:
         """Return the producer to this worker's pool: only after a task that ended cleanly."""
-        self.failure, self.fresh = None, False
+        self._failures.error, self.fresh = None, False
         with _LOCK:
             _POOL.setdefault(self.key, []).append(self)
             _POOL.move_to_end(self.key)
             while sum(len(v) for v in _POOL.values()) > MAX_IDLE:
                 oldest = next(iter(_POOL))
-                _POOL[oldest].pop(0)  # dropped: librdkafka closes it when the last reference goes
+                _POOL[oldest].pop(0).close()
                 if not _POOL[oldest]:
                     del _POOL[oldest]
 
@@ -174,9 +197,11 @@ def drop_idle() -> int:
     """Drop every idle producer of this process; returns how many. For a process that outlives
     its broker (a test run stopping its servers): librdkafka would log each reconnect until exit."""
     with _LOCK:
-        dropped = sum(len(v) for v in _POOL.values())
+        idle = [lease for leases in _POOL.values() for lease in leases]
         _POOL.clear()
-    return dropped
+    for lease in idle:
+        lease.close()
+    return len(idle)
 
 
 def idle_count() -> int:

@@ -129,15 +129,19 @@ class KafkaSink(Sink):
 
     def _write_at_least_once(self, data: Iterator[pa.RecordBatch], ctx: WriteContext) -> WriteReport:
         lease = producers.borrow({**self.config, "enable.idempotence": True, "linger.ms": 5})
-        writer = _RowWriter(self, ctx, lease)
-        records = writer.write_all(data)
-        remaining = lease.producer.flush(self.backoff.deadline)
-        writer.raise_failure()
-        if remaining:
-            raise KafkaSinkError(
-                f"kafka sink: {remaining} record(s) of partition {ctx.partition_id} "
-                f"not delivered within {self.backoff.deadline:.0f} s (broker unreachable?)"
-            )
+        try:
+            writer = _RowWriter(self, ctx, lease)
+            records = writer.write_all(data)
+            remaining = lease.producer.flush(self.backoff.deadline)
+            writer.raise_failure()
+            if remaining:
+                raise KafkaSinkError(
+                    f"kafka sink: {remaining} record(s) of partition {ctx.partition_id} "
+                    f"not delivered within {self.backoff.deadline:.0f} s (broker unreachable?)"
+                )
+        except BaseException:
+            lease.close()
+            raise
         lease.give_back()  # only a producer with nothing pending and no failure goes back
         return WriteReport(ctx.partition_id, ctx.batch_id, records)
 
@@ -154,6 +158,7 @@ class KafkaSink(Sink):
         settings = {**self.config, "transactional.id": f"jetconnect-{key.query_id}-{key.partition_id}", "linger.ms": 5}
         lease = producers.borrow(settings) if streaming else producers.Lease(settings)
         if not lease.fresh and (lease.superseded() or not self._resume(lease, ledger, key)):
+            lease.close()  # fenced, or of no use to this batch: a new producer takes the id
             lease = producers.Lease(settings)
         deadline = self.backoff.deadline
         try:
@@ -173,12 +178,14 @@ class KafkaSink(Sink):
             lease.producer.commit_transaction(deadline)
         except KafkaException as exc:
             _abort_quietly(lease.producer, deadline)
+            lease.close()
             raise KafkaSinkError(
                 f"kafka sink: the transaction of batch {ctx.batch_id} partition "
                 f"{ctx.partition_id} failed: {exc.args[0].str() if exc.args else exc}"
             ) from exc
         except BaseException:
             _abort_quietly(lease.producer, deadline)
+            lease.close()
             raise
         lease.committed_batch = key.batch_id
         if streaming:
