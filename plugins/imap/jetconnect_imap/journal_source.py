@@ -249,8 +249,8 @@ class MapJournalSource(StreamSource):
     def _kept(
         self, spans: dict[int, tuple[int, int]], read: dict[int, list[RawEvent]]
     ) -> Iterator[tuple[int, Sequence[RawEvent]]]:
-        """Each partition's events read that this query emits, in partition order (whole lists,
-        sliced and filtered in C where they can be: a micro-batch holds up to 50,000 per group)."""
+        """Each partition's events read that this query emits, in partition order: whole lists,
+        not event by event (a group holds up to 50,000 events)."""
         types = self.event_types
         for partition, (start, end) in spans.items():
             raw = read.get(partition, [])
