@@ -39,7 +39,7 @@ from jetconnect.errors import OffsetError, OptionError
 from jetconnect_imap.events import EventType, JournalEvent, parse_event_types
 from jetconnect_imap.map_source import DEFAULT_PROJECTED_SCHEMA
 from jetconnect_imap.rows import row_shaper
-from jetconnect_imap.serde import loads, texts_of
+from jetconnect_imap.serde import loads, text_of
 from jetconnect_imap.store import MapConfig, RawEvent, Store, check_name, default_url, open_store, redact_url
 
 log = logging.getLogger(__name__)
@@ -235,16 +235,15 @@ class MapJournalSource(StreamSource):
             if plain:
                 yield from self._plain_batches(group, read)
                 continue
-            for partition, seq, kind, key, old, new, ts in (
-                (partition, *event) for partition, events in self._kept(group, read) for event in events
-            ):
-                event = JournalEvent(partition, seq, kind, loads(key), loads(old), loads(new), ts)
-                if self.predicate is not None and not self.predicate(event):
-                    continue
-                if self.projection is not None:
-                    yield shape(self.projection(event))
-                else:
-                    yield shape(_as_row(event) if self.full_events else (event.key, event.new_value))
+            for partition, events in self._kept(group, read):
+                for seq, kind, key, old, new, ts in events:
+                    event = JournalEvent(partition, seq, kind, loads(key), loads(old), loads(new), ts)
+                    if self.predicate is not None and not self.predicate(event):
+                        continue
+                    if self.projection is not None:
+                        yield shape(self.projection(event))
+                    else:
+                        yield shape(_as_row(event) if self.full_events else (event.key, event.new_value))
 
     def _kept(
         self, spans: dict[int, tuple[int, int]], read: dict[int, list[RawEvent]]
@@ -273,8 +272,8 @@ class MapJournalSource(StreamSource):
         if not self.full_events:
             yield pa.RecordBatch.from_arrays(
                 [
-                    pa.array(texts_of([e[2] for e in kept]), pa.string()),
-                    pa.array(texts_of([e[4] for e in kept]), pa.string()),
+                    pa.array([text_of(e[2]) for e in kept], pa.string()),
+                    pa.array([text_of(e[4]) for e in kept], pa.string()),
                 ],
                 schema=_ENTRY_ARROW,
             )
@@ -284,9 +283,9 @@ class MapJournalSource(StreamSource):
                 pa.array(list(chain.from_iterable(repeat(p, len(events)) for p, events in runs)), pa.int32()),
                 pa.array([e[0] for e in kept], pa.int64()),
                 pa.array([e[1].value for e in kept], pa.string()),
-                pa.array(texts_of([e[2] for e in kept]), pa.string()),
-                pa.array(texts_of([e[3] for e in kept]), pa.string()),
-                pa.array(texts_of([e[4] for e in kept]), pa.string()),
+                pa.array([text_of(e[2]) for e in kept], pa.string()),
+                pa.array([text_of(e[3]) for e in kept], pa.string()),
+                pa.array([text_of(e[4]) for e in kept], pa.string()),
                 pa.array([e[5] * 1000 for e in kept], pa.int64()).cast(_FULL_ARROW.field("timestamp").type),
             ],
             schema=_FULL_ARROW,

@@ -81,14 +81,6 @@ def text_of(serialised: str | None) -> str | None:
     return json.loads(serialised)
 
 
-def texts_of(serialised: list[str | None]) -> list[str | None]:
-    """``text_of`` each stored value, in one pass (a journal read shows thousands at once)."""
-    decode = json.loads
-    return [
-        None if text is None or text == "null" else decode(text) if text[:1] == '"' else text for text in serialised
-    ]
-
-
 def partition_of(serialised_key: str, partitions: int = DEFAULT_PARTITIONS) -> int:
     """The partition of a serialised key: CRC-32 of its UTF-8 bytes modulo ``partitions``."""
     return zlib.crc32(serialised_key.encode()) % partitions

@@ -80,8 +80,9 @@ class SqliteStore(Store):
         self._conn.execute("PRAGMA synchronous = NORMAL")
         # One script, one transaction: several workers may create the tables at the same time.
         self._conn.executescript(f"BEGIN IMMEDIATE; {_SCHEMA} COMMIT;")
-        with self._write() as db:
-            _migrate_journal(db)
+        if _holds_old_journal(self._conn):  # a read: opening a current file takes no write lock
+            with self._write() as db:
+                _migrate_journal(db)
 
     def _enter_wal_mode(self, busy_timeout_s: float) -> None:
         """Switch the file to WAL once; it stays so. SQLite answers "database is locked" at once,
@@ -235,11 +236,10 @@ class SqliteStore(Store):
         out: list[RawEvent] = []
         kind_of = _EVENT_TYPES
         for first, kept_from, ts, events in chunks:
-            lo = max(start, kept_from) - first
-            hi = end - first
+            lo = max(start, kept_from, first)
             out.extend(
-                (first + i, kind_of[kind], key, old, new, ts)
-                for i, (kind, key, old, new) in enumerate(json.loads(events)[max(lo, 0) : hi], start=max(lo, 0))
+                (seq, kind_of[kind], key, old, new, ts)
+                for seq, (kind, key, old, new) in enumerate(json.loads(events)[lo - first : end - first], start=lo)
             )
         return out
 
@@ -298,9 +298,15 @@ _encode_events = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, che
 _EVENT_TYPES = {kind.value: kind for kind in EventType}
 
 
+def _holds_old_journal(db: sqlite3.Connection) -> bool:
+    """Whether the file still has a journal of one row per event (written before 0.2)."""
+    return db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'journal'").fetchone() is not None
+
+
 def _migrate_journal(db: sqlite3.Connection) -> None:
-    """Turn a journal of one row per event (files written before 0.2) into one chunk per event."""
-    if db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'journal'").fetchone() is None:
+    """Turn a journal of one row per event into one chunk per event (in the write transaction
+    ``db`` holds; another process may have done it since this one looked)."""
+    if not _holds_old_journal(db):
         return
     db.execute(
         "INSERT INTO journal_chunks SELECT map, partition, seq, seq + 1, seq, ts, "
