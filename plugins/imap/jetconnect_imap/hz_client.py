@@ -1,0 +1,290 @@
+"""One ``hazelcast.HazelcastClient`` per cluster and process, from a ``store`` URL and a
+``client_config`` (Jet's ``ClientConfig``).
+
+``store="hazelcast://[user[:password]@]host[:port][,host[:port]...]/cluster-name"`` names the
+members to start from (port 5701 if left out; IPv6 as ``[::1]:5701``) and the cluster name
+(percent-decoded; Hazelcast's default ``dev`` when there is no path). A user and password become
+the client's ``creds_username`` / ``creds_password``; as in every jetconnect URL the user part
+ends at the *last* ``@``, so a password may hold ``@``, ``#``, ``/`` or ``?`` raw (a literal
+``%`` is ``%25``). Wherever the URL shows, its password is ``***``.
+
+``client_config`` takes any keyword of ``hazelcast.HazelcastClient`` (checked before connecting);
+its secret-named values (``creds_password``, ``creds_token``, ``ssl_password``,
+``cloud_discovery_token``, ...) never show in a repr or an error. jetconnect sets, unless the
+config says otherwise:
+
+* ``default_int_type=IntType.LONG``: the client's default sends a Python ``int`` as a Java
+  Integer and fails from 2**31 on; Java members and other clients read Long as a 64-bit integer.
+  (Any other int type is refused: a connector must not fail on its 2**31-th order.)
+* ``smart_routing=True``: each request goes straight to the member owning its partition.
+* ``cluster_connect_timeout=10`` (seconds): a wrong cluster name, wrong credentials or no member
+  reachable is a :class:`HazelcastConnectError` naming the store within that time, never a hang
+  (the client's own default retries for ever).
+
+:func:`connect` keeps the client in a :class:`~jetconnect.api.ClientCache`: every Spark task of a
+Python worker shares it (its connections, partition table and member list), and a forked worker
+builds its own.
+
+Public API: :func:`parse_store_url` (-> :class:`HazelcastTarget`), :func:`client_settings`,
+:func:`connect`, :func:`shown_config`, :func:`close_all`, :class:`HazelcastUrlError`,
+:class:`HazelcastConnectError`, :data:`DEFAULT_CONNECT_TIMEOUT`, :data:`DEFAULT_PORT`.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+import re
+import socket
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import unquote
+
+import hazelcast
+from hazelcast.config import Config, IntType
+from hazelcast.errors import HazelcastError
+
+from jetconnect.api import ClientCache, redact, redact_options, redact_url, secrets_of, split_credentials, url_secrets
+from jetconnect_imap.store import StoreError
+
+log = logging.getLogger(__name__)
+
+#: Hazelcast's member port, when a member in the URL names none.
+DEFAULT_PORT = 5701
+#: Seconds the first connection may take before :func:`connect` gives up.
+DEFAULT_CONNECT_TIMEOUT = 10.0
+#: Hazelcast's default cluster name (what a URL without a path means).
+DEFAULT_CLUSTER_NAME = "dev"
+
+#: Keywords the URL sets: naming them in ``client_config`` too must agree with the URL.
+_FROM_URL = ("cluster_members", "cluster_name", "creds_username", "creds_password")
+_HOST_NAME = re.compile(
+    r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$"
+)
+_PERCENT = re.compile(r"%(?![0-9A-Fa-f]{2})")
+
+
+class HazelcastUrlError(StoreError):
+    """A ``store`` URL or ``client_config`` that cannot name a Hazelcast cluster (says which part)."""
+
+
+class HazelcastConnectError(StoreError):
+    """No connection to the cluster within the connect timeout: members down or unreachable,
+    wrong cluster name, or credentials the cluster refused (the message says which it can tell)."""
+
+
+@dataclass(frozen=True)
+class HazelcastTarget:
+    """What a ``hazelcast://`` URL names: the members to start from, the cluster, the credentials."""
+
+    members: tuple[str, ...]
+    cluster_name: str
+    username: str | None = None
+    password: str | None = field(default=None, repr=False)
+
+    def __repr__(self) -> str:
+        user = f", username={self.username!r}" if self.username is not None else ""
+        password = ", password='***'" if self.password is not None else ""
+        return f"HazelcastTarget(members={self.members!r}, cluster_name={self.cluster_name!r}{user}{password})"
+
+
+def parse_store_url(url: str) -> HazelcastTarget:
+    """The members, cluster name and credentials of ``url``; :class:`HazelcastUrlError` naming
+    the ``store`` option and the part at fault (the password masked) for anything else."""
+    if not isinstance(url, str):
+        raise HazelcastUrlError(f"store must be a hazelcast:// URL string, got {type(url).__name__}")
+    shown = redact_url(url)
+
+    def bad(what: str) -> HazelcastUrlError:
+        return HazelcastUrlError(
+            f"store {shown!r}: {what}; expected hazelcast://[user[:password]@]host[:port][,host[:port]...]/cluster-name"
+        )
+
+    scheme, sep, _ = url.partition("://")
+    if not sep or scheme.lower() != "hazelcast":
+        raise bad("the scheme must be hazelcast://")
+    without_user, username, password = split_credentials(url)
+    rest = without_user.partition("://")[2]
+    for char, name in (("?", "a query ('?')"), ("#", "a fragment ('#')")):
+        if char in rest:
+            raise bad(f"{name} is not part of a Hazelcast store URL (client settings go in client_config)")
+    hosts, slash, path = rest.partition("/")
+    if not hosts:
+        raise bad("no member address")
+    members = tuple(_member(part, bad) for part in hosts.split(","))
+    if slash and not path:
+        raise bad("the cluster name after '/' is empty")
+    if "/" in path:
+        raise bad(f"the path {path!r} has more than one segment: only the cluster name follows the members")
+    if _PERCENT.search(path):
+        raise bad("the cluster name has a '%' that is not a %XX escape (write a literal '%' as %25)")
+    try:
+        cluster = unquote(path, errors="strict") if path else DEFAULT_CLUSTER_NAME
+    except UnicodeDecodeError:
+        raise bad("the cluster name's %XX escapes are not UTF-8") from None
+    if cluster in (".", "..") or not cluster.isprintable():
+        raise bad(f"the cluster name {cluster!r} is not a usable name")
+    return HazelcastTarget(members=members, cluster_name=cluster, username=username, password=password)
+
+
+def _member(text: str, bad: Any) -> str:
+    """``host:port`` of one member of the URL, checked (port 5701 when left out)."""
+    text = text.strip()
+    if not text:
+        raise bad("an empty member address (two commas, or a comma at an end)")
+    if text.startswith("["):  # IPv6: [::1]:5701
+        host, close, port = text[1:].partition("]")
+        if not close or (port and not port.startswith(":")):
+            raise bad(f"member {text!r} is not [ipv6]:port")
+        port = port[1:]
+        try:
+            ipaddress.IPv6Address(host)
+        except ValueError:
+            raise bad(f"member {text!r}: {host!r} is not an IPv6 address") from None
+        shown_host = f"[{host}]"
+    else:
+        host, _, port = text.partition(":")
+        if not _HOST_NAME.match(host):
+            raise bad(f"member {text!r}: {host!r} is not a host name or IPv4 address")
+        shown_host = host
+    if port == "":
+        return f"{shown_host}:{DEFAULT_PORT}"
+    if not port.isdigit() or not 0 < int(port) < 65536:
+        raise bad(f"member {text!r}: the port {port!r} is not a number from 1 to 65535")
+    return f"{shown_host}:{int(port)}"
+
+
+def client_settings(url: str, client_config: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The keywords :func:`connect` gives ``hazelcast.HazelcastClient``: ``client_config``, the
+    URL's members, cluster and credentials, and jetconnect's defaults (module docstring). A
+    keyword the client does not know, a value of the wrong type, or a setting that contradicts
+    the URL is a :class:`HazelcastUrlError` naming it (secrets masked)."""
+    target = parse_store_url(url)
+    config = dict(client_config or {})
+    secrets = (*url_secrets(url), *secrets_of(config))
+    for key in config:
+        if not isinstance(key, str):
+            raise HazelcastUrlError(f"client_config keys must be keyword names, got {key!r}")
+    from_url: dict[str, Any] = {"cluster_members": list(target.members), "cluster_name": target.cluster_name}
+    if target.username is not None:
+        from_url["creds_username"] = target.username
+    if target.password is not None:
+        from_url["creds_password"] = target.password
+    for key in _FROM_URL:
+        if key in config and key in from_url and config[key] != from_url[key]:
+            raise HazelcastUrlError(
+                f"client_config[{key!r}]={_shown(key, config[key])!r} contradicts the store URL "
+                f"{redact_url(url)!r}, which sets it to {_shown(key, from_url[key])!r}: give it in one place"
+            )
+    settings: dict[str, Any] = {
+        "default_int_type": IntType.LONG,
+        "smart_routing": True,
+        "cluster_connect_timeout": DEFAULT_CONNECT_TIMEOUT,
+        **config,
+        **from_url,
+    }
+    if settings["default_int_type"] != IntType.LONG:
+        raise HazelcastUrlError(
+            "client_config['default_int_type'] must be IntType.LONG (64-bit integers, what Java members "
+            f"and other clients read); got {settings['default_int_type']!r}"
+        )
+    timeout = settings["cluster_connect_timeout"]
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 < timeout < float("inf"):
+        raise HazelcastUrlError(
+            f"client_config['cluster_connect_timeout'] must be a positive number of seconds (a bound on "
+            f"connecting, never infinite), got {timeout!r}"
+        )
+    try:
+        Config.from_dict(settings)  # the client's own check of names and types, before any socket
+    except Exception as exc:  # InvalidConfigurationError, TypeError, ValueError: all a bad config
+        raise HazelcastUrlError(f"client_config for {redact_url(url)!r}: {redact(str(exc), secrets)}") from None
+    return settings
+
+
+def shown_config(client_config: Mapping[str, Any] | None) -> dict[str, Any]:
+    """``client_config`` fit to show: secret-named values ``***``, URLs without their password."""
+    return redact_options({str(k): v for k, v in (client_config or {}).items()})
+
+
+def _shown(key: str, value: Any) -> Any:
+    return redact_options({key: value})[key]
+
+
+def _cache_key(url: str, client_config: Mapping[str, Any] | None) -> tuple[str, str]:
+    # repr of the sorted items: a config may hold dicts, lists or functions (unhashable), and two
+    # equal configs should share one client; the key is never shown.
+    return url, repr(sorted((str(k), repr(v)) for k, v in (client_config or {}).items()))
+
+
+def _shutdown(client: hazelcast.HazelcastClient) -> None:
+    try:
+        client.shutdown()
+    except Exception:  # closing is best effort: the cluster may be gone already
+        log.debug("shutting down a Hazelcast client failed", exc_info=True)
+
+
+_clients: ClientCache[tuple[str, str], hazelcast.HazelcastClient] = ClientCache("hazelcast clients", on_close=_shutdown)
+
+
+def connect(url: str, client_config: Mapping[str, Any] | None = None) -> hazelcast.HazelcastClient:
+    """The client of the cluster ``url`` names, with ``client_config``: one per (url, config) per
+    process, connected (it sees the cluster's members) or a :class:`HazelcastConnectError` within
+    ``cluster_connect_timeout`` seconds."""
+    settings = client_settings(url, client_config)
+    return _clients.get(_cache_key(url, client_config), lambda: _new_client(url, settings))
+
+
+def _new_client(url: str, settings: dict[str, Any]) -> hazelcast.HazelcastClient:
+    try:
+        return hazelcast.HazelcastClient(**settings)
+    except HazelcastError as exc:
+        secrets = (*url_secrets(url), *secrets_of(settings))
+        reason = redact(f"{type(exc).__name__}: {exc}", secrets)
+        timeout = settings["cluster_connect_timeout"]
+        error = HazelcastConnectError(
+            f"could not connect to Hazelcast cluster {settings['cluster_name']!r} at {redact_url(url)!r} "
+            f"within {timeout:g} s ({reason}): {_diagnose(settings['cluster_members'])}"
+        )
+    # outside the except block: the client's exception (whose context may hold the settings) is
+    # not chained to ours
+    raise error
+
+
+def _diagnose(members: list[str]) -> str:
+    """What a plain TCP connect says about the members: none reachable, or some answering (then
+    the cluster refused the client: its name or the credentials)."""
+    answering = []
+    for member in members:
+        host, _, port = member.rpartition(":")
+        try:
+            with socket.create_connection((host.strip("[]"), int(port)), timeout=1):
+                answering.append(member)
+        except OSError:
+            pass
+    if not answering:
+        return f"no member reachable at {', '.join(members)} (is the cluster up?)"
+    return (
+        f"{', '.join(answering)} accept connections but the cluster did not admit the client: "
+        "is the cluster name right, and the user and password (if any) ones it accepts?"
+    )
+
+
+def close_all() -> None:
+    """Shut down every client this process made (tests; a cluster that was restarted)."""
+    _clients.close_all()
+
+
+__all__ = [
+    "DEFAULT_CLUSTER_NAME",
+    "DEFAULT_CONNECT_TIMEOUT",
+    "DEFAULT_PORT",
+    "HazelcastConnectError",
+    "HazelcastTarget",
+    "HazelcastUrlError",
+    "client_settings",
+    "close_all",
+    "connect",
+    "parse_store_url",
+    "shown_config",
+]
