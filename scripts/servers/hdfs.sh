@@ -1,79 +1,68 @@
 #!/usr/bin/env bash
-# A real single-node HDFS (Hadoop 2.7.3 NameNode + DataNode) on 127.0.0.1, WebHDFS on port 9870.
+# A real single-node HDFS (Hadoop 3.5.0 NameNode + DataNode, two JVMs) on 127.0.0.1.
 #
-#   scripts/servers/hdfs.sh start|stop|status|restart  (and stop-namenode|start-namenode|restart-namenode for tests)
+#   scripts/servers/hdfs.sh start|stop|status|restart
+#   scripts/servers/hdfs.sh stop-namenode|start-namenode|restart-namenode   (NameNode outage tests)
+#   scripts/servers/hdfs.sh kill-datanode|start-datanode                    (DataNode crash tests)
 #
-# The Hadoop jars come from the PyPI sdist of pyspark 2.4.8 (the only registry that ships them),
-# cached under ~/.cache/jetconnect-hdfs so a second start takes seconds; Jersey 1, which the
-# NameNode's WebHDFS servlet needs and that sdist lacks, comes from Debian. Data lives under
-# /tmp/jetconnect-hdfs. Idempotent: `start` on a running server only checks that it answers.
+# Hadoop 3.5.0 is the first release with full Java 17 support. Its jars come from Maven Central
+# through scripts/servers/hdfs/pom.xml (`mvn dependency:copy-dependencies`), cached under
+# ~/.cache/jetconnect-hdfs: a second start does not touch Maven. NameNode and DataNode run as two
+# JVMs (not hadoop-client-minicluster's one) so that a test can SIGKILL the DataNode alone.
+# Ports are Hadoop 3's: NameNode RPC 8020, HTTP (WebHDFS) 9870; DataNode HTTP 9864, data 9866,
+# IPC 9867; all on 127.0.0.1, and the DataNode's hostname is 127.0.0.1 too (WebHDFS redirects
+# clients to it). Data lives under /tmp/jetconnect-hdfs. Idempotent: `start` on a running server
+# only checks that it answers.
 #
 # Environment: HDFS_BLOCK_SIZE (bytes, default 1 MiB so tests get multi-block files cheaply),
-# HDFS_HTTP_PORT (default 9870), HDFS_RPC_PORT (default 9000), PYTHON (a Python with pip, to
-# download the jars; default: the repo's .venv, then python, then Debian's python3 with pip).
+# HDFS_HTTP_PORT (default 9870), HDFS_RPC_PORT (default 8020), HDFS_HEAP (per JVM, default 512m).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/_server.sh"
 
+HADOOP_VERSION=3.5.0
 ROOT=/tmp/jetconnect-hdfs
 CACHE=${JETCONNECT_CACHE:-$HOME/.cache/jetconnect-hdfs}
-JARS=$CACHE/jars
+JARS=$CACHE/hadoop-$HADOOP_VERSION
 CONF=$ROOT/conf
 LOGS=$ROOT/logs
 HTTP_PORT=${HDFS_HTTP_PORT:-9870}
-RPC_PORT=${HDFS_RPC_PORT:-9000}
+RPC_PORT=${HDFS_RPC_PORT:-8020}
 BLOCK_SIZE=${HDFS_BLOCK_SIZE:-1048576}
-REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+HEAP=${HDFS_HEAP:-512m}
+POM=$(cd "$(dirname "${BASH_SOURCE[0]}")/hdfs" && pwd)/pom.xml
 URL=http://127.0.0.1:$HTTP_PORT/webhdfs/v1
 
-install_java_and_jersey() {
+install_tools() {
     local missing=()
     command -v java >/dev/null 2>&1 || missing+=(openjdk-17-jre-headless)
     command -v curl >/dev/null 2>&1 || missing+=(curl)
-    for pkg in libjersey1-core-java libjersey1-server-java libjersey1-servlet-java; do
-        dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
-    done
+    if [ ! -f "$JARS/.complete" ] && ! command -v mvn >/dev/null 2>&1; then missing+=(maven); fi
     if [ ${#missing[@]} -gt 0 ]; then apt_install "${missing[@]}"; fi
 }
 
-python_with_pip() {
-    for candidate in ${PYTHON:-} "$REPO/.venv/bin/python" python python3; do
-        if command -v "$candidate" >/dev/null 2>&1 && "$candidate" -m pip --version >/dev/null 2>&1; then
-            echo "$candidate"; return 0
-        fi
-    done
-    apt_install python3-pip python3-wheel >&2 && echo python3
-}
-
-fetch_hadoop_jars() {
-    [ -f "$JARS/.complete" ] && return 0
-    PYTHON=$(python_with_pip) || die "no Python with pip to download the Hadoop jars with"
-    mkdir -p "$CACHE"
-    local sdist=$CACHE/pyspark-2.4.8.tar.gz
-    if [ ! -f "$sdist" ]; then
-        echo "hdfs.sh: downloading the pyspark 2.4.8 sdist (220 MB) for its Hadoop 2.7.3 jars"
-        # pip builds the sdist's metadata while downloading; that needs setuptools' bdist_wheel.
-        "$PYTHON" -m pip install -q wheel >/dev/null 2>&1 || true
-        "$PYTHON" -m pip download -q --no-deps --no-binary :all: --no-build-isolation \
-            pyspark==2.4.8 -d "$CACHE" || die "pip download pyspark==2.4.8 failed"
-    fi
-    rm -rf "$JARS.tmp" && mkdir -p "$JARS.tmp"
-    tar -xzf "$sdist" -C "$JARS.tmp" --strip-components=3 --wildcards 'pyspark-2.4.8/deps/jars/*.jar' \
-        || die "could not extract the jars from $sdist"
-    # Spark's and Scala's own jars are not needed by HDFS; leaving them out keeps the JVM lean.
-    rm -f "$JARS.tmp"/spark-*.jar "$JARS.tmp"/scala-*.jar
-    touch "$JARS.tmp/.complete"
+fetch_hadoop_jars() {  # the pom's runtime classpath into $JARS, once (the marker holds the pom's hash)
+    local pom_hash
+    pom_hash=$(sha256sum "$POM" | cut -d' ' -f1)
+    [ "$(cat "$JARS/.complete" 2>/dev/null)" = "$pom_hash" ] && return 0
+    echo "hdfs.sh: fetching Hadoop $HADOOP_VERSION's jars from Maven Central (~70 MB)"
+    rm -rf "$JARS.tmp"
+    mvn -q -B -f "$POM" dependency:copy-dependencies -DincludeScope=runtime \
+        -DoutputDirectory="$JARS.tmp" || die "mvn could not fetch Hadoop's jars (pom: $POM)"
+    echo "$pom_hash" >"$JARS.tmp/.complete"
     rm -rf "$JARS" && mv "$JARS.tmp" "$JARS"
 }
 
 write_conf() {
+    # HttpServer2 needs webapps/<name> on the classpath; Maven's hadoop-hdfs jar has no web UI, and
+    # WebHDFS (a servlet) does not need one: empty folders will do.
     mkdir -p "$CONF"/webapps/{hdfs,datanode,secondary} "$ROOT"/{name,data,logs}
-    cat >"$CONF/core-site.xml" <<EOF
+    cat >"$CONF/core-site.xml" <<XML
 <configuration>
   <property><name>fs.defaultFS</name><value>hdfs://127.0.0.1:$RPC_PORT</value></property>
   <property><name>hadoop.tmp.dir</name><value>$ROOT/tmp</value></property>
 </configuration>
-EOF
-    cat >"$CONF/hdfs-site.xml" <<EOF
+XML
+    cat >"$CONF/hdfs-site.xml" <<XML
 <configuration>
   <property><name>dfs.namenode.name.dir</name><value>$ROOT/name</value></property>
   <property><name>dfs.datanode.data.dir</name><value>$ROOT/data</value></property>
@@ -83,35 +72,42 @@ EOF
   <property><name>dfs.permissions.enabled</name><value>false</value></property>
   <property><name>dfs.webhdfs.enabled</name><value>true</value></property>
   <property><name>dfs.namenode.rpc-address</name><value>127.0.0.1:$RPC_PORT</value></property>
+  <property><name>dfs.namenode.rpc-bind-host</name><value>127.0.0.1</value></property>
   <property><name>dfs.namenode.http-address</name><value>127.0.0.1:$HTTP_PORT</value></property>
+  <property><name>dfs.namenode.http-bind-host</name><value>127.0.0.1</value></property>
+  <property><name>dfs.namenode.https-address</name><value>127.0.0.1:0</value></property>
   <property><name>dfs.namenode.secondary.http-address</name><value>127.0.0.1:0</value></property>
+  <property><name>dfs.namenode.secondary.https-address</name><value>127.0.0.1:0</value></property>
   <property><name>dfs.datanode.address</name><value>127.0.0.1:9866</value></property>
   <property><name>dfs.datanode.http.address</name><value>127.0.0.1:9864</value></property>
+  <property><name>dfs.datanode.https.address</name><value>127.0.0.1:0</value></property>
   <property><name>dfs.datanode.ipc.address</name><value>127.0.0.1:9867</value></property>
   <!-- WebHDFS redirects clients to the DataNode by this name: keep it on loopback. -->
   <property><name>dfs.datanode.hostname</name><value>127.0.0.1</value></property>
   <property><name>dfs.heartbeat.interval</name><value>1</value></property>
   <property><name>dfs.namenode.safemode.extension</name><value>0</value></property>
   <property><name>dfs.namenode.safemode.threshold-pct</name><value>0</value></property>
+  <!-- A DataNode that was SIGKILLed re-registers on restart; no need to wait for block reports. -->
+  <property><name>dfs.blockreport.initialDelay</name><value>0</value></property>
 </configuration>
-EOF
-    cat >"$CONF/log4j.properties" <<'EOF'
+XML
+    cat >"$CONF/log4j.properties" <<'PROPS'
 log4j.rootLogger=WARN, console
 log4j.appender.console=org.apache.log4j.ConsoleAppender
 log4j.appender.console.layout=org.apache.log4j.PatternLayout
 log4j.appender.console.layout.ConversionPattern=%d %p %c{1}: %m%n
-EOF
+PROPS
 }
 
-java_cmd() {  # java_cmd MAIN-CLASS ARGS...: sets JAVA_CMD; Hadoop 2.7 on Java 17 needs these opens.
-    JAVA_CMD=(java -Xmx512m -XX:+UseSerialGC)
-    for pkg in java.lang java.nio sun.nio.ch java.util java.lang.reflect java.net java.io java.security; do
+java_cmd() {  # java_cmd MAIN-CLASS ARGS...: sets JAVA_CMD
+    JAVA_CMD=(java "-Xmx$HEAP" -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Djava.net.preferIPv4Stack=true)
+    # The packages Hadoop's own launcher (hadoop-functions.sh) opens on Java 17.
+    for pkg in java.io java.lang java.lang.reflect java.math java.net java.nio java.text java.util \
+        java.util.concurrent java.util.zip sun.nio.ch sun.security.util sun.security.x509; do
         JAVA_CMD+=(--add-opens "java.base/$pkg=ALL-UNNAMED")
     done
-    JAVA_CMD+=(-Dhadoop.log.dir="$LOGS" -Dhadoop.home.dir="$ROOT"
-        -Dlog4j.configuration="file:$CONF/log4j.properties"
-        -cp "$CONF:$JARS/*:/usr/share/java/jersey1-core.jar:/usr/share/java/jersey1-server.jar:/usr/share/java/jersey1-servlet.jar"
-        "$@")
+    JAVA_CMD+=(-Dhadoop.log.dir="$LOGS" -Dhadoop.home.dir="$ROOT" -Dhadoop.conf.dir="$CONF"
+        -Dlog4j.configuration="file:$CONF/log4j.properties" -cp "$CONF:$JARS/*" "$@")
 }
 
 daemon_alive() { pid_alive "$ROOT/$1.pid"; }  # daemon_alive namenode|datanode
@@ -154,7 +150,7 @@ start() {
     if daemons_answer 2>/dev/null; then
         echo "hdfs: already running on $URL"; return 0
     fi
-    install_java_and_jersey
+    install_tools
     fetch_hadoop_jars
     write_conf
     if [ ! -f "$ROOT/name/current/VERSION" ]; then
@@ -164,7 +160,7 @@ start() {
     start_daemon namenode
     start_daemon datanode
     wait_ready 90
-    echo "hdfs: up on $URL (block size $BLOCK_SIZE)"
+    echo "hdfs: Hadoop $HADOOP_VERSION up on $URL, RPC hdfs://127.0.0.1:$RPC_PORT (block size $BLOCK_SIZE)"
 }
 
 stop() { stop_daemon datanode; stop_daemon namenode; echo "hdfs: stopped"; }
@@ -177,5 +173,19 @@ status() {
 verb_stop_namenode() { stop_daemon namenode; echo "hdfs: namenode stopped"; }
 verb_start_namenode() { start_daemon namenode; wait_ready 90; echo "hdfs: namenode started"; }
 verb_restart_namenode() { stop_daemon namenode; start_daemon namenode; wait_ready 90; echo "hdfs: namenode restarted"; }
+
+# For DataNode crash tests: SIGKILL (no shutdown hook runs, as in a power cut), then a restart on
+# the same storage and ports; the NameNode takes the DataNode back when it re-registers.
+verb_kill_datanode() {
+    if daemon_alive datanode; then
+        local pid
+        pid=$(cat "$ROOT/datanode.pid")
+        kill -KILL "$pid"
+        while kill -0 "$pid" 2>/dev/null; do sleep 0.1; done  # its ports are free once it is gone
+    fi
+    rm -f "$ROOT/datanode.pid"
+    echo "hdfs: datanode killed"
+}
+verb_start_datanode() { start_daemon datanode; wait_ready 90; echo "hdfs: datanode started"; }
 
 server_main "$@"
