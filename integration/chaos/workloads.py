@@ -260,7 +260,11 @@ class HdfsToHdfs(Pair):
         return PIPELINES / "hdfs_stream_to_hdfs.py", [*args, *(["--until-done"] if final else [])], {}
 
     def restart_server(self) -> None:
-        # the NameNode (metadata, WebHDFS) is what every call goes through; the DataNode keeps the blocks
+        # both daemons, one after the other: the DataNode dies by SIGKILL (reads and writes of blocks
+        # go through it), then the NameNode (metadata, every WebHDFS call's first stop) restarts
+        server_script("hdfs", "kill-datanode")
+        time.sleep(1.0)
+        server_script("hdfs", "start-datanode")
         server_script("hdfs", "restart-namenode")
 
     def _count(self) -> Count:
