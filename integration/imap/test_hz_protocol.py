@@ -26,6 +26,21 @@ from jetconnect_imap.hz_client import (
     shown_config,
 )
 from jetconnect_imap.hz_processors import AddDelta, SetValue
+from jetconnect_imap.hz_protocol import (
+    HazelcastProtocolError,
+    JournalEventsLostError,
+    JournalNotEnabledError,
+    JournalSequenceError,
+    cache_ensure,
+    cache_fetch_entries,
+    cache_journal_read,
+    cache_journal_subscribe,
+    cache_put_all,
+    exhausted,
+    fetch_entries,
+    map_journal_read,
+    map_journal_subscribe,
+)
 
 MEMBERS = ["127.0.0.1:5701", "127.0.0.1:5702", "127.0.0.1:5703"]
 
@@ -166,3 +181,134 @@ def test_a_cluster_that_refuses_or_is_absent_fails_in_bounded_time(client, url, 
     shown = [str(info.value), repr(info.value), *(r.getMessage() for r in caplog.records)]
     assert all(CANARY not in text and "s3c@r" not in text for text in shown)
     assert info.value.__cause__ is None and info.value.__context__ is None
+
+
+# --- hz_protocol: what the official client writes, the codecs read exactly ----------------------
+
+
+def every_partition(client) -> range:
+    return range(client.partition_service.get_partition_count())
+
+
+def scan(fetch, ours, name: str, partition: int, batch: int) -> list[tuple[object, object]]:
+    pointers, out, pages = None, [], 0
+    while True:
+        pointers, page = fetch(ours, name, partition, pointers, batch)
+        out, pages = out + page, pages + 1
+        if exhausted(pointers):
+            # batch is the member's hint (it finishes a hash bucket it started): many entries, many pages
+            assert pages >= len(out) // (3 * batch)
+            return out
+
+
+def test_fetch_entries_reads_every_partition_exactly(client) -> None:
+    name = unique("fetch")
+    written = {f"k{i}": i * 2**33 if i % 3 else f"text {i}" for i in range(6_000)}
+    written |= {
+        "float": 1.5,
+        "bool": True,
+        "bytes": bytearray(b"\x00\xff"),
+        "json": HazelcastJsonValue('{"a": [1, 2]}'),
+    }
+    client.get_map(name).blocking().put_all(written)
+    ours = connect(URL)
+    owners = client.partition_service.get_partition_id
+    read: dict[object, object] = {}
+    for partition in every_partition(client):
+        entries = scan(fetch_entries, ours, name, partition, batch=7)  # several pages per partition
+        assert all(owners(k) == partition for k, _ in entries)
+        assert not set(read) & {k for k, _ in entries}  # nothing twice
+        read |= dict(entries)
+    json_value = read.pop("json")
+    assert isinstance(json_value, HazelcastJsonValue) and json_value.loads() == {"a": [1, 2]}
+    assert read == {k: v for k, v in written.items() if k != "json"}
+    assert exhausted(fetch_entries(ours, unique("empty"), 0)[0])  # a map nobody wrote: one empty page
+    with pytest.raises(HazelcastProtocolError, match="partition 271 does not exist"):
+        fetch_entries(ours, name, 271)
+
+
+def test_map_journal_sequences_and_events_are_exact(client) -> None:
+    name = unique("journal")
+    ours = connect(URL)
+    m = client.get_map(name).blocking()
+    assert {map_journal_subscribe(ours, name, p) for p in every_partition(client)} == {(0, -1)}
+    expected: dict[object, list[tuple[str, object, object]]] = {}
+    for i in range(400):
+        key = f"k{i % 150}"
+        old = m.put(key, i)
+        expected.setdefault(key, []).append(("ADDED" if old is None else "UPDATED", old, i))
+    for i in range(0, 150, 7):
+        expected[f"k{i}"].append(("REMOVED", m.remove(f"k{i}"), None))
+    m.put("evicted", "x")
+    m.evict("evicted")
+    expected["evicted"] = [("ADDED", None, "x"), ("EVICTED", "x", None)]
+
+    seen: dict[object, list[tuple[str, object, object]]] = {}
+    for partition in every_partition(client):
+        oldest, newest = map_journal_subscribe(ours, name, partition)
+        events, start = [], oldest
+        while start <= newest:  # pages of 10: next_sequence carries on exactly
+            page = map_journal_read(ours, name, partition, start, 0, 10)
+            assert page.read_count == len(page.events) <= 10 and page.lost is None
+            events += page.events
+            start = page.next_sequence
+        assert [e.sequence for e in events] == list(range(oldest, newest + 1))
+        for e in events:
+            assert client.partition_service.get_partition_id(e.key) == partition
+            seen.setdefault(e.key, []).append((e.type, e.old_value, e.new_value))
+        assert map_journal_read(ours, name, partition, newest + 1, 0, 10).events == []
+    assert seen == expected
+
+
+def test_journal_overflow_is_an_error_naming_partition_and_range(client) -> None:
+    name = unique("smalljournal")  # hz.yaml: 10 events per partition
+    ours = connect(URL)
+    m = client.get_map(name).blocking()
+    for i in range(25):
+        m.put("hot", i)
+    partition = client.partition_service.get_partition_id("hot")
+    assert map_journal_subscribe(ours, name, partition) == (15, 24)
+    with pytest.raises(JournalEventsLostError, match=f"events 0..14 of partition {partition} of map") as info:
+        map_journal_read(ours, name, partition, 0, 0, 100)
+    assert (info.value.partition, info.value.lost_from, info.value.lost_to) == (partition, 0, 15)
+    page = map_journal_read(ours, name, partition, 3, 0, 100, allow_lost=True)
+    assert page.lost == (3, 15) and [e.new_value for e in page.events] == list(range(15, 25))
+    with pytest.raises(JournalSequenceError, match="ends at sequence 24"):
+        map_journal_read(ours, name, partition, 40, 0, 100)  # a sequence from another journal
+
+
+def test_a_map_without_a_journal_says_so(client) -> None:
+    name = unique("nojournal")  # hz.yaml: no event journal for nojournal-*
+    ours = connect(URL)
+    client.get_map(name).blocking().put("k", 1)
+    partition = client.partition_service.get_partition_id("k")
+    with pytest.raises(JournalNotEnabledError, match=f"map '{name}'.*configure event-journal"):
+        map_journal_subscribe(ours, name, partition)
+    with pytest.raises(JournalNotEnabledError):
+        map_journal_read(ours, name, partition, 0, 0, 10)
+
+
+def test_cache_put_fetch_and_journal(client) -> None:
+    name = unique("cache")
+    ours = connect(URL)
+    with pytest.raises(HazelcastProtocolError, match="cache_ensure"):
+        cache_put_all(ours, name, {"k": 1})
+    cache_ensure(ours, name)
+    cache_ensure(ours, name)  # idempotent
+    written = {f"k{i}": (i * 2**33 if i % 2 else f"v{i}") for i in range(3_000)}
+    cache_put_all(ours, name, written)
+    cache_put_all(ours, name, {"k0": "again", "k1": 7})
+    read: dict[object, object] = {}
+    for partition in every_partition(client):
+        read |= dict(scan(cache_fetch_entries, ours, name, partition, batch=5))
+    assert read == written | {"k0": "again", "k1": 7}
+
+    partition = client.partition_service.get_partition_id("k0")
+    oldest, newest = cache_journal_subscribe(ours, name, partition)
+    page = cache_journal_read(ours, name, partition, oldest, 0, 1_000)
+    assert [e.sequence for e in page.events] == list(range(oldest, newest + 1))
+    k0 = [(e.type, e.old_value, e.new_value) for e in page.events if e.key == "k0"]
+    assert k0 == [("CREATED", None, "v0"), ("UPDATED", "v0", "again")]
+    with pytest.raises(JournalNotEnabledError, match=f"cache 'nojournal-{name}'"):
+        cache_ensure(ours, f"nojournal-{name}")
+        cache_journal_subscribe(ours, f"nojournal-{name}", 0)
