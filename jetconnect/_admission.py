@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TypeVar
 
+from jetconnect.errors import OptionError
+
 K = TypeVar("K")
 T = TypeVar("T")
 
@@ -19,6 +21,9 @@ def share_budget(backlog: Mapping[K, int], budget: int) -> dict[K, int]:
     Water-filling: every partition with data gets an equal share, and what a short partition
     leaves unused goes to the others. The same inputs always give the same answer.
     """
+    if isinstance(budget, bool) or not isinstance(budget, int) or budget < 0:
+        # a float budget would put fractional positions into Spark's offset log, which no restart can read
+        raise OptionError(f"option 'max_records_per_batch' must be a whole number of at least 1, got {budget!r}")
     allowed: dict[K, int] = dict.fromkeys(backlog, 0)
     waiting = {k: n for k, n in backlog.items() if n > 0}
     while budget > 0 and waiting:

@@ -636,6 +636,9 @@ def _split(records: list[Any], fields: list[pa.Field], top: bool) -> tuple[list[
         kind = _kind(type(record))
         try:
             if kind in _ROW_KINDS:
+                if top and kind == _DICT and not record:
+                    # it would be a row of NULLs: nearly always a function that built nothing
+                    raise _Mismatch("an empty dict is not a row: it names none of the columns")
                 rows.append(_resolved(resolve, record, kind))
             elif top and width == 1:
                 rows.append((record,))
@@ -720,6 +723,16 @@ class _Resolver:
             if name not in record:
                 raise _Mismatch(f"the item has no '{name}', a NOT NULL column", path=(name,))
         return tuple(map(record.get, self.names))
+
+
+def mapped_rows(results: Iterable[Any]) -> list[Any]:
+    """What a mapping function (projection, mapper) returned for each item, with the Nones left out.
+
+    Jet's rule for every mapping function: one that returns None filters the item out (a NULL row
+    would be neither the item nor nothing, and is what a forgotten ``return`` gives). Every
+    connector that applies a user's mapping function passes its results through here.
+    """
+    return [row for row in results if row is not None]
 
 
 def rows_to_batch(rows: Sequence[Any], schema: StructType, owner: str) -> pa.RecordBatch:

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
-from jetconnect._registry import ConnectorSpec, get_registry
+from jetconnect._registry import ConnectorSpec, check_arguments, first_own_words, get_registry, shared_refusal
 from jetconnect.errors import PluginError
 
 
@@ -32,12 +33,12 @@ class Catalog:
         if name.startswith("_"):
             raise AttributeError(name)
         try:
-            return self.spec(name).factory
+            return _checked(self.spec(name))
         except PluginError as exc:
             raise AttributeError(str(exc)) from None
 
     def __getitem__(self, name: str) -> Any:
-        return self.spec(name).factory
+        return _checked(self.spec(name))
 
     def __contains__(self, name: object) -> bool:
         return isinstance(name, str) and name in self._table()
@@ -50,6 +51,22 @@ class Catalog:
 
     def __repr__(self) -> str:
         return f"<jetconnect {self._kind}s: {', '.join(self.names())}>"
+
+
+def _checked(spec: ConnectorSpec) -> Any:
+    """``spec``'s factory, whose arguments are checked as Spark's string options are
+    (:func:`~jetconnect._registry.check_arguments`): one check per option for every way in."""
+    factory = spec.factory
+    owner = f"{spec.kind} '{spec.name}'"
+
+    @functools.wraps(factory)
+    def checked(*args: Any, **kwargs: Any) -> Any:
+        refused = shared_refusal(lambda: check_arguments(factory, args, kwargs, owner))
+        if refused is not None:
+            first_own_words(lambda: factory(*args, **kwargs), refused)
+        return factory(*args, **kwargs)
+
+    return checked
 
 
 sources = Catalog("source")

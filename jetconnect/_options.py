@@ -7,6 +7,8 @@ them through :class:`Options` so that every conversion error says which option a
 from __future__ import annotations
 
 import json
+import math
+import re
 from collections.abc import Iterator, Mapping
 from typing import Any, TypeVar
 
@@ -87,9 +89,30 @@ class Options(Mapping[str, str]):
             return default  # type: ignore[return-value]  # None only when the caller passed default=None
         raw = self[key]
         try:
-            return float(raw)
+            value = float(raw)
         except ValueError:
             raise self._error(key, f"must be a number, got {self._shown(key, raw)}") from None
+        if not math.isfinite(value):
+            # "nan" and "inf" parse, and then every comparison or sleep with them goes wrong
+            raise self._error(key, f"must be a finite number, got {self._shown(key, raw)}")
+        return value
+
+    def get_duration(self, key: str, default: float | None = _MISSING, *, allow_zero: bool = False) -> float:
+        """A timeout or interval: finite, and positive (or zero where ``allow_zero`` says what 0 means).
+
+        A negative or NaN wait becomes an infinite one (or a raw error of the library it reaches),
+        so every duration option is checked here, whoever reads it.
+        """
+        if key not in self:
+            if default is _MISSING:
+                raise self._error(key, "is required")
+            return default  # type: ignore[return-value]  # None only when the caller passed default=None
+        raw = self[key]
+        value = self.get_float(key)
+        if value < 0 or (value == 0 and not allow_zero):
+            least = "0 or more" if allow_zero else "more than 0"
+            raise self._error(key, f"must be {least}, got {self._shown(key, raw)}")
+        return value
 
     def get_bool(self, key: str, default: bool | None = _MISSING) -> bool:
         if key not in self:
@@ -182,4 +205,127 @@ def check_function_option(
         raise OptionError(f"{owner}: option '{schema_option}' describes what '{option}' returns; give both or neither")
 
 
-__all__ = ["Options", "check_function_option"]
+# --- one check per option, for every way in --------------------------------------------------
+#
+# A value reaches a connector three ways: a Python factory or constructor, a keyword of
+# read_stream/write_stream, and Spark's string options. Each check below turns the value into the
+# same Options string form first, so 0, -1, 1.5, True, "nan" and "x" fail alike on every path.
+
+
+def check_count(value: object, option: str, owner: str, minimum: int = 1) -> int:
+    """``value`` as a whole number of at least ``minimum``; else an OptionError naming ``option``.
+
+    ``True`` is refused although Python counts it as 1: it is never meant as a number.
+    """
+    if isinstance(value, bool):
+        raise OptionError(f"{owner}: option '{option}' must be a whole number, got {value!r}")
+    return Options({option: value}, owner).get_int(option, minimum=minimum)
+
+
+def check_duration(value: object, option: str, owner: str, *, allow_zero: bool = False) -> float:
+    """``value`` as a finite duration above 0 (or 0 with ``allow_zero``); else an OptionError naming ``option``."""
+    if isinstance(value, bool):
+        raise OptionError(f"{owner}: option '{option}' must be a number, got {value!r}")
+    return Options({option: value}, owner).get_duration(option, allow_zero=allow_zero)
+
+
+def check_name(value: object, option: str, owner: str, pattern: re.Pattern[str], what: str) -> str:
+    """``value`` if the *whole* of it matches ``pattern``; else an OptionError naming ``option``.
+
+    Always ``fullmatch``: ``re.match(r"^x$")`` also takes ``"x\n"`` (``$`` matches before a final
+    newline), which is then another name than ``"x"`` and a later read finds nothing under it.
+    """
+    if not isinstance(value, str) or not pattern.fullmatch(value):
+        raise OptionError(f"{owner}: option '{option}' must be {what}, got {value!r}")
+    return value
+
+
+#: Options whose meaning is the same whichever connector takes them: a whole number of at least 1.
+COUNT_OPTIONS = frozenset(
+    {
+        "max_records_per_batch",
+        "parallelism",
+        "local_parallelism",
+        "batch_size",
+        "fetch_size",
+        "prefetch",
+        "max_backlog",
+        "max_backlog_bytes",
+        "max_pull_records",
+        "max_split_bytes",
+        "dedupe_window",
+        "num_partitions",
+    }
+)
+#: Words that make an option a duration (finite, not negative; see :func:`duration_rule`).
+_DURATION_SUFFIXES = ("_ms", "_s", "_seconds", "_secs")
+_DURATION_WORDS = ("timeout", "deadline", "interval", "keep_alive", "linger", "lateness", "ttl")
+#: Words that make a ``..._ms`` option a point in time, not a duration (``start_ms``: epoch ms).
+_MOMENT_WORDS = ("start", "timestamp", "epoch", "time_ms", "offset")
+#: Durations whose 0 means "wait not at all", which is never what a user wants of them.
+_POSITIVE_WORDS = ("timeout", "deadline")
+
+
+def duration_rule(option: str) -> bool | None:
+    """Whether an option called ``option`` is a duration, and then whether 0 is allowed.
+
+    None: not a duration; True: 0 allowed (an interval, a keep-alive: 0 has a documented meaning);
+    False: a timeout or deadline, which must be more than 0.
+    """
+    name = option.lower().replace("-", "_").replace(".", "_")
+    if not (name.endswith(_DURATION_SUFFIXES) or any(word in name for word in _DURATION_WORDS)):
+        return None
+    if any(word in name for word in _MOMENT_WORDS):
+        return None
+    return not any(word in name for word in _POSITIVE_WORDS)
+
+
+def check_option(option: str, value: Any, owner: str) -> Any:
+    """``value`` checked by the rule every connector shares for an option called ``option``.
+
+    Counts (:data:`COUNT_OPTIONS`) are whole numbers of at least 1; durations (see
+    :func:`duration_rule`) are finite and not negative, timeouts above 0. None (an option left
+    out) and options without a shared rule pass unchanged; a value that passes comes back in its
+    own type, so a Python float stays a float.
+    """
+    if value is None or isinstance(value, str) and value == "":
+        return value
+    name = option.lower()
+    if name in COUNT_OPTIONS:
+        check_count(value, option, owner)
+        return value
+    allow_zero = duration_rule(option)
+    if allow_zero is not None and isinstance(value, (int, float, str)) and _is_number(value):
+        check_duration(value, option, owner, allow_zero=allow_zero)
+    return value
+
+
+def _is_number(value: Any) -> bool:
+    """Whether a duration's value is a number (or its text): other spellings ("1 second") are the
+    connector's to parse; a number, NaN and the infinities included, is this module's to check."""
+    if isinstance(value, bool):
+        return True  # refused by check_duration: True is not a duration
+    try:
+        float(value)
+    except ValueError:
+        return False
+    return True
+
+
+def check_options(options: Mapping[str, Any], owner: str) -> None:
+    """:func:`check_option` for each of ``options``: what an adapter or a factory gets, all at once."""
+    for option, value in options.items():
+        check_option(option, value, owner)
+
+
+__all__ = [
+    "COUNT_OPTIONS",
+    "Options",
+    "check_count",
+    "check_duration",
+    "check_function_option",
+    "check_name",
+    "check_option",
+    "check_options",
+    "duration_rule",
+]

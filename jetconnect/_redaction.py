@@ -4,6 +4,7 @@ A secret shows up in more spellings than the one the user typed: percent-encoded
 backslash-escaped by ``repr`` or JSON, quoted by libpq or SQL. :func:`redact` masks all of them;
 :func:`secrets_of` knows which options hold secrets (by name, and the password of any URL value);
 :func:`redact_url` masks a URL's password even when it holds ``@``, ``#``, ``/`` or ``%``;
+:func:`redact_hosts` masks the passwords pasted into a host list (``user:pass@host:port,...``);
 :func:`raise_unchained` raises a clean error without the raw exception it replaces.
 """
 
@@ -160,6 +161,39 @@ def split_credentials(url: str) -> tuple[str, str | None, str | None]:
     return prefix + rest, unquote(user) or None, unquote(password) if colon else None
 
 
+# --- host strings --------------------------------------------------------------------------------
+
+
+def host_secrets(text: str) -> tuple[str, ...]:
+    """The passwords pasted into a host string: ``user:password@host:port``, several of them
+    comma-separated (Kafka's bootstrap servers, a broker failover list), URLs among them.
+
+    Read like a URL's user part: it ends at the *last* ``@`` of each host, and the password starts
+    after the first ``:`` of it. A password holding a comma reads two ways (one host or two), so
+    the whole string is read as one host too and both readings are masked.
+    """
+    if "@" not in text:
+        return ()
+    found: set[str] = set()
+    for entry in {text.strip(), *(part.strip() for part in text.split(","))}:
+        if _is_url(entry):
+            found.update(url_secrets(entry))
+            continue
+        userinfo, at, _host = entry.rpartition("@")
+        user, colon, password = userinfo.partition(":")
+        if at and colon and password:
+            found |= {password, unquote(password)}
+    return tuple(sorted((f for f in found if f), key=len, reverse=True))
+
+
+def redact_hosts(text: str) -> str:
+    """``text`` (a host, a host list or a URL) with every password in it replaced by ``***``:
+    what any message, ``repr`` or log line shows of a host string."""
+    if _is_url(text) and "," not in text:
+        return redact_url(text)
+    return redact(text, host_secrets(text))
+
+
 # --- options -------------------------------------------------------------------------------------
 
 
@@ -179,6 +213,8 @@ def secrets_of(options: Mapping[str, Any]) -> tuple[str, ...]:
             found.add(text)
         elif _is_url(text):
             found.update(url_secrets(text))
+        if "@" in text and not is_secret_name(name):
+            found.update(host_secrets(text))  # user:password@host pasted into a host option
     return tuple(sorted((s for s in found if s), key=len, reverse=True))
 
 
@@ -186,8 +222,8 @@ def shown_value(name: str, value: Any) -> Any:
     """What an option's value may show as: ``***`` for a secret name, a URL without its password."""
     if is_secret_name(name):
         return MASK
-    if isinstance(value, str) and _is_url(value):
-        return redact_url(value)
+    if isinstance(value, str) and (_is_url(value) or "@" in value):
+        return redact_hosts(value)
     return value
 
 
@@ -306,9 +342,11 @@ __all__ = [
     "MASK",
     "SECRET_WORDS",
     "describe",
+    "host_secrets",
     "is_secret_name",
     "raise_unchained",
     "redact",
+    "redact_hosts",
     "redact_options",
     "quotes_secret",
     "redact_url",

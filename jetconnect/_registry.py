@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import importlib.metadata
 import inspect
+import math
+import numbers
 import os
 import threading
 import types
@@ -16,12 +18,12 @@ import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, Literal, Union, get_args, get_origin, get_type_hints
+from typing import TYPE_CHECKING, Any, Literal, NoReturn, Union, get_args, get_origin, get_type_hints
 
 import pluggy
 
 import jetconnect._hookspecs as hookspecs
-from jetconnect._options import Options
+from jetconnect._options import Options, check_option
 from jetconnect.errors import OptionError, PluginError, PluginLoadWarning
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -259,7 +261,70 @@ def call_with_options(factory: Callable[..., Any], options: Options, owner: str)
     ]
     if missing:
         raise OptionError(f"{owner}: option(s) {', '.join(missing)} required")
+    declared = {name: kwargs[name] for name in signature.parameters if name in kwargs and name not in extra}
+    refused = shared_refusal(lambda: [check_option(name, value, owner) for name, value in declared.items()])
+    if refused is not None:
+        first_own_words(lambda: factory(**kwargs), refused)
     return factory(**kwargs)
+
+
+def shared_refusal(check: Callable[[], Any]) -> OptionError | None:
+    """The OptionError the shared option rules raise for a call, or None if they pass it."""
+    try:
+        check()
+    except OptionError as exc:
+        return exc
+    return None
+
+
+def first_own_words(build: Callable[[], Any], refused: OptionError) -> NoReturn:
+    """Raise the connector's own OptionError for a call the shared rules refused, if it has one
+    (its words name the option as its docs and tests do), else the shared rules' ``refused``.
+
+    Whatever else the connector does with the bad value (a TypeError deep inside, or nothing at
+    all) is what the shared rules are for: the user gets ``refused``, naming the option.
+    """
+    try:
+        build()
+    except OptionError:
+        raise
+    except Exception:  # noqa: BLE001 - a consequence of the refused value; the refusal says why
+        pass
+    raise refused
+
+
+def check_arguments(factory: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], owner: str) -> None:
+    """Check a Python call of ``factory`` as :func:`call_with_options` checks Spark's strings.
+
+    A parameter annotated int, float or bool takes only such a value (``True`` is no count, ``2.5``
+    no int: it would end up a fractional position in Spark's offset log), floats are finite, and
+    each option passes the rule every connector shares for its name (:func:`check_option`): so a
+    value ``read_stream(...)`` or a Spark option refuses is refused here too, with the same words.
+    """
+    signature = inspect.signature(factory)
+    try:
+        bound = signature.bind_partial(*args, **kwargs)
+    except TypeError:
+        return  # the call itself says what is wrong when it is made
+    annotated = factory.__init__ if isinstance(factory, type) else factory  # type: ignore[misc]  # as in call_with_options
+    try:
+        hints = get_type_hints(annotated)
+    except Exception:  # annotations that do not resolve are not checked
+        hints = {}
+    for name, value in bound.arguments.items():
+        param = signature.parameters[name]
+        if value is None or param.kind in (param.VAR_KEYWORD, param.VAR_POSITIONAL):
+            continue
+        target = _plain_type(hints.get(name, param.annotation), param.default)
+        if target is int and (isinstance(value, bool) or not isinstance(value, numbers.Integral)):
+            raise OptionError(f"{owner}: option '{name}' must be a whole number, got {value!r}")
+        if target is float and (isinstance(value, bool) or not isinstance(value, numbers.Real)):
+            raise OptionError(f"{owner}: option '{name}' must be a number, got {value!r}")
+        if target is float and not math.isfinite(float(value)):
+            raise OptionError(f"{owner}: option '{name}' must be a finite number, got {value!r}")
+        if target is bool and not isinstance(value, bool):
+            raise OptionError(f"{owner}: option '{name}' must be true or false, got {value!r}")
+        check_option(name, value, owner)
 
 
 def _convert(options: Options, key: str, annotation: Any, default: Any) -> Any:
@@ -300,4 +365,12 @@ def _plain_type(annotation: Any, default: Any) -> Any:
     return annotation
 
 
-__all__ = ["ConnectorSpec", "Register", "Registry", "call_with_options", "get_registry", "reset_registry"]
+__all__ = [
+    "ConnectorSpec",
+    "Register",
+    "Registry",
+    "call_with_options",
+    "check_arguments",
+    "get_registry",
+    "reset_registry",
+]

@@ -256,6 +256,12 @@ def new_plugin(name: str, parent: str | Path = ".") -> Path:
             f"new-plugin: NAME must be a lower-case Python identifier (letters, digits, '_', at most 50), got {name!r}"
         )
     dist, module = f"jetconnect-{name.replace('_', '-')}", f"jetconnect_{name}"
+    taken = _taken_by(name, dist, module)
+    if taken:
+        raise OptionError(
+            f"new-plugin: NAME {name!r} is taken by {taken}: the new package would shadow it "
+            f"(its entry point, module or sources.{name}/sinks.{name}); choose another NAME"
+        )
     root = Path(parent) / dist
     if root.exists():
         raise OptionError(f"new-plugin: {root} already exists; choose another NAME or directory")
@@ -283,3 +289,28 @@ def new_plugin(name: str, parent: str | Path = ".") -> Path:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(Template(template).substitute(values), encoding="utf-8")
     return root
+
+
+def _taken_by(name: str, dist: str, module: str) -> str | None:
+    """What already answers to ``name`` here: an installed plugin (entry point, distribution or
+    module of that name) or a source or sink a plugin or the core registers under it."""
+    import importlib.metadata
+    import importlib.util
+
+    for ep in importlib.metadata.entry_points(group="jetconnect"):
+        if ep.name == name:
+            return f"the installed plugin '{ep.name}' ({ep.value})"
+    try:
+        importlib.metadata.distribution(dist)
+        return f"the installed distribution '{dist}'"
+    except importlib.metadata.PackageNotFoundError:
+        pass
+    if importlib.util.find_spec(module) is not None:
+        return f"the importable module '{module}'"
+    from jetconnect._registry import get_registry
+
+    registry = get_registry()
+    for kind, table in (("source", registry.sources), ("sink", registry.sinks)):
+        if name in table:
+            return f"the {kind} '{name}' of plugin '{table[name].plugin}'"
+    return None

@@ -22,7 +22,7 @@ import pyarrow as pa
 from jetconnect._files.filesystem import FileSystem
 from jetconnect.errors import OffsetError
 
-_SEGMENT = re.compile(r"^(\d{20})-(\d{20})\.arrow$")
+_SEGMENT = re.compile(r"(\d{20})-(\d{20})\.arrow")
 
 
 class Spool:
@@ -38,7 +38,7 @@ class Spool:
     def _segments(self) -> list[tuple[int, int, str]]:
         found = []
         for info in self.fs.list_files(self.directory, "*.arrow"):
-            match = _SEGMENT.match(posixpath.basename(info.path))
+            match = _SEGMENT.fullmatch(posixpath.basename(info.path))
             if match:
                 found.append((int(match.group(1)), int(match.group(2)), info.path))
         return sorted(found)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 # Arrow and Spark schemas, rows and admission control.
 from jetconnect._admission import admit_offsets, share_budget, spread
-from jetconnect._arrow import parse_schema, rows_to_batch, spark_rows, to_arrow_schema
+from jetconnect._arrow import mapped_rows, parse_schema, rows_to_batch, spark_rows, to_arrow_schema
 
 # Builders and the write-ahead-logged stream they share with pull-based plugins (JMS, sockets).
 from jetconnect._builders import (
@@ -77,6 +77,7 @@ from jetconnect._redaction import (
     describe,
     raise_unchained,
     redact,
+    redact_hosts,
     redact_options,
     redact_url,
     secrets_of,
@@ -148,12 +149,14 @@ __all__ = [
     "integer_positions",
     "is_hidden",
     "load_avro_schema",
+    "mapped_rows",
     "may_be_empty",
     "needs_fixing",
     "parse_schema",
     "plan_splits",
     "raise_unchained",
     "redact",
+    "redact_hosts",
     "redact_options",
     "redact_url",
     "resolve_location",

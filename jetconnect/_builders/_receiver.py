@@ -96,7 +96,7 @@ class _SpooledBytes:
         return self._total - self._before
 
 
-_LEASE = re.compile(r"^lease-(\d{8})$")
+_LEASE = re.compile(r"lease-(\d{8})")
 
 
 class Lease:
@@ -112,7 +112,7 @@ class Lease:
         return sorted(
             int(m.group(1))
             for info in self.fs.list_files(self.folder, "lease-*")
-            if (m := _LEASE.match(posixpath.basename(info.path)))
+            if (m := _LEASE.fullmatch(posixpath.basename(info.path)))
         )
 
     def _path(self, generation: int) -> str:

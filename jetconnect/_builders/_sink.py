@@ -9,8 +9,8 @@ from typing import Any, Generic, Literal, TypeVar
 
 from jetconnect._builders._contexts import SinkContext
 from jetconnect._connector import Guarantee, Sink, WriteContext
-from jetconnect._options import Options
-from jetconnect.errors import SinkError
+from jetconnect._options import Options, check_count
+from jetconnect.errors import OptionError, SinkError
 
 S = TypeVar("S")
 
@@ -56,6 +56,7 @@ class SinkBuilder(Generic[S]):
             raise SinkError(
                 f"sink '{self._spec.name}': receive_batch_fn format must be 'rows' or 'arrow', got {format!r}"
             )
+        batch_size = check_count(batch_size, "batch_size", f"sink '{self._spec.name}': receive_batch_fn")
         return self._with(receive_batch_fn=fn, receive_fn=None, batch_format=format, batch_size=batch_size)
 
     def flush_fn(self, fn: Callable[[S], None]) -> SinkBuilder[S]:
@@ -68,8 +69,12 @@ class SinkBuilder(Generic[S]):
 
     def preferred_local_parallelism(self, n: int) -> SinkBuilder[S]:
         """Write with ``n`` tasks per executor: ``sink.write(df)`` repartitions ``df`` to that."""
-        if not isinstance(n, int) or n < 1:
-            raise SinkError(f"sink '{self._spec.name}': preferred_local_parallelism needs a positive int, got {n!r}")
+        try:  # the core's one check of a count (True, 1.5 and "2" are not ints either)
+            n = check_count(n, "preferred_local_parallelism", f"sink '{self._spec.name}'")
+        except OptionError:
+            raise SinkError(
+                f"sink '{self._spec.name}': preferred_local_parallelism needs a positive int, got {n!r}"
+            ) from None
         return self._with(preferred_local_parallelism=n)
 
     def build(self) -> BuilderSink:

@@ -14,7 +14,8 @@ from jetconnect._builders._batch_source import BuilderBatchSource
 from jetconnect._builders._contexts import ProcessorContext, SourceBuffer
 from jetconnect._builders._spec import SourceSpec
 from jetconnect._builders._stream_source import BuilderStreamSource
-from jetconnect.errors import SourceError
+from jetconnect._options import check_count
+from jetconnect.errors import OptionError, SourceError
 
 S = TypeVar("S")
 #: What ``build()`` gives: chosen by the constructor (``batch`` or ``stream``/``timestamped_stream``).
@@ -61,10 +62,12 @@ class SourceBuilder(Generic[S, P]):
 
     def distributed(self, local_parallelism: int) -> SourceBuilder[S, P]:
         """Run ``local_parallelism`` processors per executor instead of one in the whole job."""
-        if not isinstance(local_parallelism, int) or local_parallelism < 1:
+        try:  # the core's one check of a count (True, 1.5 and "2" are not ints either)
+            local_parallelism = check_count(local_parallelism, "distributed", f"source '{self._spec.name}'")
+        except OptionError:
             raise SourceError(
                 f"source '{self._spec.name}': distributed() needs a positive int, got {local_parallelism!r}"
-            )
+            ) from None
         return self._with(local_parallelism=local_parallelism)
 
     def schema(self, schema: str | StructType) -> SourceBuilder[S, P]:
@@ -91,9 +94,8 @@ class SourceBuilder(Generic[S, P]):
         """How late an event may be, in ms: the watermark delay of the event-time column."""
         if self._spec.kind != "timestamped_stream":
             raise SourceError(f"source '{self._spec.name}': allowed_lateness() is for timestamped streams")
-        if millis < 0:
-            raise SourceError(f"source '{self._spec.name}': allowed_lateness must be >= 0 ms, got {millis}")
-        return self._with(allowed_lateness_ms=int(millis))
+        millis = check_count(millis, "allowed_lateness", f"source '{self._spec.name}'", minimum=0)
+        return self._with(allowed_lateness_ms=millis)
 
     def timestamp_column(self, name: str) -> SourceBuilder[S, P]:
         """Name of the event-time column a timestamped stream adds (default ``event_time``)."""

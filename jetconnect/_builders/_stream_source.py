@@ -17,6 +17,7 @@ rounds go on until a round of every processor ends on a fill that adds nothing.
 from __future__ import annotations
 
 import copy
+import posixpath
 import time
 import uuid
 from collections.abc import Sequence
@@ -130,7 +131,8 @@ class BuilderStreamSource(StreamSource):
         # Spark asks more than once (at start and again when it plans batch 0): answer the same.
         # A fresh run id keeps a new checkpoint from replaying rounds another query left behind.
         if self._run is None:
-            self._rounds("check")  # the option's errors belong to the query's start
+            self._check_wal_location(self._rounds("check"))  # the option's errors belong to the query's start
+            self._check_options()  # and so do those of the others, read later in executor tasks
             self._run = uuid.uuid4().hex[:16]
         total = self.total_parallelism
         return {str(i): RoundPosition(self._run, 0, total).to_json() for i in range(total)}
@@ -252,6 +254,27 @@ class BuilderStreamSource(StreamSource):
     def rounds_of(self, run: str) -> RoundLog:
         """The round records (and, through :func:`spool_of`, the spools) of stream run ``run``."""
         return self._rounds(run)
+
+    def _check_wal_location(self, rounds: RoundLog) -> None:
+        """``wal_location`` must be (or become) a directory: a file there fails naming the option."""
+        where = self.options[WAL_LOCATION]
+        try:
+            rounds.fs.mkdirs(posixpath.dirname(rounds.directory))  # the location itself, made once anyway
+        except Exception as exc:  # any file system's refusal (a file there, no permission): name the option
+            raise OptionError(
+                f"source '{self.name}': option '{WAL_LOCATION}' {where!r} is not a directory jetconnect can "
+                f"write in (a file there?): {type(exc).__name__}: {getattr(exc, 'strerror', None) or exc}"
+            ) from None
+
+    def _check_options(self) -> None:
+        """Read every option once, so a bad value fails the query's start naming it, not a task later."""
+        self._max_pull_ms(RoundPosition("check", 0, 1, drain=True))
+        self._max_pull_ms(RoundPosition("check", 0, 1))
+        self._backlog()
+        self.options.get_int(MAX_PULL_RECORDS, None, minimum=1)
+        self.options.get_int(IDLE_POLL_MS, DEFAULT_IDLE_POLL_MS, minimum=0)
+        self.options.get_int(KEEP_ALIVE_MS, DEFAULT_KEEP_ALIVE_MS, minimum=0)
+        self.options.get_int(SPOOL_KEEP_COMMITTED_ROWS, 0, minimum=0)
 
     def _max_pull_ms(self, position: RoundPosition) -> int:
         if position.drain:

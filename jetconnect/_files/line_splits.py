@@ -29,7 +29,7 @@ import pyarrow as pa
 
 from jetconnect._charsets import check_charset
 from jetconnect._files.filesystem import FileInfo, FileSystem
-from jetconnect._options import Options
+from jetconnect._options import check_count
 from jetconnect.errors import OffsetError, SourceError
 
 #: How much one read asks for; also roughly the bytes of one Arrow batch.
@@ -102,15 +102,6 @@ def plan_splits(
 
 def _round_up(value: int, multiple: int) -> int:
     return max(multiple, -(-value // multiple) * multiple)
-
-
-def check_count(value: object, option: str, owner: str, minimum: int = 1) -> int:
-    """``value`` as a whole number of at least ``minimum``; else an OptionError naming ``option``.
-
-    Python callers pass values of any type, Spark passes strings: both go through the core's
-    :class:`~jetconnect._options.Options`, so ``0``, ``-1``, ``1.5`` and ``"x"`` fail alike.
-    """
-    return Options({option: value}, owner).get_int(option, minimum=minimum)
 
 
 def read_lines(

@@ -43,7 +43,8 @@ class LinesSource(BatchSource):
 
     ``path_column``: also a column of that name holding each line's file, relative to ``directory``
     (or its full path with ``full_paths``). ``mapper``: Jet's function of (file, line) making each
-    row of ``mapped_schema`` (DDL, default ``value string``), called per line in the Spark task.
+    row of ``mapped_schema`` (DDL, default ``value string``), called per line in the Spark task; a
+    line it returns None for is left out, as in Jet.
     ``owner`` starts every error message, ``name`` is the registered name. Exactly-once: a batch read of files that do not change
     while it runs.
     """
@@ -120,10 +121,11 @@ class LinesSource(BatchSource):
         return path if self.full_paths else relative_name(self.directory, path)
 
     def _mapped(self, lines: pa.StringArray, range_: FileRange) -> pa.RecordBatch:
-        from jetconnect._arrow import rows_to_batch
+        from jetconnect._arrow import mapped_rows, rows_to_batch
 
         name = self._shown_name(range_.path)
-        rows = [self.mapper(name, line) for line in lines.to_pylist()]  # type: ignore[misc]  # _mapped runs only when a mapper is set
+        # a line the mapper returns None for is left out (Jet's rule for mapping functions)
+        rows = mapped_rows(self.mapper(name, line) for line in lines.to_pylist())  # type: ignore[misc]  # _mapped runs only when a mapper is set
         return rows_to_batch(
             rows, self.schema(), f"{self.owner}: the mapper of '{range_.path}' from byte {range_.start}"
         )

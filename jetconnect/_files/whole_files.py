@@ -27,7 +27,8 @@ class WholeFilesSource(BatchSource, StreamSource):
     """Each file matching ``glob`` under ``directory`` as one row ``path string, content binary``.
 
     ``path`` is the full path. ``mapper``: Jet's function of (path, content) making each row of
-    ``mapped_schema`` (DDL, default ``value string``). Splits pack whole files up to
+    ``mapped_schema`` (DDL, default ``value string``); a file it returns None for is left out, as in
+    Jet. Splits pack whole files up to
     ``max_split_bytes``; ``max_files_per_batch`` (0: no limit) caps a micro-batch, oldest first.
     """
 
@@ -133,10 +134,13 @@ class WholeFilesSource(BatchSource, StreamSource):
         if self.mapper is None:
             yield pa.RecordBatch.from_pydict({"path": [range_.path], "content": [content]}, schema=_SCHEMA)
             return
-        from jetconnect._arrow import rows_to_batch
+        from jetconnect._arrow import mapped_rows, rows_to_batch
 
         owner = f"{self.owner}: the mapper of '{range_.path}' from byte {range_.start}"
-        yield rows_to_batch([self.mapper(range_.path, content)], self.schema(), owner)
+        # a file the mapper returns None for is left out (Jet's rule for mapping functions)
+        rows = mapped_rows([self.mapper(range_.path, content)])
+        if rows:
+            yield rows_to_batch(rows, self.schema(), owner)
 
     def _name(self, info: FileInfo) -> str:
         return relative_name(self.directory, info.path)

@@ -146,6 +146,8 @@ def expect(value: Any, data_type: DataType, nullable: bool) -> Any:
 def record(item: Any, schema: StructType, top: bool) -> dict[str, Any]:
     """The row an item (or a struct value) stands for, by the rules of shapes, or Wrong naming the column."""
     names = schema.fieldNames()
+    if top and type(item) is dict and not item:
+        raise Wrong()  # an empty dict names no column: refused, not taken for a row of NULLs (#32)
     if isinstance(item, Row) and hasattr(item, "__fields__"):
         if len(set(item.__fields__)) != len(item.__fields__):
             raise Wrong()

@@ -8,6 +8,7 @@ parent's pooled connections.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from collections.abc import Callable
@@ -48,7 +49,7 @@ def _new_engine(url: str, connection_fn: ConnectionFn | None) -> Engine:
     parsed = make_url(url)
     kwargs: dict = {"pool_pre_ping": True}
     if connection_fn is not None:
-        kwargs["creator"] = connection_fn
+        kwargs["creator"] = functools.partial(_connection_of, connection_fn)
     if parsed.get_backend_name() == "sqlite":
         # Several Spark tasks write one SQLite file: wait for the lock rather than fail.
         kwargs["connect_args"] = {"timeout": 60}
@@ -56,6 +57,18 @@ def _new_engine(url: str, connection_fn: ConnectionFn | None) -> Engine:
     if parsed.get_backend_name() == "sqlite":
         _use_real_sqlite_transactions(engine)
     return engine
+
+
+def _connection_of(connection_fn: ConnectionFn) -> Any:
+    """What ``connection_fn`` returns, if it is a DB-API connection (has ``cursor``): else an
+    OptionError naming the option, where SQLAlchemy would fail later on a ``None`` without a word of why."""
+    connection = connection_fn()
+    if connection is None or not callable(getattr(connection, "cursor", None)):
+        raise OptionError(
+            f"jdbc: option 'connection_fn' returned {type(connection).__name__}, not a DB-API connection "
+            f"(one with a cursor() method){'; a function that forgot its return?' if connection is None else ''}"
+        )
+    return connection
 
 
 def _use_real_sqlite_transactions(engine: Engine) -> None:
@@ -108,10 +121,10 @@ def check_url(url: str, owner: str) -> None:
 
 
 #: A URL string's parts around the password as typed: from ``user:`` to the *last* ``@``.
-_USERINFO = re.compile(r"^(?P<head>[\w+.-]+://[^:/@]*:)(?P<password>.*)(?P<tail>@[^@]*)$", re.DOTALL)
+_USERINFO = re.compile(r"(?P<head>[\w+.-]+://[^:/@]*:)(?P<password>.*)(?P<tail>@[^@]*)", re.DOTALL)
 
 
 def _raw_password(url: str | URL) -> str | None:
     """The password as typed in a URL string (SQLAlchemy's parser stops at its first ``@``)."""
-    typed = _USERINFO.match(url) if isinstance(url, str) else None
+    typed = _USERINFO.fullmatch(url) if isinstance(url, str) else None
     return typed["password"] if typed else None

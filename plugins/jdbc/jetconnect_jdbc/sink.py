@@ -38,7 +38,7 @@ from jetconnect_jdbc.spool import Spool
 from jetconnect_jdbc.sql_types import sql_type_for
 from jetconnect_jdbc.sqlite_values import UnstorableValue
 from jetconnect_jdbc.transient import is_transient
-from jetconnect_jdbc.writers import MODES, Writer, bind_rows, make_writer
+from jetconnect_jdbc.writers import MODES, Writer, bind_rows, make_writer, statement_parameters
 
 #: (url, table, progress table) already checked or created by this process.
 _ensured: set[tuple[str, str | None, str]] = set()
@@ -183,7 +183,9 @@ class JdbcSink(Sink):
             self.statement,
             self.key_columns,
             self.batch_size,
-            bind_rows(self.bind_fn, self.owner) if self.bind_fn is not None else None,
+            bind_rows(self.bind_fn, self.owner, statement_parameters(self.statement or ""))
+            if self.bind_fn is not None
+            else None,
         )
         where = f"partition {ctx.partition_id}" + (
             f" of micro-batch {ctx.batch_id}" if ctx.batch_id is not None else ""
@@ -219,6 +221,15 @@ class JdbcSink(Sink):
             )
         except sa.exc.DBAPIError as exc:
             failure = exc
+        except sa.exc.StatementError as exc:
+            # refused before the database saw it (e.g. a missing parameter): SQLAlchemy's text quotes
+            # every row of the block, so only the cause's own words are shown
+            raise_unchained(
+                SinkError(
+                    f"{self.owner}: {self.statement or self.table}: {type(exc.orig).__name__}: "
+                    f"{redact(str(exc.orig), url_secrets(self.url))}; nothing of the partition was written"
+                )
+            )
         if is_transient(failure):
             engine.dispose()  # pooled connections to a restarted server are all dead
             raise_unchained(TransientWriteError(f"{self.owner}: {redact(str(failure.orig), url_secrets(self.url))}"))

@@ -176,23 +176,46 @@ def make_writer(
     return StatementWriter(statement_, block_rows, to_rows)
 
 
-def bind_rows(bind_fn: Callable[[Any], Any], owner: str) -> Callable[[pa.RecordBatch, int], list[dict]]:
+def bind_rows(
+    bind_fn: Callable[[Any], Any], owner: str, parameters: Sequence[str] = ()
+) -> Callable[[pa.RecordBatch, int], list[dict]]:
     """Jet's ``bindFn``: each row, as a pyspark ``Row``, made into the parameters of the statement
-    (a mapping of its ``:name`` parameters); anything else is a :class:`SinkError` naming the row."""
+    (a mapping of its ``:name`` parameters, all of ``parameters`` present); anything else, and an
+    exception of ``bind_fn``, is a :class:`SinkError` naming the row by its number in the partition.
+
+    Only the row's number and the missing parameters are named: the database driver's own error
+    for a missing parameter quotes every row of the block, user data and all.
+    """
 
     def bind(block: pa.RecordBatch, first: int) -> list[dict]:
         params = []
         for i, row in enumerate(spark_rows(block)):
-            bound = bind_fn(row)
+            try:
+                bound = bind_fn(row)
+            except Exception as exc:  # the user's function may raise anything: say which row it was
+                raise SinkError(
+                    f"{owner}: bind_fn raised {type(exc).__name__} for row {first + i} of this partition: {exc}"
+                ) from exc
             if not isinstance(bound, Mapping):
                 raise SinkError(
                     f"{owner}: bind_fn returned {type(bound).__name__} for row {first + i} of this "
                     f"partition; return a mapping of the statement's :name parameters"
                 )
+            missing = [name for name in parameters if name not in bound]
+            if missing:
+                raise SinkError(
+                    f"{owner}: bind_fn returned no {', '.join(':' + m for m in missing)} for row {first + i} of "
+                    f"this partition; the statement needs {', '.join(':' + p for p in parameters)}"
+                )
             params.append(dict(bound))
         return params
 
     return bind
+
+
+def statement_parameters(statement: str) -> list[str]:
+    """The ``:name`` parameters of a statement, as SQLAlchemy's ``text()`` finds them."""
+    return list(sa.text(statement).compile().params)
 
 
 def _on_conflict(dialect: str, mode: str, table: sa.Table, keys: Sequence[str]) -> sa.Insert:

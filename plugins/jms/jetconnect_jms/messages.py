@@ -16,7 +16,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from jetconnect.api import parse_schema, rows_to_batch, to_arrow_schema
+from jetconnect.api import mapped_rows, parse_schema, rows_to_batch, to_arrow_schema
 from jetconnect.errors import OptionError, SourceError
 
 #: The write-ahead log's record of one message.
@@ -175,7 +175,8 @@ class MessageView:
         """The user's view of a raw log batch (executor side)."""
         schema = self.schema()
         if self.projection is not None:
-            return rows_to_batch([self.projection(m) for m in self._messages(raw)], schema, self.owner)
+            # a message the projection returns None for is left out (Jet's rule for mapping functions)
+            return rows_to_batch(mapped_rows(self.projection(m) for m in self._messages(raw)), schema, self.owner)
         arrow_schema = to_arrow_schema(schema)
         # checked: a log written before MAX_TIMESTAMP_MS existed must fail, not wrap around
         stamps = pc.multiply_checked(raw.column("timestamp_ms"), 1000).cast(arrow_schema.field("timestamp").type)

@@ -30,7 +30,7 @@ import stomp.exception
 import stomp.protocol
 import stomp.transport
 
-from jetconnect.api import Backoff, RetriesExhausted, redact, retry_call
+from jetconnect.api import Backoff, RetriesExhausted, redact, redact_hosts, retry_call
 from jetconnect_jms.stomp_frames import FrameError, FrameReader
 
 _log = logging.getLogger(__name__)
@@ -79,11 +79,12 @@ class StompSettings:
     receipt_timeout: float = 120.0
 
     def __repr__(self) -> str:
-        return f"StompSettings(host={self.host!r}, port={self.port}, user={self.user!r}, client_id={self.client_id!r})"
+        host = redact_hosts(self.host)  # a user:password@ pasted into host stays hidden
+        return f"StompSettings(host={host!r}, port={self.port}, user={self.user!r}, client_id={self.client_id!r})"
 
     @property
     def address(self) -> str:
-        return f"{self.host}:{self.port}"
+        return f"{redact_hosts(self.host)}:{self.port}"
 
 
 def destination_path(kind: str, name: str) -> str:

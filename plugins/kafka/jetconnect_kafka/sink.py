@@ -32,6 +32,7 @@ from jetconnect.api import (
     WriteContext,
     WriteKey,
     check_function_option,
+    redact_hosts,
     spark_rows,
 )
 from jetconnect.errors import OptionError, SchemaError
@@ -95,7 +96,8 @@ class KafkaSink(Sink):
         self.record_fn = record_fn
 
     def __repr__(self) -> str:
-        return f"KafkaSink(topic={self.topic!r}, delivery={self.delivery!r}, bootstrap.servers={self.config['bootstrap.servers']!r})"
+        servers = redact_hosts(self.config["bootstrap.servers"])  # user:password@ pasted into a host stays hidden
+        return f"KafkaSink(topic={self.topic!r}, delivery={self.delivery!r}, bootstrap.servers={servers!r})"
 
     def check_schema(self, schema: StructType) -> None:
         if self.record_fn is not None:

@@ -30,7 +30,9 @@ from jetconnect.api import (
     check_function_option,
     describe,
     integer_positions,
+    mapped_rows,
     parse_schema,
+    redact_hosts,
     rows_to_batch,
     secrets_of,
     to_arrow_schema,
@@ -134,7 +136,8 @@ class KafkaSource(StreamSource, BatchSource):
 
     def __repr__(self) -> str:
         what = f"topics={self.topics}" if self.topics else f"pattern={self.pattern!r}"
-        return f"KafkaSource({what}, bootstrap.servers={self.config['bootstrap.servers']!r})"
+        servers = redact_hosts(self.config["bootstrap.servers"])  # user:password@ pasted into a host stays hidden
+        return f"KafkaSource({what}, bootstrap.servers={servers!r})"
 
     def schema(self) -> StructType:
         return self._schema
@@ -466,7 +469,8 @@ class _RangeReader:
             for m, key, value, (kind, ms) in zip(records, keys, values, (m.timestamp() for m in records))
         ]
         where = self.where(record_offset(records[0]))
-        return rows_to_batch(rows, self.source.schema(), f"kafka projection (records from {where})")
+        # a record the projection returns None for is left out (Jet's rule for mapping functions)
+        return rows_to_batch(mapped_rows(rows), self.source.schema(), f"kafka projection (records from {where})")
 
     def _decode(self, fmt: ValueFormat, raw: list[bytes | None], records: list[Message], what: str) -> pa.Array:
         """``raw`` (the keys or values of ``records``) decoded; an error names the record at fault."""

@@ -6,7 +6,7 @@ import logging
 import socket
 from dataclasses import dataclass, field
 
-from jetconnect.api import Backoff, retry_call
+from jetconnect.api import Backoff, redact_hosts, retry_call
 from jetconnect.errors import OptionError, SourceError
 
 log = logging.getLogger("jetconnect.socket")
@@ -30,7 +30,10 @@ class Endpoint:
             raise OptionError(f"socket: option 'connect_timeout' must be positive, got {self.connect_timeout}")
 
     def __str__(self) -> str:
-        return f"{self.host}:{self.port}"
+        return f"{redact_hosts(self.host)}:{self.port}"  # a user:password@ pasted into host stays hidden
+
+    def __repr__(self) -> str:
+        return f"Endpoint({self})"
 
     def connect(self, what: str) -> socket.socket:
         """A connected socket, retrying with backoff until ``connect_timeout`` seconds have passed."""
