@@ -9,7 +9,8 @@ reproduces exactly that round; nothing else may decide what a round holds.
 
 A record is one Arrow IPC *stream* file ``<directory>/<run>/<processor>/<round>.arrow``: its schema
 message carries the round's facts (:class:`RoundFacts`) as metadata, so the driver reads a few
-hundred bytes to learn them, and its batches hold the rows the round must keep: every row it
+hundred bytes to learn them (and its CRC32C trailer, :mod:`jetconnect._checksums`, checked on every
+read), and its batches hold the rows the round must keep: every row it
 received for a source that cannot replay (a write-ahead log), or only the rows pulled past the
 micro-batch's limit (the carry) for a source that restores snapshots. Records are written to a
 hidden temporary file and renamed without overwriting: a crash leaves the whole record or none,
@@ -30,6 +31,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from jetconnect._checksums import trailer, verified
 from jetconnect._files.filesystem import FileSystem
 from jetconnect.errors import OffsetError
 
@@ -140,16 +142,13 @@ class RoundLog:
         return posixpath.join(self.folder(processor), f"{round_:012d}.arrow")
 
     def facts(self, processor: int, round_: int) -> RoundFacts | None:
-        """The facts of a round (its schema message only), or None if it was never recorded."""
-        path = self.path(processor, round_)
-        if not self.fs.exists(path):
-            return None
-        with self.fs.open(path) as handle:
-            try:
-                schema = pa.ipc.open_stream(handle).schema
-            except (pa.ArrowInvalid, OSError) as exc:
-                raise OffsetError(f"round record {path} is corrupt: {exc}") from exc
-        return self._facts_of(schema, path, round_)
+        """The facts of a round, or None if it was never recorded.
+
+        The whole record is read: its checksum covers the facts too (a record is its facts and,
+        at most, a last fill's carry).
+        """
+        record = self.read(processor, round_)
+        return None if record is None else record.facts
 
     def read(self, processor: int, round_: int) -> Round | None:
         """The whole record of a round, or None if it was never recorded."""
@@ -158,8 +157,9 @@ class RoundLog:
             return None
         with self.fs.open(path) as handle:
             data = handle.read()
+        payload = verified(data, f"round record {path}", f"round {round_} of processor {processor}: what it held")
         try:
-            reader = pa.ipc.open_stream(pa.BufferReader(data))
+            reader = pa.ipc.open_stream(pa.py_buffer(payload))
             table = reader.read_all()
         except (pa.ArrowInvalid, OSError) as exc:
             raise OffsetError(f"round record {path} is corrupt: {exc}") from exc
@@ -197,8 +197,11 @@ class RoundLog:
         with pa.ipc.new_stream(sink, schema) as writer:
             writer.write_table(record.rows.replace_schema_metadata(schema.metadata))
         scratch = posixpath.join(folder, f".tmp-{uuid.uuid4().hex}")
+        payload = sink.getbuffer()
         with self.fs.create(scratch) as handle:
-            handle.write(sink.getvalue())
+            handle.write(payload)
+            handle.write(trailer(payload))  # in the hidden file: the rename publishes record and checksum at once
+        del payload  # a BytesIO whose buffer is exported cannot be freed
         target = self.path(processor, round_)
         if self.fs.rename(scratch, target):
             return Round(facts, record.rows)
@@ -214,8 +217,9 @@ class RoundLog:
         sink = io.BytesIO()
         with pa.ipc.new_stream(sink, rows.schema) as writer:
             writer.write_table(rows)
+        payload = sink.getvalue()
         with self.fs.create(path) as handle:
-            handle.write(sink.getvalue())
+            handle.write(payload + trailer(payload))
         return path
 
     def trim(self, processor: int, before: int) -> None:

@@ -5,9 +5,11 @@ here before it is acknowledged upstream or counted as read; rounds then name ran
 as often as Spark asks, and it is trimmed once Spark has committed past them. Positions count
 rows from 0.
 
-Layout: ``<directory>/<start>-<end>.arrow``, one Arrow IPC stream file per append, written under
-a hidden name, made durable and renamed without overwriting: a crash leaves the whole segment or
-none, and a second writer at the same position fails instead of replacing it.
+Layout: ``<directory>/<start>-<end>.arrow``, one Arrow IPC stream file per append, with a CRC32C
+trailer (:mod:`jetconnect._checksums`), written under a hidden name, made durable and renamed
+without overwriting: a crash leaves the whole segment or none, and a second writer at the same
+position fails instead of replacing it. Every read checks the trailer: a segment whose bytes
+changed on disk fails with a :class:`~jetconnect.errors.ChecksumError` naming it and its rows.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from collections.abc import Iterator
 
 import pyarrow as pa
 
+from jetconnect._checksums import trailer, verified
 from jetconnect._files.filesystem import FileSystem
 from jetconnect.errors import OffsetError
 
@@ -26,11 +29,15 @@ _SEGMENT = re.compile(r"(\d{20})-(\d{20})\.arrow")
 
 
 class Spool:
-    """Rows appended in order under ``directory``, each segment written once."""
+    """Rows appended in order under ``directory``, each segment written once.
 
-    def __init__(self, fs: FileSystem, directory: str) -> None:
+    ``owner`` names whose rows these are (e.g. ``"processor 2"``) in errors.
+    """
+
+    def __init__(self, fs: FileSystem, directory: str, owner: str = "") -> None:
         self.fs = fs
         self.directory = directory
+        self.owner = owner
 
     def __repr__(self) -> str:
         return f"Spool({self.directory!r})"
@@ -73,7 +80,7 @@ class Spool:
                 continue
             if seg_start > position:
                 break
-            table = _read(self.fs, path)
+            table = _read(self.fs, path, f"{self.owner + ' ' if self.owner else ''}spool rows {seg_start}..{seg_end}")
             if table.num_rows != seg_end - seg_start:
                 raise OffsetError(
                     f"spool segment {path} holds {table.num_rows} rows, its name says {seg_end - seg_start}: it was "
@@ -106,19 +113,24 @@ class Spool:
 
 def _write_once(fs: FileSystem, target: str, rows: pa.Table) -> None:
     scratch = posixpath.join(posixpath.dirname(target), f".tmp-{uuid.uuid4().hex}")
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, rows.schema) as writer:
+        writer.write_table(rows)
+    payload = memoryview(sink.getvalue())
     with fs.create(scratch) as handle:
-        with pa.ipc.new_stream(handle, rows.schema) as writer:
-            writer.write_table(rows)
+        handle.write(payload)
+        handle.write(trailer(payload))  # inside the hidden file: the rename publishes rows and checksum at once
     if not fs.rename(scratch, target):
         fs.delete(scratch)
         raise OffsetError(f"{target} exists already: two writers share one spool (two queries with one wal_location?)")
 
 
-def _read(fs: FileSystem, path: str) -> pa.Table:
+def _read(fs: FileSystem, path: str, what: str) -> pa.Table:
     with fs.open(path) as handle:
         data = handle.read()
+    payload = verified(data, f"spool segment {path}", what)
     try:
-        return pa.ipc.open_stream(pa.BufferReader(data)).read_all()
+        return pa.ipc.open_stream(pa.py_buffer(payload)).read_all()
     except (pa.ArrowInvalid, OSError) as exc:
         raise OffsetError(f"spool segment {path} is corrupt: {exc}") from exc
 

@@ -21,6 +21,8 @@ from jetconnect._builders import (
     MAX_BACKLOG,
     MAX_PULL_MS,
     SPOOL_KEEP_COMMITTED_ROWS,
+    SPOOL_LINGER_MS,
+    SPOOL_SEGMENT_ROWS,
     WAL_LOCATION,
     BuilderSink,
     BuilderStreamSource,
@@ -65,6 +67,7 @@ from jetconnect._files.growing_files import GrowingLinesSource
 from jetconnect._files.line_splits import FileRange, check_count, plan_splits
 from jetconnect._files.lines_source import LinesSource
 from jetconnect._files.sink import Encoder, FileWriters, StagedFileSink, encode_lines
+from jetconnect._files.spark_text import BATCH_READERS, check_batch_reader, spark_text_lines, unsafe_file_name
 from jetconnect._files.staged_commit import StagedCommit
 from jetconnect._files.whole_files import WholeFilesSource
 from jetconnect._hookspecs import hookimpl
@@ -91,11 +94,14 @@ from jetconnect.errors import JetconnectError, OffsetError, OptionError, SchemaE
 
 __all__ = [
     "BACKLOG_PAST_COMMITS",
+    "BATCH_READERS",
     "IDLE_POLL_MS",
     "KEEP_ALIVE_MS",
     "MAX_BACKLOG",
     "MAX_PULL_MS",
     "SPOOL_KEEP_COMMITTED_ROWS",
+    "SPOOL_LINGER_MS",
+    "SPOOL_SEGMENT_ROWS",
     "WAL_LOCATION",
     "Backoff",
     "BatchSource",
@@ -140,6 +146,7 @@ __all__ = [
     "WriteContext",
     "WriteKey",
     "admit_offsets",
+    "check_batch_reader",
     "check_function_option",
     "check_charset",
     "check_count",
@@ -166,12 +173,14 @@ __all__ = [
     "share_budget",
     "shared_path",
     "spark_rows",
+    "spark_text_lines",
     "split_credentials",
     "spool_of",
     "spread",
     "to_arrow_schema",
     "to_avro_schema",
     "to_spark_schema",
+    "unsafe_file_name",
     "url_secrets",
     "value_fixer",
 ]

@@ -27,6 +27,11 @@ class OffsetError(SourceError):
     """A checkpointed offset cannot be honoured (data expired, topic recreated, log missing)."""
 
 
+class ChecksumError(OffsetError):
+    """A write-ahead file (spool segment, round record) is not what was written; the message names
+    the file, the processor and the rows it held, none of which are read."""
+
+
 class PluginError(JetconnectError):
     """A plugin registered something invalid (a duplicate name, a factory that is not callable)."""
 

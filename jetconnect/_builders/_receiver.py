@@ -12,10 +12,14 @@ A :class:`Lease` (files beside the spool, renewed every :data:`HEARTBEAT_S`) mak
 receiver per processor runs in the whole cluster: a round that finds a fresh lease held by
 another worker reads the spool that worker fills; one that finds it stale (the worker died, the
 query was restarted) takes the next generation of the lease, exclusively, and starts a receiver.
-A receiver stops when the query stops (a marker the driver writes), when a newer lease exists,
-when no round of its processor was recorded, in any worker, for ``keep_alive_s`` (the query
-ended without telling it: Spark does not always call a stream reader's ``stop()``), or on an
-error, which it leaves for the next round to raise.
+A receiver stops when the query stops (a marker the driver writes), when its query's
+:class:`QueryBeacon` stops beating for :data:`QUERY_GONE_S` (the driver's reader process ended
+without calling ``stop()``, which Spark does now and then, or was killed with its driver), when a
+newer lease exists, when no round of its processor was recorded, in any worker, for
+``keep_alive_s`` (the only sign left when no beacon exists), or on an error, which it leaves for
+the next round to raise. What it gathered before it stopped is spooled (and acknowledged); what
+its source holds unacknowledged, ``destroy_fn`` hands back (JMS closes its connection, and the
+broker redelivers its prefetched messages).
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ import socket
 import threading
 import time
 import uuid
+import weakref
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -46,14 +51,28 @@ log = logging.getLogger("jetconnect.source")
 HEARTBEAT_S = 0.5
 #: A lease not renewed for this long belongs to a receiver that is gone.
 STALE_S = 3.0
-#: How long a receiver gathers rows into one spool segment (one fsync) before appending them.
-LINGER_S = 0.05
+#: How long a receiver lingers, from the fill that brought a segment's first row, before it seals
+#: the segment (one file, one fsync; on HDFS a create, a rename and later a delete): a stream of
+#: any rate writes at most 1 / linger segments a second (see :class:`Sealing`).
+DEFAULT_LINGER_MS = 200
+#: Rows that seal a segment before its linger is up: a fast stream's segments stay this small.
+DEFAULT_SEGMENT_ROWS = 100_000
+#: How long a receiver's first segment may linger at most (its rows' size is not known before).
+FIRST_SEGMENT_S = 0.05
+#: How long a lingering receiver waits after a fill that found nothing before it fills again.
+_DRY_PAUSE_S = 0.005
 #: Rows, and bytes (Arrow's in-memory size), a receiver may keep spooled past the rows a round has
 #: taken before it pauses (the source holds the rest); whichever is reached first. Paused, it looks
 #: for a round's claim or a commit's trim every :data:`BACKLOG_LOOK_S`.
 DEFAULT_MAX_BACKLOG = 10_000_000
 DEFAULT_MAX_BACKLOG_BYTES = 256 * 1024 * 1024
 BACKLOG_LOOK_S = 0.02
+#: How often the driver's beacon beats, how often a receiver looks at it, and how long it may stay
+#: unchanged before the receiver takes its query for gone: a receiver stops within about
+#: ``QUERY_GONE_S + BEACON_LOOK_S + HEARTBEAT_S`` (6.5 s) of its query's reader process ending.
+BEACON_S = 1.0
+BEACON_LOOK_S = 1.0
+QUERY_GONE_S = 5.0
 
 
 @dataclass(frozen=True)
@@ -69,6 +88,26 @@ class Backlog:
 
 #: The default bounds (frozen, so one shared default is safe).
 DEFAULT_BACKLOG = Backlog()
+
+
+@dataclass(frozen=True)
+class Sealing:
+    """When a receiver seals what it gathered into a spool segment, like a producer's ``linger.ms`` /
+    ``batch.size``: ``linger_s`` after the fill that brought the segment's first row, or once it
+    holds ``segment_rows``, whichever comes first. A gather also ends at once when the receiver
+    stops, when the backlog is full, and, in a round of ``Trigger.AvailableNow`` in the receiver's
+    worker, on a fill that finds nothing (the round needs the rows now, not after the linger).
+
+    So a processor writes at most ``1 / linger_s + rate / segment_rows`` segments a second
+    (5 + rate / 100,000 with the defaults), whatever its rate, instead of one per fill that
+    happens to find nothing (~500 a second at 1,000 items a second before lingering).
+    """
+
+    linger_s: float = DEFAULT_LINGER_MS / 1000
+    segment_rows: int = DEFAULT_SEGMENT_ROWS
+
+
+DEFAULT_SEALING = Sealing()
 
 
 class _SpooledBytes:
@@ -191,6 +230,40 @@ class Lease:
                 handle.write(json.dumps({"released": True}).encode())
 
 
+class QueryBeacon(threading.Thread):
+    """Beats in the driver's reader process while a query runs: rewrites ``path`` every :data:`BEACON_S`.
+
+    Spark runs a stream reader in one Python process per query, which ends with the query (or
+    its driver) whether or not Spark calls the reader's ``stop()``; so does this daemon thread.
+    The receivers of the query's run watch the file's content change, on their own clocks (the
+    driver's clock and the file system's times are not compared with theirs). It also stops when
+    ``owner`` is garbage (a reader nobody uses) or its process is orphaned (the JVM that started it
+    died).
+    """
+
+    def __init__(self, fs: FileSystem, path: str, owner: object) -> None:
+        super().__init__(name=f"jetconnect query beacon {path}", daemon=True)
+        self.fs = fs
+        self.path = path
+        self._done = threading.Event()
+        self._parent = os.getppid()
+        self._owner = weakref.ref(owner)
+
+    def stop(self) -> None:
+        self._done.set()
+
+    def run(self) -> None:
+        beat = 0
+        while not self._done.is_set() and self._owner() is not None and os.getppid() == self._parent:
+            beat += 1
+            try:
+                with self.fs.create(self.path, overwrite=True) as handle:
+                    handle.write(json.dumps({"beat": beat, **owner_description()}).encode())
+            except OSError as exc:  # a busy file system: the receivers allow QUERY_GONE_S
+                log.warning("query beacon %s: %s", self.path, exc)
+            self._done.wait(BEACON_S)
+
+
 class Receiver(threading.Thread):
     """Pulls one processor for as long as the query runs, into its spool, acknowledging after."""
 
@@ -203,6 +276,8 @@ class Receiver(threading.Thread):
         keep_alive_s: float,
         backlog: Backlog,
         last_round_at: Callable[[], float | None],
+        sealing: Sealing = DEFAULT_SEALING,
+        beacon: str | None = None,
     ) -> None:
         super().__init__(name=f"jetconnect receiver {processor.where}", daemon=True)
         self.processor = processor
@@ -211,6 +286,10 @@ class Receiver(threading.Thread):
         self.stop_marker = stop_marker
         self.keep_alive_s = keep_alive_s
         self.backlog = backlog
+        self.sealing = sealing
+        #: Set by a round that wants everything received now (``Trigger.AvailableNow``): a fill
+        #: that finds nothing seals the segment without waiting out the linger.
+        self.seal_when_dry = False
         self.error: BaseException | None = None
         self.stopped = threading.Event()
         #: Set whenever rows were appended: a waiting round wakes up.
@@ -226,6 +305,13 @@ class Receiver(threading.Thread):
         #: How many fills found nothing (after what came before was spooled): "nothing more now".
         self.dry_fills = 0
         self._stop_asked = False
+        #: The query's beacon file (None: keep-alive alone decides), what it said last and since when.
+        self.beacon = beacon
+        self._beacon_seen: bytes | None = None
+        self._beacon_since = time.monotonic()
+        self._beacon_look = 0.0
+        #: Why the receiver stopped, for a person reading the log.
+        self.stop_reason = ""
 
     def stop(self) -> None:
         """Stop pulling and destroy the processor (the worker is going away, or a test ends)."""
@@ -286,35 +372,80 @@ class Receiver(threading.Thread):
                 self.appended.notify_all()
 
     def _still_wanted(self) -> bool:
-        if self._stop_asked or self.spool.fs.exists(self.stop_marker):
+        if self._stop_asked:
+            self.stop_reason = "asked to stop"
+            return False
+        if self.spool.fs.exists(self.stop_marker):
+            self.stop_reason = "the query stopped"
+            log.info("%s: the query stopped; stopping", self.processor.where)
+            return False
+        if self._query_gone():
+            self.stop_reason = "the query's beacon stopped"
+            log.info("%s: the query's beacon has not beaten for %.0f s; stopping", self.processor.where, QUERY_GONE_S)
             return False
         if time.monotonic() - self.last_seen > self.keep_alive_s:
             # rounds in other workers read the spool without touching this receiver: their records count
             recorded = self.last_round_at()
             age = None if recorded is None else max(0.0, time.time() - recorded)
             if age is None or age > self.keep_alive_s:
+                self.stop_reason = "no round for processor_keep_alive_ms"
                 log.info("%s: no round for %.0f s, stopping", self.processor.where, self.keep_alive_s)
                 return False
             self.last_seen = time.monotonic() - age
         if not self.lease.renew({"dry_fills": self.dry_fills, "end": self.end}):
+            self.stop_reason = "another worker took the processor over"
             log.warning("%s: another worker took this processor over; stopping", self.processor.where)
             return False
         self.start_pos = self.spool.bounds()[0]
         return True
 
+    def _query_gone(self) -> bool:
+        """Whether the query's beacon (if it has one) stayed unchanged for :data:`QUERY_GONE_S`."""
+        now = time.monotonic()
+        if self.beacon is None or now < self._beacon_look:
+            return False
+        self._beacon_look = now + BEACON_LOOK_S
+        try:
+            with self.spool.fs.open(self.beacon) as handle:
+                seen: bytes | None = handle.read()
+        except FileNotFoundError:
+            seen = None
+        if seen != self._beacon_seen or not seen:  # beating, caught mid-write, or no beacon (an older driver)
+            self._beacon_seen, self._beacon_since = seen, now
+            return False
+        return now - self._beacon_since > QUERY_GONE_S
+
     def _gather_and_spool(self, room: int) -> None:
-        """Fill until the linger time is up, a fill adds nothing or ``room`` rows came (the
-        backlog's bound: a fill may overshoot it by what it adds); append them, then acknowledge."""
+        """Fill until the segment is due (:class:`Sealing`; ``room``, the backlog's bound, counts
+        too: a fill may overshoot it by what it adds); append what came, then acknowledge.
+
+        A gather with nothing yet ends at the first fill that finds nothing (reported as a dry
+        fill: "nothing more now"); one holding rows lingers through such fills until it is due.
+        """
         items = Items(self.processor.spec)
-        started = time.monotonic()
+        limit = min(room, self.sealing.segment_rows)
+        linger_s, seal_when_dry = self.sealing.linger_s, self.seal_when_dry
+        if self._bytes.row_size() is None:
+            # the first segment is sealed early (at the first dry fill, within FIRST_SEGMENT_S):
+            # until its rows' size is known, the byte bound of the backlog cannot be applied
+            linger_s, seal_when_dry = min(linger_s, FIRST_SEGMENT_S), True
+        first_at: float | None = None  # when the fill that brought the first row began
         received = 0
         dry = False
         try:
-            while time.monotonic() - started < LINGER_S and len(items) < room:
-                buf = self.processor.fill()
-                if not buf.items:
-                    dry = True
+            while len(items) < limit and not self._stop_asked:
+                began = time.monotonic()
+                if first_at is not None and began - first_at >= linger_s:
                     break
+                buf = self.processor.fill()
+                dry = not buf.items
+                if dry:
+                    if not items or seal_when_dry:
+                        break
+                    time.sleep(min(_DRY_PAUSE_S, max(0.0, first_at + linger_s - time.monotonic())))  # type: ignore[operator]  # items: first_at was set
+                    continue
+                if first_at is None:
+                    first_at = began
                 items.extend(buf)
         finally:  # what fills received before an error is spooled before the error surfaces
             received = len(items)
@@ -363,9 +494,12 @@ def raise_receiver_error(where: str, error: BaseException | str) -> None:
 __all__ = [
     "DEFAULT_MAX_BACKLOG",
     "DEFAULT_MAX_BACKLOG_BYTES",
+    "DEFAULT_LINGER_MS",
+    "DEFAULT_SEGMENT_ROWS",
     "Backlog",
     "Lease",
     "Receiver",
     "owner_description",
+    "Sealing",
     "raise_receiver_error",
 ]

@@ -28,9 +28,11 @@ from jetconnect._arrow import DEFAULT_BATCH_ROWS, to_arrow_schema
 from jetconnect._builders._processor import LIVE, Items, LiveProcessor, Processor, destroy_quietly
 from jetconnect._builders._receiver import (
     DEFAULT_BACKLOG,
+    DEFAULT_SEALING,
     Backlog,
     Lease,
     Receiver,
+    Sealing,
     owner_description,
     raise_receiver_error,
 )
@@ -309,18 +311,27 @@ class LogRounds(RoundReader):
     LOOK_S = 0.02
     #: How long the spool may stop growing before a round ends: a round of Trigger.AvailableNow
     #: (``drain``) waits out a receiver's slow append or a pause on its backlog, since every
-    #: round it ends early costs a micro-batch; any other round ends at the first stall.
+    #: round it ends early costs a micro-batch; any other round ends at the first stall (a slow
+    #: stream's round takes about one lingered segment: its rows wait one linger, not more).
     STALL_S = 0.05
     DRAIN_STALL_S = 0.5
 
     def __init__(
-        self, *args: object, backlog: Backlog = DEFAULT_BACKLOG, drain: bool = False, **kwargs: object
+        self,
+        *args: object,
+        backlog: Backlog = DEFAULT_BACKLOG,
+        drain: bool = False,
+        sealing: Sealing = DEFAULT_SEALING,
+        **kwargs: object,
     ) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]  # the base class parameters, passed through
+        self.drain = drain
+        self.sealing = sealing
         self.stall_s = self.DRAIN_STALL_S if drain else self.STALL_S
         self.spool = spool_of(self.rounds, self.index)
         self.lease = Lease(self.rounds.fs, self.rounds.folder(self.index))
         self.stop_marker = stop_marker(self.rounds)
+        self.beacon = beacon_path(self.rounds)
         self.backlog = backlog
 
     def pull(self, round_: int, limit: int | None) -> Iterator[pa.RecordBatch]:
@@ -334,6 +345,8 @@ class LogRounds(RoundReader):
         previous = self.previous(round_)
         begin = previous.log_to if previous is not None else 0
         receiver = self._receiver()
+        if receiver is not None and self.drain:
+            receiver.seal_when_dry = True  # AvailableNow wants what was received now, not after the linger
         attempt = new_attempt_id()
         delivered = begin
         growth = self._wait_for_rows(receiver, begin, limit)
@@ -405,6 +418,8 @@ class LogRounds(RoundReader):
             self.keep_alive_s,
             self.backlog,
             last_round_at=lambda: rounds.last_written(index),
+            sealing=self.sealing,
+            beacon=self.beacon,
         )
         receiver.start()
         RECEIVERS[self.key] = receiver
@@ -468,7 +483,7 @@ class LogRounds(RoundReader):
 
 def spool_of(rounds: RoundLog, index: int) -> Spool:
     """Where processor ``index`` of the run ``rounds`` keeps what its receiver receives."""
-    return Spool(rounds.fs, posixpath.join(rounds.folder(index), "spool"))
+    return Spool(rounds.fs, posixpath.join(rounds.folder(index), "spool"), owner=f"processor {index}")
 
 
 #: The receivers this Python worker runs, by (source, run, processor).
@@ -480,4 +495,17 @@ def stop_marker(rounds: RoundLog) -> str:
     return posixpath.join(rounds.directory, "_stopped")
 
 
-__all__ = ["LogRounds", "REPLAY_PATIENCE_S", "RoundReader", "SnapshotRounds", "spool_of", "stop_marker"]
+def beacon_path(rounds: RoundLog) -> str:
+    """The file the driver's :class:`~jetconnect._builders._receiver.QueryBeacon` rewrites while the query runs."""
+    return posixpath.join(rounds.directory, "_alive")
+
+
+__all__ = [
+    "LogRounds",
+    "REPLAY_PATIENCE_S",
+    "RoundReader",
+    "SnapshotRounds",
+    "beacon_path",
+    "spool_of",
+    "stop_marker",
+]

@@ -26,11 +26,26 @@ from typing import Any
 from pyspark.sql.types import StructType
 
 from jetconnect._builders._position import RoundPosition, parse_offset, parse_position
-from jetconnect._builders._receiver import DEFAULT_MAX_BACKLOG, DEFAULT_MAX_BACKLOG_BYTES, Backlog
-from jetconnect._builders._rounds import LogRounds, RoundReader, SnapshotRounds, spool_of, stop_marker
+from jetconnect._builders._receiver import (
+    DEFAULT_LINGER_MS,
+    DEFAULT_MAX_BACKLOG,
+    DEFAULT_MAX_BACKLOG_BYTES,
+    DEFAULT_SEGMENT_ROWS,
+    Backlog,
+    QueryBeacon,
+    Sealing,
+)
+from jetconnect._builders._rounds import (
+    LogRounds,
+    RoundReader,
+    SnapshotRounds,
+    beacon_path,
+    spool_of,
+    stop_marker,
+)
 from jetconnect._builders._spec import SourceSpec
 from jetconnect._connector import Guarantee, Offset, Range, ReadOutput, StreamSource
-from jetconnect._locations import resolve_location
+from jetconnect._locations import CHECKPOINT_CONF, WAL_FOLDER, default_wal_location, resolve_location
 from jetconnect._options import Options
 from jetconnect._rounds import RoundFacts, RoundLog
 from jetconnect.errors import OffsetError, OptionError
@@ -41,6 +56,12 @@ WAL_LOCATION = "wal_location"
 MAX_BACKLOG = "max_backlog"
 MAX_BACKLOG_BYTES = "max_backlog_bytes"
 BACKLOG_PAST_COMMITS = "backlog_past_commits"
+#: How long a receiver lingers before it seals a spool segment, in ms, and the rows that seal one
+#: sooner (streams that cannot replay; :class:`~jetconnect._builders._receiver.Sealing`).
+SPOOL_LINGER_MS = "spool_linger_ms"
+SPOOL_SEGMENT_ROWS = "spool_segment_rows"
+#: The longest linger allowed: the receiver renews its lease between segments.
+MAX_SPOOL_LINGER_MS = 1000
 #: How long one round may pull, in ms: a round also ends on a fill that adds nothing.
 MAX_PULL_MS = "max_pull_ms"
 #: How long one round planned by ``Trigger.AvailableNow`` without an item limit may pull, in ms:
@@ -75,7 +96,10 @@ class BuilderStreamSource(StreamSource):
     def __init__(self, spec: SourceSpec, options: Options | None = None) -> None:
         self.spec = spec
         self.name = spec.name
-        self.options = options or Options(owner=f"source '{spec.name}'")
+        options = options or Options(owner=f"source '{spec.name}'")
+        # no wal_location given: under the session's checkpoint root, when the adapter passed one
+        default = None if WAL_LOCATION in options else default_wal_location(options, spec.name)
+        self.options = options.merged({WAL_LOCATION: default}) if default else options
         self.guarantee = Guarantee.EXACTLY_ONCE
         if spec.kind == "timestamped_stream":
             self.watermark = (spec.timestamp_column, f"{spec.allowed_lateness_ms} milliseconds")
@@ -90,10 +114,12 @@ class BuilderStreamSource(StreamSource):
         self._available_now_from: dict[int, int] | None = None
         #: The round log of the run this reader plans (known once Spark gave a start offset).
         self._active: RoundLog | None = None
+        #: Tells the run's receivers that this query is alive (streams that cannot replay).
+        self._beacon: QueryBeacon | None = None
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
-        state.update(_facts={}, _pause={}, _due={}, _active=None)
+        state.update(_facts={}, _pause={}, _due={}, _active=None, _beacon=None)
         return state
 
     def with_options(self, options: Any) -> BuilderStreamSource:
@@ -120,7 +146,8 @@ class BuilderStreamSource(StreamSource):
             raise OptionError(
                 f"source '{self.name}': option '{WAL_LOCATION}' is required: processors pull in executor tasks "
                 f"and record {what} there before it counts as read (a durable directory the driver and every "
-                f"executor see, e.g. beside the query's checkpoint)"
+                f"executor see, e.g. beside the query's checkpoint), or set the session's {CHECKPOINT_CONF} "
+                f"and read_stream(spark) keeps it under <that>/{WAL_FOLDER}/{self.name}"
             )
         fs, path = resolve_location(self.options[WAL_LOCATION], f"source '{self.name}': option '{WAL_LOCATION}'")
         return RoundLog(fs, path, run)
@@ -149,6 +176,10 @@ class BuilderStreamSource(StreamSource):
             self._active = rounds
             if not self.replays_by_snapshot:
                 rounds.fs.delete(stop_marker(rounds))
+                # beats while this reader's process lives: receivers stop within seconds of its end,
+                # even when Spark never calls stop() (or the driver was killed)
+                self._beacon = QueryBeacon(rounds.fs, beacon_path(rounds), self)
+                self._beacon.start()
         ready = [i for i, position in sorted(positions.items()) if self._opens_round(rounds, i, position)]
         if max_records is not None and len(ready) > max_records:
             # fewer items allowed than processors ready: the ones that waited longest go first
@@ -238,8 +269,11 @@ class BuilderStreamSource(StreamSource):
     def stop(self) -> None:
         # the receivers in the executors stop (and close their connections) when they see this.
         # Spark calls it on most query.stop()s but not all (measured: not when it replaced the
-        # reader's process under load); receivers then stop after processor_keep_alive_ms without
-        # a recorded round. AvailableNow calls it itself when every processor is done.
+        # reader's process under load); receivers then stop when the beacon that process ran goes
+        # quiet. AvailableNow calls it itself when every processor is done.
+        if self._beacon is not None:
+            self._beacon.stop()
+            self._beacon = None
         if self._active is not None and not self.replays_by_snapshot:
             self._active.fs.mkdirs(self._active.directory)
             with self._active.fs.create(stop_marker(self._active), overwrite=True) as handle:
@@ -288,6 +322,15 @@ class BuilderStreamSource(StreamSource):
             past_commits=self.options.get_bool(BACKLOG_PAST_COMMITS, False),
         )
 
+    def _sealing(self) -> Sealing:
+        linger = self.options.get_int(SPOOL_LINGER_MS, DEFAULT_LINGER_MS, minimum=0)
+        if linger > MAX_SPOOL_LINGER_MS:
+            raise OptionError(
+                f"source '{self.name}': option '{SPOOL_LINGER_MS}' must be at most {MAX_SPOOL_LINGER_MS} (ms), got "
+                f"{linger}: a receiver renews its lease between segments"
+            )
+        return Sealing(linger / 1000, self.options.get_int(SPOOL_SEGMENT_ROWS, DEFAULT_SEGMENT_ROWS, minimum=1))
+
     def read_range(self, range_: Range) -> ReadOutput:
         position = parse_position(range_.partition, range_.end, self.name)
         strategy: type[RoundReader] = SnapshotRounds if self.replays_by_snapshot else LogRounds
@@ -299,7 +342,11 @@ class BuilderStreamSource(StreamSource):
             position.total,
             max_pull_s=self._max_pull_ms(position) / 1000,
             keep_alive_s=self.options.get_int(KEEP_ALIVE_MS, DEFAULT_KEEP_ALIVE_MS, minimum=0) / 1000,
-            **({} if self.replays_by_snapshot else {"backlog": self._backlog(), "drain": position.drain}),
+            **(
+                {}
+                if self.replays_by_snapshot
+                else {"backlog": self._backlog(), "drain": position.drain, "sealing": self._sealing()}
+            ),
         )
         before = parse_position(range_.partition, range_.start, self.name)
         return reader.read(position.round, position.limit, before.limit)
@@ -336,6 +383,8 @@ __all__ = [
     "MAX_PULL_MS",
     "MAX_PULL_RECORDS",
     "SPOOL_KEEP_COMMITTED_ROWS",
+    "SPOOL_LINGER_MS",
+    "SPOOL_SEGMENT_ROWS",
     "WAL_LOCATION",
     "BuilderStreamSource",
     "stop_receivers",

@@ -28,6 +28,8 @@ from jetconnect.api import (
     MAX_BACKLOG,
     MAX_PULL_MS,
     SPOOL_KEEP_COMMITTED_ROWS,
+    SPOOL_LINGER_MS,
+    SPOOL_SEGMENT_ROWS,
     WAL_LOCATION,
     BuilderStreamSource,
     Guarantee,
@@ -53,8 +55,11 @@ DEFAULT_MAX_BACKLOG = 20_000
 DEFAULT_DEDUPE_WINDOW = 100_000
 #: How long a round waits while messages keep arriving: fewer, larger micro-batches.
 DEFAULT_MAX_PULL_MS = 500
-#: How long a consumer gathers messages into one spool segment (one fsync) before acknowledging.
-DEFAULT_LINGER_MS = 50
+#: How long a consumer gathers messages into one spool segment (one fsync) before acknowledging:
+#: the core receiver's linger (a slow queue makes at most 5 segments a second per consumer).
+DEFAULT_LINGER_MS = 200
+#: The longest linger: the receiver renews its lease between segments.
+_MAX_LINGER_MS = 1000
 #: The core's defaults for the pause of an idle processor and the life of an unread receiver.
 DEFAULT_IDLE_POLL_MS = 1000
 DEFAULT_KEEP_ALIVE_MS = 60_000
@@ -105,6 +110,8 @@ class JmsSource(StreamSource):
         ):
             if value < 0:
                 raise OptionError(f"{self.owner}: option '{option}' must not be negative, got {value}")
+        if linger_ms > _MAX_LINGER_MS:
+            raise OptionError(f"{self.owner}: option 'linger_ms' must be at most {_MAX_LINGER_MS}, got {linger_ms}")
         if processor_keep_alive_ms == 0:
             # a receiver destroyed after every round would reconnect (and be redelivered its prefetch) per micro-batch
             raise OptionError(
@@ -145,6 +152,10 @@ class JmsSource(StreamSource):
             # committed it: it must then still be found in a spool to be recognised
             SPOOL_KEEP_COMMITTED_ROWS: str(dedupe_window),
             MAX_PULL_MS: str(max(1, max_pull_ms)),
+            # the receiver seals a segment after the consumer's linger, or once a fill took its
+            # share of the prefetch window (the broker sends no more until those are acknowledged)
+            SPOOL_LINGER_MS: str(linger_ms),
+            SPOOL_SEGMENT_ROWS: str(self.config.segment),
             IDLE_POLL_MS: str(idle_poll_ms),
             KEEP_ALIVE_MS: str(processor_keep_alive_ms),
             **({WAL_LOCATION: wal_location} if wal_location else {}),
