@@ -8,10 +8,21 @@ executor shares); any other scheme is looked up among the file systems plugins r
 from __future__ import annotations
 
 import os
+import re
 import urllib.parse
+from collections.abc import Mapping
 
 from jetconnect._files.filesystem import FileSystem, LocalFileSystem, shared_path
 from jetconnect.errors import OptionError
+
+#: Spark's session setting for where a query without a ``checkpointLocation`` option keeps its
+#: checkpoint (in ``<root>/<query name>``).
+CHECKPOINT_CONF = "spark.sql.streaming.checkpointLocation"
+#: The option the Spark adapter passes a stream with the session's :data:`CHECKPOINT_CONF`: the
+#: adapter alone sees the session, and a source keeping state of its own defaults beside it.
+CHECKPOINT_ROOT = "jetconnect.checkpoint_root"
+#: The folder under the checkpoint root that holds the builder streams' state, one folder per source.
+WAL_FOLDER = "jetconnect-wal"
 
 
 def resolve_location(location: str | os.PathLike[str], what: str) -> tuple[FileSystem, str]:
@@ -32,4 +43,22 @@ def resolve_location(location: str | os.PathLike[str], what: str) -> tuple[FileS
     return resolvers[scheme](text)
 
 
-__all__ = ["resolve_location"]
+def default_wal_location(options: Mapping[str, str], source: str) -> str | None:
+    """Where a builder stream keeps its round records and spools when no ``wal_location`` is given.
+
+    ``<root>/jetconnect-wal/<source>`` when the session sets :data:`CHECKPOINT_CONF` (the adapter
+    passes it as option :data:`CHECKPOINT_ROOT`), else None. The source's name keeps streams apart,
+    and each query's records go in a folder named after the run its checkpoint records, so two
+    queries reading one source never share one. Beside Spark's own checkpoints, that storage is
+    durable and seen by the driver and every executor as the checkpoint is.
+    """
+    root = options.get(CHECKPOINT_ROOT)
+    if not root:
+        return None
+    if root.startswith("file:") and not root.startswith("file://"):
+        root = root[len("file:") :]  # Hadoop's file:/path form, as Spark may print it
+    folder = re.sub(r"[^A-Za-z0-9._-]", "_", source) or "source"
+    return f"{root.rstrip('/')}/{WAL_FOLDER}/{folder}"
+
+
+__all__ = ["CHECKPOINT_CONF", "CHECKPOINT_ROOT", "WAL_FOLDER", "default_wal_location", "resolve_location"]

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from jetconnect._builders import MEMBERS
 from jetconnect._connector import Sink, Source, plug_spark_adapter
+from jetconnect._locations import CHECKPOINT_CONF, CHECKPOINT_ROOT
 from jetconnect._options import Options, _to_option_string
 from jetconnect.errors import ConnectSetupError, WorkerSetupError
 from jetconnect.spark._connect import check_plugins_on_server, check_server_imports, is_connect
@@ -85,7 +86,11 @@ def read(source: Source, spark: SparkSession, **options: Any) -> DataFrame:
 def read_stream(source: Source, spark: SparkSession, **options: Any) -> DataFrame:
     """A streaming DataFrame of ``source``, with its watermark when it declares one."""
     name = _register_object(spark, source, "source")
-    df = spark.readStream.format(name).options(**_spark_options(spark, options)).load()
+    spark_options = _spark_options(spark, options)
+    root = spark.conf.get(CHECKPOINT_CONF, None)  # where a builder stream's wal_location defaults to
+    if root and CHECKPOINT_ROOT not in spark_options:
+        spark_options[CHECKPOINT_ROOT] = root
+    df = spark.readStream.format(name).options(**spark_options).load()
     watermark = getattr(source, "watermark", None)
     if watermark:
         df = df.withWatermark(*watermark)
