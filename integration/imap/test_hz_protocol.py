@@ -33,12 +33,16 @@ from jetconnect_imap.hz_protocol import (
     JournalSequenceError,
     cache_ensure,
     cache_fetch_entries,
+    cache_journal_bounds,
     cache_journal_read,
+    cache_journal_read_ranges,
     cache_journal_subscribe,
     cache_put_all,
     exhausted,
     fetch_entries,
+    map_journal_bounds,
     map_journal_read,
+    map_journal_read_ranges,
     map_journal_subscribe,
 )
 
@@ -312,3 +316,61 @@ def test_cache_put_fetch_and_journal(client) -> None:
     with pytest.raises(JournalNotEnabledError, match=f"cache 'nojournal-{name}'"):
         cache_ensure(ours, f"nojournal-{name}")
         cache_journal_subscribe(ours, f"nojournal-{name}", 0)
+
+
+def test_journal_ranges_read_each_event_once_however_often_replayed(client) -> None:
+    name = unique("ranges")
+    ours = connect(URL)
+    m = client.get_map(name).blocking()
+    before = map_journal_bounds(ours, name)
+    assert before == [(0, 0)] * len(before)
+    m.put_all({f"k{i}": i for i in range(3_000)})
+    for i in range(0, 3_000, 3):
+        m.put(f"k{i}", -i)
+    bounds = map_journal_bounds(ours, name)
+    middle = {p: (oldest, (oldest + nxt) // 2) for p, (oldest, nxt) in enumerate(bounds)}
+    rest = {p: (middle[p][1], nxt) for p, (_oldest, nxt) in enumerate(bounds)}
+    first = map_journal_read_ranges(ours, name, middle, page_size=7)
+    again = map_journal_read_ranges(ours, name, middle, page_size=1_000)
+    second = map_journal_read_ranges(ours, name, rest)
+    assert first == again  # a replayed micro-batch reads the same events
+    events = []
+    for p, (oldest, nxt) in enumerate(bounds):
+        got = first[p].events + second[p].events
+        assert [e.sequence for e in got] == list(range(oldest, nxt)) and first[p].next_sequence == middle[p][1]
+        events += got
+    assert len(events) == 4_000
+    assert sorted((e.key, e.new_value) for e in events if e.type == "UPDATED") == sorted(
+        (f"k{i}", -i) for i in range(0, 3_000, 3)
+    )
+    m.put("late", 1)  # written after the driver looked: not in the range
+    assert map_journal_read_ranges(ours, name, rest) == second
+    nxt = map_journal_bounds(ours, name)[0][1]
+    with pytest.raises(JournalSequenceError, match=f"has no event {nxt} yet"):
+        map_journal_read_ranges(ours, name, {0: (nxt, nxt + 4)})  # a range past what the driver saw
+    with pytest.raises(JournalSequenceError, match=f"ends at sequence {nxt - 1}"):
+        map_journal_read_ranges(ours, name, {0: (nxt + 5, nxt + 9)})  # a sequence of another journal
+
+
+def test_journal_ranges_name_what_was_lost(client) -> None:
+    name = unique("smalljournal")
+    ours = connect(URL)
+    m = client.get_map(name).blocking()
+    partition = client.partition_service.get_partition_id("hot")
+    for i in range(30):
+        m.put("hot", i)
+    with pytest.raises(JournalEventsLostError, match=f"events 2..9 of partition {partition}"):
+        map_journal_read_ranges(ours, name, {partition: (2, 10)})  # only [2, 10) was asked for
+    page = map_journal_read_ranges(ours, name, {partition: (2, 25)}, allow_lost=True)[partition]
+    assert page.lost == (2, 20) and [e.sequence for e in page.events] == list(range(20, 25))
+
+
+def test_cache_journal_bounds_and_ranges(client) -> None:
+    name = unique("cache-ranges")
+    ours = connect(URL)
+    cache_ensure(ours, name)
+    cache_put_all(ours, name, {f"k{i}": i for i in range(500)})
+    bounds = cache_journal_bounds(ours, name)
+    pages = cache_journal_read_ranges(ours, name, dict(enumerate(bounds)))
+    events = [e for page in pages.values() for e in page.events]
+    assert sorted((e.type, e.key, e.new_value) for e in events) == sorted(("CREATED", f"k{i}", i) for i in range(500))

@@ -42,6 +42,15 @@ Caches (``name`` is the cache's name as configured; on the wire it is ``/hz/<nam
     allow_lost=False) -> JournalPage``
         (``Cache.eventJournalRead``, 0x132000)
 
+Whole journals (what a journal source's driver and executors need)
+    ``map_journal_bounds(client, name) -> list[(oldest, next)]``, ``cache_journal_bounds``
+        Every partition's journal bounds, one subscribe per partition all in flight at once;
+        ``next`` is the sequence the next event will get.
+    ``map_journal_read_ranges(client, name, {partition: (start, end)}, allow_lost=False,
+    page_size=10_000) -> {partition: JournalPage}``, ``cache_journal_read_ranges``
+        Exactly the events ``[start, end)`` of each partition (reads of all partitions in
+        flight at once), the same however often replayed; lost ones raise as below.
+
 Journal pages
     :class:`JournalPage` ``(read_count, events, next_sequence, lost)``, each
     :class:`JournalEvent` ``(sequence, type, key, old_value, new_value)``, ``type`` one of Jet's
@@ -467,40 +476,70 @@ def _decode_event(
     )
 
 
-def _journal_read(
-    client: Any,
-    kind: str,
-    name: str,
-    wire_name: str,
-    message_type: int,
-    subscribe_type: int,
-    partition_id: int,
-    start: int,
-    min_size: int,
-    max_size: int,
-    allow_lost: bool,
-    factory_id: int,
-    class_ids: tuple[int, ...],
-    types: Mapping[int, str],
+@dataclass(frozen=True)
+class _Journal:
+    """What differs between the map and the cache journal: names, message types, event classes."""
+
+    kind: str
+    prefix: str
+    read_type: int
+    subscribe_type: int
+    factory_id: int
+    class_ids: tuple[int, ...]
+    types: Mapping[int, str]
+
+
+_MAP_JOURNAL = _Journal(
+    "map", "", _MAP_JOURNAL_READ, _MAP_JOURNAL_SUBSCRIBE, _MAP_FACTORY_ID, _MAP_EVENT_CLASS_IDS, MAP_EVENT_TYPES
+)
+_CACHE_JOURNAL = _Journal(
+    "cache",
+    CACHE_PREFIX,
+    _CACHE_JOURNAL_READ,
+    _CACHE_JOURNAL_SUBSCRIBE,
+    _CACHE_FACTORY_ID,
+    _CACHE_EVENT_CLASS_IDS,
+    CACHE_EVENT_TYPES,
+)
+#: What a journal read answers, undecoded: read count, items, their sequences, next sequence.
+_RawPage = tuple[int, list[Data], "list[int] | None", int]
+
+
+def _decode_read(msg: InboundMessage) -> _RawPage:
+    initial = msg.next_frame()
+    read_count = FixSizedTypesCodec.decode_int(initial.buf, RESPONSE_HEADER_SIZE)
+    next_seq = FixSizedTypesCodec.decode_long(initial.buf, RESPONSE_HEADER_SIZE + INT_SIZE_IN_BYTES)
+    items = ListMultiFrameCodec.decode(msg, DataCodec.decode)
+    seqs = CodecUtil.decode_nullable(msg, LongArrayCodec.decode)
+    return read_count, items, seqs, next_seq
+
+
+def _read_async(
+    client: Any, journal: _Journal, name: str, partition_id: int, start: int, min_size: int, max_size: int
+) -> Future:
+    request = _read_request(journal.read_type, journal.prefix + name, start, min_size, max_size)
+    return _invoke(client, request, partition_id, _decode_read)
+
+
+def _reading(journal: _Journal, name: str, partition_id: int, start: int) -> str:
+    return f"reading the event journal of {journal.kind} '{name}' partition {partition_id} from sequence {start}"
+
+
+def _page(
+    client: Any, journal: _Journal, name: str, partition_id: int, start: int, raw: _RawPage, allow_lost: bool
 ) -> JournalPage:
-    _check_partition(client, partition_id)
-    request = _read_request(message_type, wire_name, start, min_size, max_size)
-
-    def decode(msg: InboundMessage) -> tuple[int, list[Data], list[int] | None, int]:
-        initial = msg.next_frame()
-        read_count = FixSizedTypesCodec.decode_int(initial.buf, RESPONSE_HEADER_SIZE)
-        next_seq = FixSizedTypesCodec.decode_long(initial.buf, RESPONSE_HEADER_SIZE + INT_SIZE_IN_BYTES)
-        items = ListMultiFrameCodec.decode(msg, DataCodec.decode)
-        seqs = CodecUtil.decode_nullable(msg, LongArrayCodec.decode)
-        return read_count, items, seqs, next_seq
-
-    what = f"reading the event journal of {kind} '{name}' partition {partition_id} from sequence {start}"
-    read_count, items, seqs, next_seq = _result(_invoke(client, request, partition_id, decode), what)
+    """A read's answer checked against ``start``: lost events and foreign sequences are errors."""
+    read_count, items, seqs, next_seq = raw
+    what = _reading(journal, name, partition_id, start)
     if seqs is None:  # no filter: the items are consecutive and end just before next_seq
         seqs = list(range(next_seq - len(items), next_seq))
     # The sequences, not the events' "after lost events" flag, say what was lost: they are exact.
-    events = [_decode_event(client, data, seq, factory_id, class_ids, types) for data, seq in zip(items, seqs)]
+    events = [
+        _decode_event(client, data, seq, journal.factory_id, journal.class_ids, journal.types)
+        for data, seq in zip(items, seqs)
+    ]
     lost = None
+    kind = journal.kind
     if seqs:
         first = seqs[0]
         if first < start:
@@ -515,7 +554,10 @@ def _journal_read(
         # An empty page says nothing of where the journal is (the member leaves next_seq at 0 when
         # it read nothing): its bounds tell whether the start was dropped, current or past the end.
         oldest, newest = _result(
-            _invoke(client, _subscribe_request(subscribe_type, wire_name), partition_id, _decode_bounds), what
+            _invoke(
+                client, _subscribe_request(journal.subscribe_type, journal.prefix + name), partition_id, _decode_bounds
+            ),
+            what,
         )
         if start > newest + 1:
             raise JournalSequenceError(
@@ -532,6 +574,22 @@ def _journal_read(
     return JournalPage(read_count=read_count, events=events, next_sequence=next_seq, lost=lost)
 
 
+def _journal_read(
+    client: Any,
+    journal: _Journal,
+    name: str,
+    partition_id: int,
+    start: int,
+    min_size: int,
+    max_size: int,
+    allow_lost: bool,
+) -> JournalPage:
+    _check_partition(client, partition_id)
+    future = _read_async(client, journal, name, partition_id, start, min_size, max_size)
+    raw = _result(future, _reading(journal, name, partition_id, start))
+    return _page(client, journal, name, partition_id, start, raw, allow_lost)
+
+
 def map_journal_read(
     client: Any,
     name: str,
@@ -542,22 +600,7 @@ def map_journal_read(
     allow_lost: bool = False,
 ) -> JournalPage:
     """Events of map ``name``'s journal in ``partition_id`` from ``start_sequence`` (module docstring)."""
-    return _journal_read(
-        client,
-        "map",
-        name,
-        name,
-        _MAP_JOURNAL_READ,
-        _MAP_JOURNAL_SUBSCRIBE,
-        partition_id,
-        start_sequence,
-        min_size,
-        max_size,
-        allow_lost,
-        _MAP_FACTORY_ID,
-        _MAP_EVENT_CLASS_IDS,
-        MAP_EVENT_TYPES,
-    )
+    return _journal_read(client, _MAP_JOURNAL, name, partition_id, start_sequence, min_size, max_size, allow_lost)
 
 
 def cache_journal_read(
@@ -570,22 +613,112 @@ def cache_journal_read(
     allow_lost: bool = False,
 ) -> JournalPage:
     """Events of cache ``name``'s journal in ``partition_id`` from ``start_sequence``."""
-    return _journal_read(
-        client,
-        "cache",
-        name,
-        CACHE_PREFIX + name,
-        _CACHE_JOURNAL_READ,
-        _CACHE_JOURNAL_SUBSCRIBE,
-        partition_id,
-        start_sequence,
-        min_size,
-        max_size,
-        allow_lost,
-        _CACHE_FACTORY_ID,
-        _CACHE_EVENT_CLASS_IDS,
-        CACHE_EVENT_TYPES,
-    )
+    return _journal_read(client, _CACHE_JOURNAL, name, partition_id, start_sequence, min_size, max_size, allow_lost)
+
+
+# --- whole journals: what a journal source's driver and executors ask ------------------------
+
+
+def _bounds(client: Any, journal: _Journal, name: str) -> list[tuple[int, int]]:
+    count = client.partition_service.get_partition_count()
+    request = _subscribe_request  # one request per partition, all in flight at once
+    futures = [
+        _invoke(client, request(journal.subscribe_type, journal.prefix + name), p, _decode_bounds) for p in range(count)
+    ]
+    bounds = _result(combine_futures(futures), f"reading the event journal bounds of {journal.kind} '{name}'")
+    return [(oldest, newest + 1) for oldest, newest in bounds]
+
+
+def map_journal_bounds(client: Any, name: str) -> list[tuple[int, int]]:
+    """For every partition of map ``name``, ``(oldest, next)``: the oldest sequence its journal
+    still keeps and the one the next event will get (equal when it keeps none). A source's
+    ``start="oldest"`` is the first, ``"current"`` the second."""
+    return _bounds(client, _MAP_JOURNAL, name)
+
+
+def cache_journal_bounds(client: Any, name: str) -> list[tuple[int, int]]:
+    """:func:`map_journal_bounds` for cache ``name``."""
+    return _bounds(client, _CACHE_JOURNAL, name)
+
+
+#: Events one request of a range read asks for at most (a page's answer is held in memory whole).
+RANGE_PAGE = 10_000
+
+
+def _read_ranges(
+    client: Any,
+    journal: _Journal,
+    name: str,
+    spans: Mapping[int, tuple[int, int]],
+    allow_lost: bool,
+    page_size: int,
+) -> dict[int, JournalPage]:
+    for partition, (start, end) in spans.items():
+        _check_partition(client, partition)
+        if not 0 <= start <= end:
+            raise HazelcastProtocolError(
+                f"partition {partition}: the range [{start}, {end}) is not a range of sequences"
+            )
+    events: dict[int, list[JournalEvent]] = {p: [] for p in spans}
+    lost: dict[int, tuple[int, int] | None] = {p: None for p in spans}
+    at = {p: start for p, (start, _end) in spans.items()}
+    while True:
+        # one read per partition still short of its end, all in flight at once (a round trip per
+        # round, not per partition)
+        todo = [p for p in spans if at[p] < spans[p][1]]
+        if not todo:
+            break
+        futures = [_read_async(client, journal, name, p, at[p], 0, min(page_size, spans[p][1] - at[p])) for p in todo]
+        answers = _result(combine_futures(futures), f"reading the event journal of {journal.kind} '{name}'")
+        for p, raw in zip(todo, answers):
+            end = spans[p][1]
+            page = _page(client, journal, name, p, at[p], raw, allow_lost=True)
+            if page.lost is not None:  # of this range, only what lies before its end was asked for
+                dropped = (page.lost[0], min(page.lost[1], end))
+                if not allow_lost:
+                    raise JournalEventsLostError(journal.kind, name, p, *dropped)
+                lost[p] = lost[p] or dropped
+            kept = [e for e in page.events if e.sequence < end]
+            events[p] += kept
+            if page.next_sequence <= at[p] and not kept:
+                raise JournalSequenceError(
+                    f"{_reading(journal, name, p, at[p])}: the journal has no event {at[p]} yet, though the range "
+                    f"asked for ends at {end} (a range must end at or before the journal's next sequence)"
+                )
+            at[p] = max(page.next_sequence, at[p]) if not kept else kept[-1].sequence + 1
+    return {
+        p: JournalPage(read_count=len(events[p]), events=events[p], next_sequence=spans[p][1], lost=lost[p])
+        for p in spans
+    }
+
+
+def map_journal_read_ranges(
+    client: Any,
+    name: str,
+    spans: Mapping[int, tuple[int, int]],
+    allow_lost: bool = False,
+    page_size: int = RANGE_PAGE,
+) -> dict[int, JournalPage]:
+    """Exactly the events ``[start, end)`` of each partition of ``spans`` (``{partition: (start,
+    end)}``, ``end`` at most the journal's next sequence, from :func:`map_journal_bounds`): what a
+    journal source's executor reads for one micro-batch, the same events however often it is
+    replayed. Every partition's reads are in flight at once, ``page_size`` events a request.
+
+    Events dropped before they were read raise :class:`JournalEventsLostError` naming the
+    partition and the range; with ``allow_lost`` the page holds what is left of the range and
+    ``lost`` says what was dropped. ``next_sequence`` of each page is the range's end."""
+    return _read_ranges(client, _MAP_JOURNAL, name, spans, allow_lost, page_size)
+
+
+def cache_journal_read_ranges(
+    client: Any,
+    name: str,
+    spans: Mapping[int, tuple[int, int]],
+    allow_lost: bool = False,
+    page_size: int = RANGE_PAGE,
+) -> dict[int, JournalPage]:
+    """:func:`map_journal_read_ranges` for cache ``name``."""
+    return _read_ranges(client, _CACHE_JOURNAL, name, spans, allow_lost, page_size)
 
 
 # --- the Cache service -----------------------------------------------------------------------
@@ -687,6 +820,7 @@ __all__ = [
     "CACHE_PREFIX",
     "DEFAULT_BATCH",
     "MAP_EVENT_TYPES",
+    "RANGE_PAGE",
     "START_POINTERS",
     "CacheNotConfiguredError",
     "HazelcastProtocolError",
@@ -698,12 +832,16 @@ __all__ = [
     "Pointers",
     "cache_ensure",
     "cache_fetch_entries",
+    "cache_journal_bounds",
     "cache_journal_read",
+    "cache_journal_read_ranges",
     "cache_journal_subscribe",
     "cache_put_all",
     "exhausted",
     "fetch_entries",
     "fetch_entries_async",
+    "map_journal_bounds",
     "map_journal_read",
+    "map_journal_read_ranges",
     "map_journal_subscribe",
 ]
