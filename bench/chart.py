@@ -7,14 +7,15 @@ right of 1 = jetconnect faster), coloured by whether it reaches its target, whic
 black tick on the bar. Cases are grouped by benchmark; each group is headed by the command that
 produced it, the UTC date and the load average at start and end, so the picture carries the
 conditions of its figures. Renders headless (matplotlib's Agg backend). ``--markdown`` also prints
-the same rows as a Markdown table (with the memory columns) for the README.
+the same rows as a Markdown table (with the memory columns): the docs' benchmarks page, which
+builds the table itself from the same files (bench/_results.py).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import math
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -23,27 +24,12 @@ import matplotlib
 matplotlib.use("Agg")  # no display: the chart is a file
 import matplotlib.pyplot as plt  # noqa: E402
 
+# run as a script or loaded by path: the results module is beside this file either way
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _results import load_runs, markdown  # noqa: E402
+
 ROOT = Path(__file__).resolve().parent.parent
-#: the order of the groups on the chart; a benchmark not listed comes after, by name
-ORDER = ["core", "files", "hdfs", "jdbc", "kafka", "jms", "imap"]
 COLOURS = {True: "#2e8b57", False: "#c0392b", None: "#8c8c8c"}
-
-
-def load_runs(results: Path) -> list[dict[str, Any]]:
-    """Every ``<name>.json`` under ``results`` with at least one row, in chart order."""
-    runs = []
-    for path in sorted(results.glob("*.json")):
-        try:
-            run = json.loads(path.read_text())
-        except json.JSONDecodeError as exc:
-            raise SystemExit(f"{path}: not a benchmark result ({exc})") from None
-        missing = {"name", "command", "date_utc", "load_start", "load_end", "rows"} - run.keys()
-        if missing:
-            raise SystemExit(f"{path}: missing {', '.join(sorted(missing))}; was it written by bench/_harness.py?")
-        if run["rows"]:
-            runs.append(run)
-    rank = {name: i for i, name in enumerate(ORDER)}
-    return sorted(runs, key=lambda run: (rank.get(run["name"], len(ORDER)), run["name"]))
 
 
 def heading(run: dict[str, Any]) -> str:
@@ -108,37 +94,6 @@ def draw(runs: list[dict[str, Any]], out: Path) -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(out, dpi=110)
     plt.close(fig)
-
-
-def _mib(value: float | None) -> str:
-    return "-" if value is None else f"{value:,.0f}"
-
-
-def markdown(runs: list[dict[str, Any]]) -> str:
-    """The chart's rows as a Markdown table: times, ratio against target, peak memory, and per
-    benchmark the command, date and load they were taken at."""
-    out = [
-        "| case | jetconnect s | alternative s | ratio (target) | driver MiB (Python + JVM) | "
-        "Python workers MiB (all / largest) |",
-        "|---|---|---|---|---|---|",
-    ]
-    for run in runs:
-        load = f"load {run['load_start'][0]:.1f}-{run['load_end'][0]:.1f} on {run.get('cpu_count', '?')} cores"
-        out.append(f"| **{run['name']}**: `{run['command']}`, {run['date_utc'].replace('T', ' ')}, {load} | | | | | |")
-        for row in run["rows"]:
-            target = (
-                "" if row.get("target") is None else f" (≥ {row['target']:g}×{', met' if row['met'] else ', missed'})"
-            )
-            driver = (
-                "-"
-                if row.get("driver_py_mb") is None
-                else f"{_mib(row['driver_py_mb'])} + {_mib(row.get('driver_jvm_mb'))}"
-            )
-            out.append(
-                f"| {row['case']} | {row['ours_s']:.2f} | {row['theirs_s']:.2f} | {row['ratio']:.2f}×{target} | "
-                f"{driver} | {_mib(row.get('workers_mb'))} / {_mib(row.get('worker_max_mb'))} |"
-            )
-    return "\n".join(out)
 
 
 def main() -> None:

@@ -7,4 +7,9 @@ status=0
 echo "lint: ruff check";          .venv/bin/ruff check . || status=1
 echo "lint: ruff format --check"; .venv/bin/ruff format --check . || status=1
 echo "lint: mypy";                .venv/bin/mypy || status=1
+# the docs site, offline (mkdocs.yml: no web fonts, no analytics); a broken link or include fails it
+[ -x .venv/bin/mkdocs ] || bash scripts/setup.sh
+site=$(mktemp -d)
+echo "lint: mkdocs build --strict"; NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs build --strict -q --site-dir "$site" || status=1
+rm -rf "$site"
 exit $status

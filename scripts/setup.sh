@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs everything jetconnect needs on a fresh Debian 12 machine (as root, no systemd):
 # Java for Spark, a virtualenv with the core, every plugin under plugins/ and contrib/ (editable),
-# and the test tools. Idempotent: a second run only checks.
+# the test, lint and docs tools. Idempotent: a second run only checks. Quiet: one line per step, and
+# pip's output only when it fails (it is kept in $VENV/.pip.log).
 #
 #   bash scripts/setup.sh                                 # .venv: the newest PySpark pyproject.toml allows
 #   bash scripts/setup.sh --spark 4.2.0 .venv-spark-oldest  # another venv, with that PySpark release
@@ -44,17 +45,25 @@ stamp=$VENV/.jetconnect-installed
 inputs=$( (echo "spark=$SPARK"; cat pyproject.toml plugins/*/pyproject.toml contrib/*/pyproject.toml 2>/dev/null) | sha1sum | cut -c1-40)
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$inputs" ]; then
   echo "setup: installing jetconnect, its plugins and test tools into $VENV${SPARK:+ (pyspark $SPARK)}"
-  "$VPY" -m pip install -q --upgrade pip
+  log=$VENV/.pip.log
+  quiet() {  # run pip, showing its output only if it fails
+    if ! "$@" >"$log" 2>&1; then
+      cat "$log" >&2
+      echo "setup: failed: $* (output above, also in $log)" >&2
+      exit 1
+    fi
+  }
+  quiet "$VPY" -m pip install -q --upgrade pip
   if [ -n "$SPARK" ]; then
     # pinned in the same resolve as the core, so pip fails if the version is outside its range
     args=(-e ".[test]" "pyspark[connect]==$SPARK")
   else
-    args=(-e ".[test,bench,lint]")
+    args=(-e ".[test,bench,lint,docs]")
   fi
   for dir in plugins/*/ contrib/*/; do
     [ -f "$dir/pyproject.toml" ] && args+=(-e "$dir")
   done
-  "$VPY" -m pip install -q "${args[@]}"
+  quiet "$VPY" -m pip install -q "${args[@]}"
   echo "$inputs" > "$stamp"
 fi
 "$VPY" -c "import jetconnect, pyspark; print('setup: jetconnect', jetconnect.__version__, 'pyspark', pyspark.__version__, 'in $VENV')"

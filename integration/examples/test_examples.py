@@ -1,5 +1,5 @@
 """Every script in examples/ runs, end to end, against the project's own servers: one test each, so
-an example (and the README lines copied from it) cannot rot.
+an example (and the README and docs lines copied from it) cannot rot.
 
 Each script creates what it needs, ends by itself, checks its own output and prints one summary
 line ``<name>: ok: ...``; a test runs it as a user would (``.venv/bin/python examples/NAME.py``,
@@ -17,6 +17,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
+DOCS = ROOT / "docs"
 
 #: Every example and the servers (scripts/servers/NAME.sh) it needs.
 SERVERS: dict[str, tuple[str, ...]] = {
@@ -25,7 +26,7 @@ SERVERS: dict[str, tuple[str, ...]] = {
     "files_to_avro": (),
     "journal_to_map": (),
     "jms_to_parquet": ("activemq",),
-    "kafka_to_jdbc": ("noida-kafka", "postgresql"),
+    "kafka_to_jdbc": ("kafka", "postgresql"),
 }
 
 
@@ -48,10 +49,20 @@ def test_example_runs_and_checks_its_own_output(name: str, server, tmp_path: Pat
     assert re.search(rf"^{name}: ok: .+", result.stdout, re.MULTILINE), log
 
 
+def python_blocks(text: str) -> list[list[str]]:
+    """The ```python blocks of a Markdown text, as lines."""
+    return [block.splitlines() for block in re.findall(r"^```python\n(.*?)^```", text, re.MULTILINE | re.DOTALL)]
+
+
 def use_section_blocks(readme: str) -> list[list[str]]:
     """The ```python blocks of README.md's "Use" section (up to the next ``## `` heading), as lines."""
-    section = readme.split("\n## Use\n", 1)[1].split("\n## ", 1)[0]
-    return [block.splitlines() for block in re.findall(r"^```python\n(.*?)^```", section, re.MULTILINE | re.DOTALL)]
+    return python_blocks(readme.split("\n## Use\n", 1)[1].split("\n## ", 1)[0])
+
+
+def docs_blocks() -> dict[str, list[list[str]]]:
+    """The ```python blocks of every page under docs/, by page (the docs site's own pages; the
+    connector pages are the plugins' READMEs, read at build time)."""
+    return {str(page.relative_to(ROOT)): python_blocks(page.read_text()) for page in sorted(DOCS.rglob("*.md"))}
 
 
 def contains_lines(text: str, lines: list[str]) -> bool:
@@ -61,12 +72,23 @@ def contains_lines(text: str, lines: list[str]) -> bool:
     return any(have[i : i + len(want)] == want for i in range(len(have) - len(want) + 1))
 
 
+def _stale(blocks: list[list[str]]) -> list[str]:
+    sources = {p.name: p.read_text() for p in EXAMPLES.glob("*.py")}
+    return ["\n".join(block) for block in blocks if not any(contains_lines(text, block) for text in sources.values())]
+
+
 def test_every_python_block_of_the_readme_use_section_is_copied_from_an_example() -> None:
     blocks = use_section_blocks((ROOT / "README.md").read_text())
     assert blocks, "the Use section shows no code: this test would check nothing"
-    sources = {p.name: p.read_text() for p in EXAMPLES.glob("*.py")}
-    stale = ["\n".join(block) for block in blocks if not any(contains_lines(text, block) for text in sources.values())]
+    stale = _stale(blocks)
     assert not stale, "README.md's Use section has code that no file under examples/ holds:\n\n" + "\n\n".join(stale)
+
+
+def test_every_python_block_of_the_docs_pages_is_copied_from_an_example() -> None:
+    pages = docs_blocks()
+    assert sum(len(blocks) for blocks in pages.values()) >= 3, "the docs show no code: this test would check nothing"
+    stale = [f"{page}:\n{block}" for page, blocks in pages.items() for block in _stale(blocks)]
+    assert not stale, "docs pages have Python code that no file under examples/ holds:\n\n" + "\n\n".join(stale)
 
 
 def test_the_readme_check_sees_a_changed_line() -> None:
