@@ -1,17 +1,16 @@
 """IMap benchmark: puts and journal reads through Spark, next to each store's raw client doing the same work.
 
-    python bench/bench_imap.py [--rows 100000] [--stores sqlite,redis] [--repeat 2] [--warmup 1]
+    python bench/bench_imap.py [--rows 100000] [--repeat 2] [--warmup 1]
 
-For each store (an SQLite file; Redis on 127.0.0.1:6379, started with scripts/servers/redis.sh):
+On the embedded store (an SQLite file):
 
 * puts: ``sinks.map(...).write(df)`` of N rows (the Spark job included; each put reads the old
   value and appends a journal event, atomically per partition) vs. the raw client writing the
-  same N entries *and* one journal event each, the least a map with a journal must write: SQLite
-  ``executemany`` into an entries table and a journal table in one transaction; Redis pipelines
-  (10,000 commands each) of ``HSET`` of the entry and ``ZADD`` of its JSON event;
+  same N entries *and* one journal event each, the least a map with a journal must write:
+  ``executemany`` into an entries table and a journal table in one transaction;
 * journal read: ``sources.map_journal(...)`` read as a stream (``availableNow``, into Spark's
   ``noop`` sink) of the N events the puts made, vs. the raw client fetching those N events (an
-  SQLite ``SELECT`` of the journal table; Redis ``ZRANGEBYSCORE`` pages of 10,000), which
+  SQLite ``SELECT`` of the journal table), which
   neither decodes nor hands them to anyone. Two rows: the whole query, which includes starting
   a streaming query (its driver-side reader process, the checkpoint), and its one micro-batch
   (Spark's ``triggerExecution``), the part that grows with N.
@@ -26,16 +25,13 @@ Writes bench/results/imap.json (bench/_harness.py).
 
 from __future__ import annotations
 
-import json
 import sqlite3
-import sys
 import tempfile
 import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
 
-import redis
 from _harness import Bench, Row, bench_parser, bench_spark, best_of_turns
 
 from jetconnect import sinks, sources
@@ -72,36 +68,6 @@ class RawSqlite:
     def read(self, rows: int) -> None:
         got = self.db.execute(f"SELECT seq, type, key, old_value, new_value, ts FROM {self.table}_journal").fetchall()
         assert len(got) == rows
-
-
-class RawRedis:
-    """The same entries and one journal event each, in one hash and one sorted set, with redis-py."""
-
-    def __init__(self, url: str) -> None:
-        self.client = redis.Redis.from_url(url)
-        self.prefix = ""
-        self.made: list[str] = []
-
-    def put(self, rows: int) -> None:
-        self.prefix = f"bench-raw-{uuid.uuid4().hex[:8]}"
-        self.made += [f"{self.prefix}:entries", f"{self.prefix}:journal"]
-        now = int(time.time() * 1000)
-        for start in range(0, rows, CHUNK):
-            pipe = self.client.pipeline(transaction=False)
-            for i in range(start, min(rows, start + CHUNK)):
-                pipe.hset(f"{self.prefix}:entries", str(i), str(i * 2))
-                pipe.zadd(f"{self.prefix}:journal", {json.dumps([str(i), "ADDED", str(i), False, str(i * 2), now]): i})
-            pipe.execute()
-
-    def read(self, rows: int) -> None:
-        got = 0
-        for start in range(0, rows, CHUNK):
-            got += len(self.client.zrangebyscore(f"{self.prefix}:journal", start, start + CHUNK - 1))
-        assert got == rows
-
-    def clean(self) -> None:
-        for key in self.made:
-            self.client.delete(key)
 
 
 def through_spark(
@@ -164,8 +130,7 @@ def without_spark(url: str, rows: int, made: list[str]) -> tuple[Callable[[], No
 def main() -> None:
     parser = bench_parser(__doc__.split("\n\n")[0], repeat=2)
     parser.add_argument("--rows", type=int, default=100_000)
-    parser.add_argument("--stores", default="sqlite,redis")
-    parser.add_argument("--redis", default="redis://127.0.0.1:6379/0")
+    parser.add_argument("--stores", default="sqlite")
     parser.add_argument(
         "--without-spark",
         action="store_true",
@@ -184,17 +149,10 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp, Bench(name, args, results=args.results, title=title) as bench:
         workdir = Path(tmp)
         for store in args.stores.split(","):
-            if store == "sqlite":
-                url = f"sqlite:///{workdir}/imap.db"
-                raw: RawSqlite | RawRedis = RawSqlite(workdir / "raw.db")
-            else:
-                url = args.redis
-                try:
-                    redis.Redis.from_url(url).ping()
-                except redis.RedisError as exc:
-                    print(f"skipping redis: {exc} (start it with scripts/servers/redis.sh start)", file=sys.stderr)
-                    continue
-                raw = RawRedis(url)
+            if store != "sqlite":
+                raise SystemExit(f"unknown store {store!r}: sqlite")
+            url = f"sqlite:///{workdir}/imap.db"
+            raw = RawSqlite(workdir / "raw.db")
             made: list[str] = []
             batch_s: list[float] = []
             if spark is None:
@@ -210,11 +168,9 @@ def main() -> None:
                 ours_put, raw_put = best_of_turns([put, lambda raw=raw: raw.put(rows)], args.repeat, args.warmup)
             with bench.measure(journal, micro, f"{store}: journal read"):
                 ours_read, raw_read = best_of_turns([read, lambda raw=raw: raw.read(rows)], args.repeat, args.warmup)
-            if isinstance(raw, RawRedis):
-                raw.clean()
             for name in made:
                 connect(url).map(name).clear()
-            target = 0.5 if store == "sqlite" else 0.8
+            target = 0.5
             bench.add(
                 Row(
                     puts,

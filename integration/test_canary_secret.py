@@ -295,7 +295,7 @@ def test_the_canary_works_through_jms_and_shows_nowhere(spark, activemq, tmp_pat
 
 
 def test_the_cli_shows_no_secret_from_its_environment():
-    env = {**os.environ, "JETCONNECT_IMAP_STORE": f"redis://:{quote(CANARY, safe='')}@127.0.0.1:1/0"}
+    env = {**os.environ, "JETCONNECT_IMAP_STORE": f"hazelcast://:{quote(CANARY, safe='')}@127.0.0.1:1/jetconnect"}
     result = subprocess.run(
         [str(Path(sys.executable).parent / "jetconnect"), "plugins"],
         capture_output=True,

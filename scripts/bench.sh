@@ -13,7 +13,7 @@ shift || true  # what follows the name belongs to the benchmark
 if [ "$pattern" = chart ]; then
   exec .venv/bin/python bench/chart.py "$@"
 fi
-declare -A servers=([kafka]=kafka [jdbc]=postgresql [jms]=activemq [hdfs]=hdfs [imap]=redis)
+declare -A servers=([kafka]=kafka [jdbc]=postgresql [jms]=activemq [hdfs]=hdfs [imap]=hazelcast)
 benches=()
 for bench in bench/bench_${pattern}.py; do
   [ -f "$bench" ] && benches+=("$bench")

@@ -284,8 +284,8 @@ class HdfsToHdfs(Pair):
 
 
 class JournalToMap(Pair):
-    """The journal of a map on the embedded SQLite store (the crash test's store: Redis runs
-    without persistence in scripts/servers/redis.sh, so a restart of it is a wipe, not a restart)."""
+    """The journal of a map on the embedded SQLite store (the crash test's store; the pair on the
+    Hazelcast cluster, with a member SIGKILL, is integration/imap/test_hazelcast_crash.py)."""
 
     name = "map_journal -> map"
 

@@ -72,17 +72,3 @@ def _run_crash_test(store_url: str, name, tmp_path: Path) -> None:
 @pytest.mark.parametrize("store_url", ["sqlite"], indirect=True)
 def test_journal_to_map_survives_sigkill(store_url, name, tmp_path) -> None:
     _run_crash_test(store_url, name, tmp_path)
-
-
-@pytest.mark.crash_matrix
-@pytest.mark.timeout(900)
-@pytest.mark.parametrize("store_url", ["redis"], indirect=True)
-def test_journal_to_map_survives_sigkill_on_redis(store_url, name, tmp_path) -> None:
-    _run_crash_test(store_url, name, tmp_path)
-
-
-@pytest.mark.crash_matrix
-@pytest.mark.timeout(900)
-@pytest.mark.parametrize("store_url", ["cluster"], indirect=True)
-def test_journal_to_map_survives_sigkill_on_a_cluster(store_url, name, tmp_path) -> None:
-    _run_crash_test(store_url, name, tmp_path)

@@ -15,8 +15,8 @@ from jetconnect_imap import connect
 # import it, so the lambdas given to sources and sinks travel by value.
 cloudpickle.register_pickle_by_value(sys.modules[__name__])
 
-ALL_STORES = pytest.mark.parametrize("store_url", ["sqlite", "redis", "cluster"], indirect=True)
-TWO_STORES = pytest.mark.parametrize("store_url", ["sqlite", "redis"], indirect=True)
+# The embedded store through its plain Python API; Hazelcast: test_hazelcast_spark.py
+ALL_STORES = TWO_STORES = pytest.mark.parametrize("store_url", ["sqlite"], indirect=True)
 
 
 @ALL_STORES

@@ -1,7 +1,7 @@
-"""The stores behind IMap and IList: one contract, checked on SQLite and on a real Redis.
+"""The embedded store behind IMap and IList (SQLite): its contract, without Spark.
 
-These need no Spark; Redis is started once by ``scripts/servers/redis.sh`` (the ``server``
-fixture: skipped locally if it cannot start, a failure in CI).
+A Hazelcast cluster keeps its own entries and journal; the connectors' tests against it are in
+test_hazelcast_*.py.
 """
 
 from __future__ import annotations
@@ -17,12 +17,9 @@ from jetconnect_imap.serde import dumps, partition_of
 from jetconnect_imap.store import Progress, open_store, redact_url
 
 
-@pytest.fixture(params=["sqlite", "redis"])
-def url(request, tmp_path, server) -> str:
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path}/imap.db"
-    server("redis")
-    return "redis://127.0.0.1:6379/0"
+@pytest.fixture
+def url(tmp_path) -> str:
+    return f"sqlite:///{tmp_path}/imap.db"
 
 
 def _name() -> str:
@@ -156,4 +153,4 @@ def test_bad_names_and_urls_are_refused_without_showing_secrets() -> None:
     with pytest.raises(StoreError) as info:
         open_store("mongodb://user:hunter2@host/db")
     assert "hunter2" not in str(info.value)
-    assert redact_url("redis://u:hunter2@h:1/0") == "redis://u:***@h:1/0"
+    assert redact_url("hazelcast://u:hunter2@h:1/c") == "hazelcast://u:***@h:1/c"

@@ -1,7 +1,7 @@
 """Store URLs: a password never shows, whatever characters it holds, raw or percent-encoded.
 
-Property-based (Hypothesis, bounded); the Redis tests with a real ``--requirepass`` server are in
-integration/imap/test_redis_faults.py.
+Property-based (Hypothesis, bounded); a Hazelcast cluster's URL and ``client_config`` secrets
+against the real cluster are in integration/imap/test_hazelcast_faults.py.
 """
 
 from __future__ import annotations
@@ -22,13 +22,13 @@ BOUNDED = settings(max_examples=300, deadline=dt.timedelta(seconds=2))
 NASTY = "@#/%'\\:?&;=[]{} \t\u00e9\U0001f600"
 PASSWORDS = st.text(alphabet=st.sampled_from(NASTY) | st.characters(exclude_categories=["Cs"]), min_size=1, max_size=30)
 USERS = st.text(alphabet="abcdefgh-_.0123456789", max_size=8)
-HOSTS = st.sampled_from(["127.0.0.1:6379/0", "redis.example:7001", "h/3?socket_timeout=5", "[::1]:6380/1"])
+HOSTS = st.sampled_from(["127.0.0.1:5701/jetconnect", "hz.example:5701,hz2:5702/c", "h/c?smart=0", "[::1]:5701/dev"])
 
 
 @BOUNDED
-@given(USERS, PASSWORDS, HOSTS, st.sampled_from(["redis", "rediss", "redis+cluster"]))
-@example("", "p@ss#w/rd%2F'\\x", "127.0.0.1:6379/0", "redis")
-@example("u", "a:b@c?d=e#f", "h/3?socket_timeout=5", "redis")
+@given(USERS, PASSWORDS, HOSTS, st.sampled_from(["hazelcast", "sqlite"]))
+@example("", "p@ss#w/rd%2F'\\x", "127.0.0.1:5701/jetconnect", "hazelcast")
+@example("u", "a:b@c?d=e#f", "h/c?smart=0", "hazelcast")
 def test_a_password_is_masked_raw_or_encoded(user: str, password: str, host: str, scheme: str) -> None:
     for written in (password, quote(password, safe="")):
         url = f"{scheme}://{user}:{written}@{host}"
@@ -48,25 +48,31 @@ def test_a_password_is_masked_raw_or_encoded(user: str, password: str, host: str
 @BOUNDED
 @given(PASSWORDS)
 def test_password_like_query_values_are_masked(password: str) -> None:
-    url = f"redis://127.0.0.1:6379/0?client_name=x&password={quote(password, safe='')}&db=1"
-    assert redact_url(url) == "redis://127.0.0.1:6379/0?client_name=x&password=***&db=1"
+    url = f"hazelcast://127.0.0.1:5701/c?client_name=x&password={quote(password, safe='')}&db=1"
+    assert redact_url(url) == "hazelcast://127.0.0.1:5701/c?client_name=x&password=***&db=1"
 
 
 def test_urls_without_secrets_are_shown_as_they_are() -> None:
-    for url in ["sqlite:///tmp/a@b:c.db", "redis://user@h:1/0", "redis://h:1/0?client_name=me", "sqlite:////x.db"]:
+    for url in [
+        "sqlite:///tmp/a@b:c.db",
+        "hazelcast://user@h:1/c",
+        "hazelcast://h:1/c?client_name=me",
+        "sqlite:////x.db",
+    ]:
         assert redact_url(url) == url and url_secrets(url) == ()
     # an '@' in a query value makes two readings: both are hidden rather than one shown
-    assert redact_url("redis://h:1/0?password=a@b&x=1") == "redis://h:***&x=1"
+    assert redact_url("hazelcast://h:1/c?password=a@b&x=1") == "hazelcast://h:***&x=1"
     # a password no encoding can carry is still masked
-    assert redact_url("redis://:a\ud800b@h/0") == "redis://:***@h/0" and "a\ud800b" in url_secrets(
-        "redis://:a\ud800b@h/0"
+    assert redact_url("hazelcast://:a\ud800b@h/c") == "hazelcast://:***@h/c" and "a\ud800b" in url_secrets(
+        "hazelcast://:a\ud800b@h/c"
     )
 
 
 @settings(max_examples=50, deadline=dt.timedelta(seconds=2))
 @given(PASSWORDS)
 def test_no_repr_or_store_error_shows_the_store_password(password: str) -> None:
-    url = f"redis://:{quote(password, safe='')}@127.0.0.1:1/0"
+    # building a connector connects to nothing: its repr and errors are all that could show it
+    url = f"hazelcast://:{quote(password, safe='')}@127.0.0.1:1/jetconnect"
     things = [
         map_sink("m", store=url),
         map_source("m", store=url),
@@ -76,8 +82,8 @@ def test_no_repr_or_store_error_shows_the_store_password(password: str) -> None:
         list_source("m", store=url),
     ]
     for thing in things:
-        assert repr(thing) == f"{type(thing).__name__}('m', store='redis://:***@127.0.0.1:1/0')"
-    for bad in (url.replace("redis", "mongodb", 1), f"sqlite://u:{quote(password, safe='')}@/", "sqlite:"):
+        assert repr(thing) == f"{type(thing).__name__}('m', store='hazelcast://:***@127.0.0.1:1/jetconnect')"
+    for bad in (url.replace("hazelcast", "mongodb", 1), f"sqlite://u:{quote(password, safe='')}@/", "sqlite:"):
         with pytest.raises(StoreError) as info:
             open_store(bad)
         assert str(info.value).startswith(f"store URL {redact_url(bad)!r}")

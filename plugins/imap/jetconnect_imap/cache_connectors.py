@@ -17,7 +17,7 @@ from __future__ import annotations
 import enum
 import math
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 import pyarrow as pa
@@ -150,7 +150,9 @@ class CacheJournalSource(MapJournalSource):
     put_events = CACHE_PUT_EVENTS
     _stored_name = staticmethod(cache_store_name)
 
-    def _read_events(self, store: Store, spans: dict[int, tuple[int, int]]) -> dict[int, list[RawEvent]]:
+    def _read_events(self, store: Store | None, spans: dict[int, tuple[int, int]]) -> dict[int, list[RawEvent]]:
+        if store is None:  # Hazelcast: the members' cache journal already speaks JCache's names
+            return super()._read_events(store, spans)
         return {
             p: [self._as_cache_event(event) for event in events]
             for p, events in super()._read_events(store, spans).items()
@@ -189,9 +191,18 @@ class CacheSink(MapSink):
         journal_ttl: float | None = None,
         chunk_rows: int = DEFAULT_CHUNK_ROWS,
         expiry_s: float | None = None,
+        client_config: Mapping[str, Any] | None = None,
     ) -> None:
         super().__init__(
-            cache_name, store, key_column, value_column, partitions, journal_capacity, journal_ttl, chunk_rows
+            cache_name,
+            store,
+            key_column,
+            value_column,
+            partitions,
+            journal_capacity,
+            journal_ttl,
+            chunk_rows,
+            client_config,
         )
         self.expiry_s = check_expiry(self.name, expiry_s)
 

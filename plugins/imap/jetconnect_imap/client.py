@@ -3,7 +3,7 @@
 Keys and values are any JSON-serialisable Python values (plus dates, timestamps, decimals).
 Every write goes through the store's atomic partition update, so the journal sees it::
 
-    orders = connect("redis://127.0.0.1:6379/0").map("orders")
+    orders = connect().map("orders")  # the embedded store; on Hazelcast use its own client
     orders.put("o-1", {"qty": 2})
     orders.get("o-1")            # {'qty': 2}
 """
@@ -55,7 +55,8 @@ class Grid:
 
 
 def connect(url: str | None = None) -> Grid:
-    """A :class:`Grid` on ``url`` (default: ``$JETCONNECT_IMAP_STORE`` or ./jetconnect-imap.db)."""
+    """A :class:`Grid` on the embedded store ``url`` (default: ``$JETCONNECT_IMAP_STORE`` or
+    ~/.jetconnect/imap.db). A Hazelcast cluster is reached with its own client (``hazelcast.HazelcastClient``)."""
     return Grid(open_store(url))
 
 

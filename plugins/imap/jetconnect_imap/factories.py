@@ -1,12 +1,13 @@
 """The factories behind ``sources.*`` and ``sinks.*``: Jet's names, annotated so that Spark's
 string options (``spark.read.format("jetconnect.map").option("name", ...)``) convert.
 
-Functions (predicates, projections, merge functions) can only be given from Python.
+Functions (predicates, projections, merge functions) and ``client_config`` (any keyword of
+``hazelcast.HazelcastClient``) can only be given from Python; ``store`` is a string option too.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from jetconnect_imap.cache_connectors import CacheJournalSource, CacheSink, CacheSource
@@ -29,9 +30,10 @@ def map_source(
     projection: Callable[[Any, Any], Any] | None = None,
     schema: str | None = None,
     parallelism: int = 4,
+    client_config: Mapping[str, Any] | None = None,
 ) -> MapSource:
     """Read every entry of map ``name`` (batch); ``predicate(key, value)``, ``projection(key, value)``."""
-    return MapSource(name, store, predicate, projection, schema, parallelism)
+    return MapSource(name, store, predicate, projection, schema, parallelism, client_config)
 
 
 def map_journal(
@@ -45,17 +47,30 @@ def map_journal(
     schema: str | None = None,
     parallelism: int = 4,
     full_events: bool = False,
+    client_config: Mapping[str, Any] | None = None,
 ) -> MapJournalSource:
     """Stream the event journal of map ``name`` from the ``oldest`` kept event or the ``current`` end:
     as Jet, ADDED and UPDATED events as ``(key, value)``; ``full_events=True`` for every event, whole."""
     return MapJournalSource(
-        name, store, start, predicate, projection, event_types, on_overflow, schema, parallelism, full_events
+        name,
+        store,
+        start,
+        predicate,
+        projection,
+        event_types,
+        on_overflow,
+        schema,
+        parallelism,
+        full_events,
+        client_config,
     )
 
 
-def list_source(name: str, store: str | None = None, schema: str | None = None) -> ListSource:
+def list_source(
+    name: str, store: str | None = None, schema: str | None = None, client_config: Mapping[str, Any] | None = None
+) -> ListSource:
     """Read the items of list ``name`` (one partition)."""
-    return ListSource(name, store, schema)
+    return ListSource(name, store, schema, client_config)
 
 
 def map_sink(
@@ -67,9 +82,12 @@ def map_sink(
     journal_capacity: int | None = None,
     journal_ttl: float | None = None,
     chunk_rows: int = DEFAULT_CHUNK_ROWS,
+    client_config: Mapping[str, Any] | None = None,
 ) -> MapSink:
     """Put rows into map ``name`` (``key`` -> ``value``; a null value removes the key), ``chunk_rows`` at a time."""
-    return MapSink(name, store, key_column, value_column, partitions, journal_capacity, journal_ttl, chunk_rows)
+    return MapSink(
+        name, store, key_column, value_column, partitions, journal_capacity, journal_ttl, chunk_rows, client_config
+    )
 
 
 def map_with_merging(
@@ -82,10 +100,11 @@ def map_with_merging(
     journal_capacity: int | None = None,
     journal_ttl: float | None = None,
     chunk_rows: int = DEFAULT_CHUNK_ROWS,
+    client_config: Mapping[str, Any] | None = None,
 ) -> MapWithMergingSink:
     """Merge ``value_fn(row)`` into the entry at ``key_fn(row)`` with ``merge_fn(old, new)``."""
     return MapWithMergingSink(
-        name, key_fn, value_fn, merge_fn, store, partitions, journal_capacity, journal_ttl, chunk_rows
+        name, key_fn, value_fn, merge_fn, store, partitions, journal_capacity, journal_ttl, chunk_rows, client_config
     )
 
 
@@ -98,9 +117,12 @@ def map_with_updating(
     journal_capacity: int | None = None,
     journal_ttl: float | None = None,
     chunk_rows: int = DEFAULT_CHUNK_ROWS,
+    client_config: Mapping[str, Any] | None = None,
 ) -> MapWithUpdatingSink:
     """Set the entry at ``key_fn(row)`` to ``update_fn(old, row)`` (None removes it)."""
-    return MapWithUpdatingSink(name, key_fn, update_fn, store, partitions, journal_capacity, journal_ttl, chunk_rows)
+    return MapWithUpdatingSink(
+        name, key_fn, update_fn, store, partitions, journal_capacity, journal_ttl, chunk_rows, client_config
+    )
 
 
 def map_with_entry_processor(
@@ -112,16 +134,22 @@ def map_with_entry_processor(
     journal_capacity: int | None = None,
     journal_ttl: float | None = None,
     chunk_rows: int = DEFAULT_CHUNK_ROWS,
+    client_config: Mapping[str, Any] | None = None,
 ) -> MapWithEntryProcessorSink:
     """Run ``processor_fn(entry)`` on the entry at ``key_fn(row)``; it may set ``entry.value``."""
     return MapWithEntryProcessorSink(
-        name, key_fn, processor_fn, store, partitions, journal_capacity, journal_ttl, chunk_rows
+        name, key_fn, processor_fn, store, partitions, journal_capacity, journal_ttl, chunk_rows, client_config
     )
 
 
-def list_sink(name: str, store: str | None = None, chunk_rows: int = DEFAULT_CHUNK_ROWS) -> ListSink:
+def list_sink(
+    name: str,
+    store: str | None = None,
+    chunk_rows: int = DEFAULT_CHUNK_ROWS,
+    client_config: Mapping[str, Any] | None = None,
+) -> ListSink:
     """Append rows to list ``name``, ``chunk_rows`` at a time."""
-    return ListSink(name, store, chunk_rows)
+    return ListSink(name, store, chunk_rows, client_config)
 
 
 def cache_source(
@@ -131,9 +159,10 @@ def cache_source(
     projection: Callable[[Any, Any], Any] | None = None,
     schema: str | None = None,
     parallelism: int = 4,
+    client_config: Mapping[str, Any] | None = None,
 ) -> CacheSource:
     """Read every live entry of cache ``name`` (batch), skipping and expiring the expired ones."""
-    return CacheSource(name, store, predicate, projection, schema, parallelism)
+    return CacheSource(name, store, predicate, projection, schema, parallelism, client_config)
 
 
 def cache_journal(
@@ -147,11 +176,22 @@ def cache_journal(
     schema: str | None = None,
     parallelism: int = 4,
     full_events: bool = False,
+    client_config: Mapping[str, Any] | None = None,
 ) -> CacheJournalSource:
     """Stream the event journal of cache ``name``: as Jet, CREATED and UPDATED events as
     ``(key, value)``; ``full_events=True`` for every event (CREATED, UPDATED, REMOVED, EXPIRED), whole."""
     return CacheJournalSource(
-        name, store, start, predicate, projection, event_types, on_overflow, schema, parallelism, full_events
+        name,
+        store,
+        start,
+        predicate,
+        projection,
+        event_types,
+        on_overflow,
+        schema,
+        parallelism,
+        full_events,
+        client_config,
     )
 
 
@@ -165,9 +205,19 @@ def cache_sink(
     journal_ttl: float | None = None,
     chunk_rows: int = DEFAULT_CHUNK_ROWS,
     expiry_s: float | None = None,
+    client_config: Mapping[str, Any] | None = None,
 ) -> CacheSink:
     """Put rows into cache ``name`` (a null value removes the key); with ``expiry_s`` they expire
     that many seconds after being written."""
     return CacheSink(
-        name, store, key_column, value_column, partitions, journal_capacity, journal_ttl, chunk_rows, expiry_s
+        name,
+        store,
+        key_column,
+        value_column,
+        partitions,
+        journal_capacity,
+        journal_ttl,
+        chunk_rows,
+        expiry_s,
+        client_config,
     )

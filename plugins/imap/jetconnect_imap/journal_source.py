@@ -14,7 +14,7 @@ import datetime as dt
 import enum
 import logging
 from bisect import bisect_left
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from itertools import chain, repeat
 from operator import itemgetter
@@ -37,6 +37,8 @@ from jetconnect.api import (
 )
 from jetconnect.errors import OffsetError, OptionError
 from jetconnect_imap.events import EventType, JournalEvent, parse_event_types
+from jetconnect_imap.hz_journal import HazelcastJournal
+from jetconnect_imap.hz_store import is_hazelcast
 from jetconnect_imap.map_source import DEFAULT_PROJECTED_SCHEMA
 from jetconnect_imap.rows import row_shaper
 from jetconnect_imap.serde import loads, text_of
@@ -89,10 +91,13 @@ class MapJournalSource(StreamSource):
         schema: str | StructType | None = None,
         parallelism: int = 4,
         full_events: bool = False,
+        client_config: Mapping[str, Any] | None = None,
     ) -> None:
         self.display_name = map_name
-        self.map_name = self._stored_name(map_name)
         self.store_url = store or default_url()
+        self.on_hazelcast = is_hazelcast(self.store_url)
+        self.map_name = map_name if self.on_hazelcast else self._stored_name(map_name)
+        self.client_config = dict(client_config or {})
         if start not in (START_FROM_OLDEST, START_FROM_CURRENT):
             raise OptionError(f"source '{self.name}': option 'start' must be oldest or current, got {start!r}")
         if on_overflow not in ("fail", "skip"):
@@ -136,7 +141,13 @@ class MapJournalSource(StreamSource):
         return open_store(self.store_url).map_config(self.map_name)
 
     def _bounds(self) -> list[tuple[int, int]]:
+        if self.on_hazelcast:
+            return self._hz_journal().bounds()
         return open_store(self.store_url).journal_bounds(self.map_name, self._config())
+
+    def _hz_journal(self) -> HazelcastJournal:
+        """The members' own journal of the map (or cache), when the store is a Hazelcast cluster."""
+        return HazelcastJournal(self.store_url, self.map_name, self.client_config, cache=self.kind == "cache")
 
     # --- driver side -------------------------------------------------------------------------
 
@@ -184,12 +195,18 @@ class MapJournalSource(StreamSource):
         """Where reading of ``partition`` really starts: ``saved``, or ``oldest`` when skipping."""
         if saved >= oldest:
             return saved
+        if self.on_hazelcast:
+            kept, remedy = "the members' event-journal capacity and time-to-live for it", "raise them"
+        else:
+            config = self._config()
+            kept = f"{config.partition_capacity} events per partition" + (
+                f" for {config.journal_ttl:g} s" if config.journal_ttl else ""
+            )
+            remedy = "raise journal_capacity"
         message = (
             f"source '{self.name}': {self._subject} partition {partition} lost events "
-            f"{saved}..{oldest - 1} before they were read (the journal keeps "
-            f"{self._config().partition_capacity} events per partition"
-            + (f" for {self._config().journal_ttl:g} s" if self._config().journal_ttl else "")
-            + "); raise journal_capacity, read more often, or set on_overflow='skip'"
+            f"{saved}..{oldest - 1} before they were read (the journal keeps {kept}); "
+            f"{remedy}, read more often, or set on_overflow='skip'"
         )
         if self.on_overflow == "fail":
             raise OffsetError(message)
@@ -212,7 +229,7 @@ class MapJournalSource(StreamSource):
     # --- executor side -----------------------------------------------------------------------
 
     def read_range(self, range_: Range) -> ReadOutput:
-        store = open_store(self.store_url)
+        store = None if self.on_hazelcast else open_store(self.store_url)
         shape = row_shaper(self._schema, f"source '{self.name}' {self.display_name!r}")
         # the stored JSON text is what the default string columns show: no decoding
         plain = (
@@ -286,15 +303,20 @@ class MapJournalSource(StreamSource):
                 pa.array([text_of(e[2]) for e in kept], pa.string()),
                 pa.array([text_of(e[3]) for e in kept], pa.string()),
                 pa.array([text_of(e[4]) for e in kept], pa.string()),
-                pa.array([e[5] * 1000 for e in kept], pa.int64()).cast(_FULL_ARROW.field("timestamp").type),
+                # Hazelcast's events carry no time (None): a null timestamp
+                pa.array([None if e[5] is None else e[5] * 1000 for e in kept], pa.int64()).cast(
+                    _FULL_ARROW.field("timestamp").type
+                ),
             ],
             schema=_FULL_ARROW,
         )
 
-    def _read_events(self, store: Store, spans: dict[int, tuple[int, int]]) -> dict[int, list[RawEvent]]:
+    def _read_events(self, store: Store | None, spans: dict[int, tuple[int, int]]) -> dict[int, list[RawEvent]]:
         """The stored events of each partition's ``[start, end)``; a subclass may rename types or
         unwrap values here, one event for each stored one (the overflow check counts on the
-        sequences)."""
+        sequences). On Hazelcast (``store`` None) the members' journal, read by range."""
+        if store is None:
+            return self._hz_journal().read(spans)
         return store.read_journals(self.map_name, spans)
 
 
@@ -317,7 +339,9 @@ def _groups(spans: dict[int, tuple[int, int]], budget: int) -> Iterator[dict[int
         yield group
 
 
-def _utc(timestamp_ms: int) -> dt.datetime:
+def _utc(timestamp_ms: int | None) -> dt.datetime | None:
+    if timestamp_ms is None:  # a Hazelcast journal event: no time recorded
+        return None
     return dt.datetime.fromtimestamp(timestamp_ms / 1000, tz=dt.UTC)
 
 

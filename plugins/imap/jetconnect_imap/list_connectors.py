@@ -3,17 +3,24 @@
 The list sink appends each Spark task's rows in chunks of ``chunk_rows``, each in one atomic
 step with its progress record, so a re-delivered micro-batch is not appended twice (exactly-once
 from a replayable source); chunks of the tasks of one batch may interleave.
+
+On Hazelcast (``store="hazelcast://..."``) the list is the cluster's IList: the sink appends
+each chunk with one ``addAll``, which carries no progress record, so a replayed micro-batch is
+appended again: at-least-once there. Items are mapped as map values are (hz_values).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import pyarrow as pa
-from pyspark.sql.types import StructType
+from pyspark.sql.types import StringType, StructType
 
-from jetconnect.api import BatchSource, Guarantee, ReadOutput, Sink, WriteContext, parse_schema
+from jetconnect.api import BatchSource, Guarantee, GuaranteeOption, ReadOutput, Sink, WriteContext, parse_schema
+from jetconnect.errors import SinkError, SourceError
+from jetconnect_imap.hz_store import is_hazelcast, open_hazelcast
+from jetconnect_imap.hz_values import ValueMappingError, from_hazelcast, reader_for, to_hazelcast
 from jetconnect_imap.map_sinks import (
     DEFAULT_CHUNK_ROWS,
     WriteReport,
@@ -24,7 +31,7 @@ from jetconnect_imap.map_sinks import (
 )
 from jetconnect_imap.rows import row_shaper
 from jetconnect_imap.serde import dumps, loads
-from jetconnect_imap.store import check_name, default_url, open_store, redact_url
+from jetconnect_imap.store import StoreError, check_name, default_url, open_store, redact_url
 
 
 class ListSource(BatchSource):
@@ -33,9 +40,17 @@ class ListSource(BatchSource):
     name = "list"
     guarantee = Guarantee.EXACTLY_ONCE
 
-    def __init__(self, list_name: str, store: str | None = None, schema: str | StructType | None = None) -> None:
-        self.list_name = check_name("list", list_name)
+    def __init__(
+        self,
+        list_name: str,
+        store: str | None = None,
+        schema: str | StructType | None = None,
+        client_config: Mapping[str, Any] | None = None,
+    ) -> None:
         self.store_url = store or default_url()
+        self.on_hazelcast = is_hazelcast(self.store_url)
+        self.list_name = list_name if self.on_hazelcast else check_name("list", list_name)
+        self.client_config = dict(client_config or {})
         self._schema = parse_schema(schema or "value string")
 
     def __repr__(self) -> str:
@@ -49,6 +64,15 @@ class ListSource(BatchSource):
 
     def read_split(self, split: str) -> ReadOutput:
         shape = row_shaper(self._schema, f"source 'list' {self.list_name!r}")
+        if self.on_hazelcast:
+            try:
+                items = open_hazelcast(self.store_url, self.client_config).list_read(split)
+            except StoreError as exc:
+                raise SourceError(f"source 'list' {self.list_name!r}: {exc}") from exc
+            if len(self._schema.fields) == 1:  # a string column shows a JSON value's own text
+                read = reader_for(isinstance(self._schema.fields[0].dataType, StringType))
+                return ((read(v),) for v in items)
+            return (shape(from_hazelcast(v)) for v in items)
         return (shape(loads(v)) for v in open_store(self.store_url).list_read(split))
 
 
@@ -57,17 +81,33 @@ class ListSink(Sink):
 
     name = "list"
     guarantee = Guarantee.EXACTLY_ONCE
+    #: Exactly-once on the embedded store (a progress record per chunk, in the same transaction);
+    #: at-least-once on Hazelcast, where a replayed batch is appended again.
+    guarantee_option = GuaranteeOption(
+        "store", {"sqlite": Guarantee.EXACTLY_ONCE, "hazelcast": Guarantee.AT_LEAST_ONCE}, "sqlite"
+    )
     input_format = "arrow"
 
-    def __init__(self, list_name: str, store: str | None = None, chunk_rows: int = DEFAULT_CHUNK_ROWS) -> None:
-        self.list_name = check_name("list", list_name)
+    def __init__(
+        self,
+        list_name: str,
+        store: str | None = None,
+        chunk_rows: int = DEFAULT_CHUNK_ROWS,
+        client_config: Mapping[str, Any] | None = None,
+    ) -> None:
         self.store_url = store or default_url()
+        self.on_hazelcast = is_hazelcast(self.store_url)
+        self.list_name = list_name if self.on_hazelcast else check_name("list", list_name)
+        self.client_config = dict(client_config or {})
+        self.guarantee = self.guarantee_option.guarantee("hazelcast" if self.on_hazelcast else "sqlite")
         self.chunk_rows = check_chunk_rows(self.name, chunk_rows)
 
     def __repr__(self) -> str:
         return f"ListSink({self.list_name!r}, store={redact_url(self.store_url)!r})"
 
     def write_partition(self, data: Iterator[pa.RecordBatch], ctx: WriteContext) -> WriteReport:
+        if self.on_hazelcast:
+            return self._write_hazelcast(data)
         store = open_store(self.store_url)
         progress = progress_of(ctx)
         rows = 0
@@ -82,3 +122,20 @@ class ListSink(Sink):
             rows += len(values)
             replayed |= not store.list_append(self.list_name, values, chunk_progress(progress, index))
         return WriteReport(rows, replayed)
+
+    def _write_hazelcast(self, data: Iterator[pa.RecordBatch]) -> WriteReport:
+        rows = 0
+        try:
+            store = open_hazelcast(self.store_url, self.client_config)
+            for chunk in row_chunks(data, self.chunk_rows):
+                items: list[Any] = []
+                for batch in chunk:
+                    plain = batch.schema.names == ["value"]
+                    column = "value" if plain else "<row>"
+                    values = batch.column("value").to_pylist() if plain else batch.to_pylist()
+                    items.extend(to_hazelcast(v, column) for v in values)
+                store.list_append(self.list_name, items)
+                rows += len(items)
+        except (StoreError, ValueMappingError) as exc:
+            raise SinkError(f"sink 'list' writing list '{self.list_name}': {exc}") from exc
+        return WriteReport(rows, False)

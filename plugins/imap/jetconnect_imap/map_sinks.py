@@ -7,6 +7,16 @@ a progress record ``(query id / Spark partition / chunk -> batch id)``, checked 
 same atomic step, so when Spark re-delivers a micro-batch after a crash, what already holds it is
 skipped: exactly-once when the input is replayable (the same batch id brings the same rows to the
 same Spark partition in the same order). Batch writes carry no progress record.
+
+On Hazelcast (``store="hazelcast://..."``) the members keep the entries and their journal, and
+no write can carry a progress record atomically with the data, so each sink's guarantee rests on
+what the write is: the plain put sink puts a chunk with ``putAll`` (grouped by partition), and a
+replayed micro-batch puts the same values again, which leaves the same map (exactly-once for the
+map's content; the journal shows the replayed puts as UPDATED events with equal old and new
+values). Merging, updating and entry processors are not idempotent: a replayed batch applies
+them again, so they are at-least-once there. Merging and updating run the Python function in the
+task and write with compare-and-set (no concurrent update is lost); entry processors are
+Hazelcast's own, run on the member owning the key.
 """
 
 from __future__ import annotations
@@ -14,14 +24,17 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import pyarrow as pa
 from pyspark.sql.types import StructType
 
-from jetconnect.api import Guarantee, Sink, WriteContext
+from jetconnect.api import Guarantee, GuaranteeOption, Sink, WriteContext
 from jetconnect.errors import OptionError, SchemaError, SinkError
 from jetconnect_imap.events import Change
+from jetconnect_imap.hz_store import HazelcastStore, check_entry_processor, hashable, is_hazelcast, open_hazelcast
+from jetconnect_imap.hz_values import ValueMappingError, from_hazelcast, to_hazelcast
 from jetconnect_imap.serde import dumps, dumps_column, dumps_keys, loads, partition_of, partitions_of
 from jetconnect_imap.store import (
     MapConfig,
@@ -104,10 +117,20 @@ class _MapSinkBase(Sink):
         journal_capacity: int | None,
         journal_ttl: float | None,
         chunk_rows: int,
+        client_config: Mapping[str, Any] | None = None,
     ) -> None:
         self.display_name = map_name
-        self.map_name = self._stored_name(map_name)
         self.store_url = store or default_url()
+        self.on_hazelcast = is_hazelcast(self.store_url)
+        self.map_name = map_name if self.on_hazelcast else self._stored_name(map_name)
+        self.client_config = dict(client_config or {})
+        if self.on_hazelcast and (partitions is not None or journal_capacity is not None or journal_ttl):
+            raise OptionError(
+                f"sink '{self.name}': partitions, journal_capacity and journal_ttl are the members' configuration "
+                "on Hazelcast (hazelcast.yaml), not options of a client"
+            )
+        if self.guarantee_option is not None:
+            self.guarantee = self.guarantee_option.guarantee("hazelcast" if self.on_hazelcast else "sqlite")
         defaults = MapConfig()
         # As with connect().map(): without layout options the sink writes to the map as it is
         # (asking for the default 271 partitions would refuse an existing map of another count).
@@ -138,6 +161,12 @@ class _MapSinkBase(Sink):
     def _fail(self, exc: Exception) -> SinkError:
         return SinkError(f"sink '{self.name}' writing {self.kind} '{self.display_name}': {exc}")
 
+    def _hazelcast(self) -> HazelcastStore:
+        try:
+            return open_hazelcast(self.store_url, self.client_config)
+        except StoreError as exc:
+            raise self._fail(exc) from exc
+
 
 class MapSink(_MapSinkBase):
     """Puts each row's ``value`` under its ``key``; a null value removes the key.
@@ -157,8 +186,9 @@ class MapSink(_MapSinkBase):
         journal_capacity: int | None = None,
         journal_ttl: float | None = None,
         chunk_rows: int = DEFAULT_CHUNK_ROWS,
+        client_config: Mapping[str, Any] | None = None,
     ) -> None:
-        super().__init__(map_name, store, partitions, journal_capacity, journal_ttl, chunk_rows)
+        super().__init__(map_name, store, partitions, journal_capacity, journal_ttl, chunk_rows, client_config)
         self.key_column, self.value_column = key_column, value_column
 
     def check_schema(self, schema: StructType) -> None:
@@ -169,6 +199,11 @@ class MapSink(_MapSinkBase):
             )
 
     def write_partition(self, data: Iterator[pa.RecordBatch], ctx: WriteContext) -> WriteReport:
+        if self.on_hazelcast:
+            try:
+                return self._write_hazelcast(data)
+            except (StoreError, ValueMappingError) as exc:
+                raise self._fail(exc) from exc
         store, config = self._open()
         progress = progress_of(ctx)
         partitions = config.partitions
@@ -186,6 +221,33 @@ class MapSink(_MapSinkBase):
                 rows += batch.num_rows
             replayed |= not self._apply(store, config, changes, chunk_progress(progress, index))
         return WriteReport(rows, replayed)
+
+    def _write_hazelcast(self, data: Iterator[pa.RecordBatch]) -> WriteReport:
+        """Each chunk with one ``putAll`` per partition (a null value removes its key)."""
+        store = self._hazelcast()
+        rows = 0
+        key_name = self.key_column
+        for chunk in row_chunks(data, self.chunk_rows):
+            entries = []
+            for batch in chunk:
+                key_column, value_column = self._columns(batch)
+                value_name = self.value_column if self.value_column in batch.schema.names else "<row>"
+                for key, value in zip(key_column.to_pylist(), value_column.to_pylist()):
+                    if key is None:
+                        raise self._fail(SchemaError(f"column '{key_name}' holds a null key, which Hazelcast refuses"))
+                    entries.append((to_hazelcast(key, key_name), self._to_member_value(value, value_name)))
+            try:
+                rows += self._put_hazelcast(store, entries)
+            except StoreError as exc:
+                raise self._fail(exc) from exc
+        return WriteReport(rows, False)
+
+    def _to_member_value(self, value: Any, column: str) -> Any:
+        """A row's value as the member keeps it (a cache wraps nothing: JCache expires itself)."""
+        return to_hazelcast(value, column)
+
+    def _put_hazelcast(self, store: HazelcastStore, entries: list[tuple[Any, Any]]) -> int:
+        return store.put_chunk(self.map_name, entries)
 
     def _value_encoder(self) -> Callable[[pa.Array], list[str | None]]:
         """How this chunk's values are stored: their JSON text, None (a removal) for a null (a
@@ -208,8 +270,15 @@ class MapSink(_MapSinkBase):
             raise self._fail(exc) from exc
 
 
+#: Exactly-once on the embedded store (progress records in the same transaction as the data);
+#: at-least-once on Hazelcast, where a replayed micro-batch applies its functions again.
+_BY_STORE = GuaranteeOption("store", {"sqlite": Guarantee.EXACTLY_ONCE, "hazelcast": Guarantee.AT_LEAST_ONCE}, "sqlite")
+
+
 class _ReadModifyWriteSink(_MapSinkBase):
     """Base of the sinks that compute a new value from the current one and the row."""
+
+    guarantee_option = _BY_STORE
 
     def __init__(
         self,
@@ -220,8 +289,9 @@ class _ReadModifyWriteSink(_MapSinkBase):
         journal_capacity: int | None,
         journal_ttl: float | None,
         chunk_rows: int,
+        client_config: Mapping[str, Any] | None = None,
     ) -> None:
-        super().__init__(map_name, store, partitions, journal_capacity, journal_ttl, chunk_rows)
+        super().__init__(map_name, store, partitions, journal_capacity, journal_ttl, chunk_rows, client_config)
         self.key_fn = key_fn
 
     def _new_value(self, key: Any, old: Any, rows: list[dict[str, Any]]) -> Any:
@@ -229,6 +299,11 @@ class _ReadModifyWriteSink(_MapSinkBase):
         raise NotImplementedError
 
     def write_partition(self, data: Iterator[pa.RecordBatch], ctx: WriteContext) -> WriteReport:
+        if self.on_hazelcast:
+            try:
+                return self._write_hazelcast(data)
+            except (StoreError, ValueMappingError) as exc:
+                raise self._fail(exc) from exc
         store, config = self._open()
         progress = progress_of(ctx)
         rows = 0
@@ -239,6 +314,40 @@ class _ReadModifyWriteSink(_MapSinkBase):
             replayed |= not self._write_chunk(store, config, chunk, chunk_progress(progress, index))
             rows += sum(batch.num_rows for batch in chunk)
         return WriteReport(rows, replayed)
+
+    def _write_hazelcast(self, data: Iterator[pa.RecordBatch]) -> WriteReport:
+        """Each chunk's keys read, recomputed from their rows in order and written with
+        compare-and-set (recomputed again for a key another writer changed meanwhile)."""
+        store = self._hazelcast()
+        rows = 0
+        to_stored = partial(to_hazelcast, column="the new value")
+        for chunk in row_chunks(data, self.chunk_rows):
+            member_keys: dict[Any, Any] = {}
+            key_rows: dict[Any, list[dict[str, Any]]] = defaultdict(list)
+            for batch in chunk:
+                for row in batch.to_pylist():
+                    member_key = to_hazelcast(self.key_fn(row), "key_fn(row)")
+                    stand_in = hashable(member_key)
+                    member_keys.setdefault(stand_in, member_key)
+                    key_rows[stand_in].append(row)
+                rows += batch.num_rows
+            try:
+                store.compare_and_set(self.map_name, member_keys, self._recompute(member_keys, key_rows), to_stored)
+            except StoreError as exc:
+                raise self._fail(exc) from exc
+        return WriteReport(rows, False)
+
+    def _recompute(
+        self, member_keys: Mapping[Any, Any], key_rows: Mapping[Any, list[dict[str, Any]]]
+    ) -> Callable[[Any, Any], Any]:
+        """``compute(stand_in, old)`` for :meth:`HazelcastStore.compare_and_set`: the new value
+        of a key from its current one and its rows, on plain Python values."""
+
+        def compute(stand_in: Any, old: Any) -> Any:
+            key = from_hazelcast(member_keys[stand_in])
+            return self._new_value(key, from_hazelcast(old), key_rows[stand_in])
+
+        return compute
 
     def _write_chunk(
         self, store: Store, config: MapConfig, chunk: list[pa.RecordBatch], progress: Progress | None
@@ -284,8 +393,9 @@ class MapWithMergingSink(_ReadModifyWriteSink):
         journal_capacity: int | None = None,
         journal_ttl: float | None = None,
         chunk_rows: int = DEFAULT_CHUNK_ROWS,
+        client_config: Mapping[str, Any] | None = None,
     ) -> None:
-        super().__init__(map_name, key_fn, store, partitions, journal_capacity, journal_ttl, chunk_rows)
+        super().__init__(map_name, key_fn, store, partitions, journal_capacity, journal_ttl, chunk_rows, client_config)
         self.value_fn, self.merge_fn = value_fn, merge_fn
 
     def _new_value(self, key: Any, old: Any, rows: list[dict[str, Any]]) -> Any:
@@ -312,8 +422,9 @@ class MapWithUpdatingSink(_ReadModifyWriteSink):
         journal_capacity: int | None = None,
         journal_ttl: float | None = None,
         chunk_rows: int = DEFAULT_CHUNK_ROWS,
+        client_config: Mapping[str, Any] | None = None,
     ) -> None:
-        super().__init__(map_name, key_fn, store, partitions, journal_capacity, journal_ttl, chunk_rows)
+        super().__init__(map_name, key_fn, store, partitions, journal_capacity, journal_ttl, chunk_rows, client_config)
         self.update_fn = update_fn
 
     def _new_value(self, key: Any, old: Any, rows: list[dict[str, Any]]) -> Any:
@@ -336,8 +447,32 @@ class MutableEntry:
 
 
 class MapWithEntryProcessorSink(_ReadModifyWriteSink):
-    """``processor_fn(entry)`` changes ``entry.value`` in place for each row (Jet's
-    ``mapWithEntryProcessor``), run where the entries are updated, atomically per partition."""
+    """Jet's ``mapWithEntryProcessor``. On Hazelcast, ``processor_fn(row)`` returns an entry
+    processor the members know (e.g. :mod:`jetconnect_imap.hz_processors`), run on the member
+    owning ``key_fn(row)``; on the embedded store, ``processor_fn(entry)`` is a Python function
+    that changes ``entry.value`` in place (run where the entries are updated, atomically per
+    partition)."""
+
+    def _write_hazelcast(self, data: Iterator[pa.RecordBatch]) -> WriteReport:
+        store = self._hazelcast()
+        owner = f"sink '{self.name}'"
+        rows = 0
+        for chunk in row_chunks(data, self.chunk_rows):
+            calls = []
+            for batch in chunk:
+                for row in batch.to_pylist():
+                    key = to_hazelcast(self.key_fn(row), "key_fn(row)")
+                    try:
+                        processor = check_entry_processor(self.processor_fn(row), owner)
+                    except StoreError as exc:
+                        raise self._fail(exc) from None
+                    calls.append((key, processor))
+                rows += batch.num_rows
+            try:
+                store.execute(self.map_name, calls)
+            except StoreError as exc:
+                raise self._fail(exc) from exc
+        return WriteReport(rows, False)
 
     name = "map_with_entry_processor"
 
@@ -351,8 +486,9 @@ class MapWithEntryProcessorSink(_ReadModifyWriteSink):
         journal_capacity: int | None = None,
         journal_ttl: float | None = None,
         chunk_rows: int = DEFAULT_CHUNK_ROWS,
+        client_config: Mapping[str, Any] | None = None,
     ) -> None:
-        super().__init__(map_name, key_fn, store, partitions, journal_capacity, journal_ttl, chunk_rows)
+        super().__init__(map_name, key_fn, store, partitions, journal_capacity, journal_ttl, chunk_rows, client_config)
         self.processor_fn = processor_fn
 
     def _new_value(self, key: Any, old: Any, rows: list[dict[str, Any]]) -> Any:

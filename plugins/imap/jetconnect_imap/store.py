@@ -6,8 +6,10 @@ the entries and the journal in one atomic step, and may carry a :class:`Progress
 writer's batch that the store has already recorded is skipped, atomically with the data, which is
 what makes a re-delivered Spark micro-batch harmless.
 
-URLs: ``sqlite:///abs/path.db`` (embedded, the default), ``redis://[user:password@]host:port/db``
-and ``redis+cluster://host:port`` (a Redis Cluster, reached through any of its nodes).
+This is the embedded store, ``sqlite:///abs/path.db`` (the default when no ``store`` is given):
+jetconnect's own imitation of Hazelcast's structures, for notebooks, demos and tests without a
+server. A Hazelcast cluster (``hazelcast://host:port,.../cluster``) keeps its own entries and
+journal; the connectors reach it through :mod:`jetconnect_imap.hz_store` instead.
 """
 
 from __future__ import annotations
@@ -88,7 +90,7 @@ _NAME = re.compile(r"^[A-Za-z0-9_.:\-]+$")
 
 
 def check_name(kind: str, name: str) -> str:
-    """Map, cache and list names are plain words (Redis hash tags and SQL stay simple and safe)."""
+    """Map, cache and list names are plain words (the embedded store's keys stay simple and safe)."""
     if not isinstance(name, str) or not _NAME.match(name):
         raise StoreError(f"{kind} name {name!r} must be letters, digits, '_', '.', ':' or '-'")
     return name
@@ -244,13 +246,9 @@ def _create(url: str) -> Store:
         from jetconnect_imap.sqlite_store import SqliteStore
 
         return SqliteStore(url)
-    if scheme in ("redis", "rediss", "redis+cluster", "rediss+cluster"):
-        from jetconnect_imap.redis_store import RedisStore
-
-        return RedisStore(url)
     raise StoreError(
-        f"store URL {redact_url(url)!r} is not supported: use sqlite:///path/file.db, "
-        "redis://host:port/db or redis+cluster://host:port"
+        f"store URL {redact_url(url)!r} is not supported: use sqlite:///path/file.db (embedded) or "
+        "hazelcast://host:port[,host:port...]/cluster-name (a Hazelcast cluster, through the connectors)"
     )
 
 
