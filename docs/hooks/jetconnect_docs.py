@@ -58,8 +58,9 @@ def rewrite_links(text: str, written_in: str, page: str) -> str:
         path, _, anchor = target.partition("#")
         repo_path = posixpath.normpath(posixpath.join(posixpath.dirname(written_in), path))
         shown = pages.get(repo_path)
-        if shown is None and repo_path.startswith("docs/") and (ROOT / repo_path).exists():
-            shown = repo_path[len("docs/") :]
+        if shown is None and (repo_path.startswith("docs/") or not (ROOT / repo_path).exists()):
+            # a file of the site (mkdocs checks that it exists), or a broken link: mkdocs reports it
+            shown = repo_path[len("docs/") :] if repo_path.startswith("docs/") else posixpath.relpath(repo_path, "docs")
         if shown is None:
             # a file the site does not show (source, test, script): its path, for the repository
             return label if label.strip("`") == repo_path else f"{label} (`{repo_path}`)"
