@@ -10,10 +10,11 @@
 # ~/.cache/jetconnect-hazelcast keyed by the pom's content, so a second start never runs Maven.
 # jetconnect's entry processors (scripts/servers/hazelcast/java) are compiled with javac against
 # that jar into a jar on the members' classpath, rebuilt when their source changes. The members'
-# configuration is scripts/servers/hazelcast/hz.yaml (journals, backups, the processors' factory);
-# logs (WARNING and up) and pid files are under /tmp/jetconnect-hazelcast. Ready means what a user
-# sees: hazelcast-python-client, with cluster name "jetconnect", lists 3 members. Idempotent:
-# `start` on a running cluster only checks it, and starts just the members that are missing.
+# configuration is scripts/servers/hazelcast/hz.yaml (journals, backups, the processors' factory),
+# copied to /tmp/jetconnect-hazelcast when the first member starts; logs (WARNING and up) and pid
+# files are there too. Ready means what a user sees: hazelcast-python-client, with cluster name
+# "jetconnect", lists 3 members. Idempotent: `start` on a running cluster only checks it, and
+# starts just the members that are missing.
 #
 # Environment: HAZELCAST_HEAP (each member's -Xmx, default 512m: three members share 2 cores and
 # 24 GiB with Spark and the other servers), JAVA_HOME (a JDK >= 17; default: the machine's java),
@@ -143,10 +144,10 @@ launch_member() {  # launch_member N: start member N in the background (no wait)
         --add-opens java.base/sun.nio.ch=ALL-UNNAMED \
         --add-opens java.management/sun.management=ALL-UNNAMED \
         --add-opens jdk.management/com.sun.management.internal=ALL-UNNAMED \
-        -Dhazelcast.config="$HERE/hz.yaml" \
+        -Dhazelcast.config="$BASE/hz.yaml" \
         -Djetconnect.member.port="$port" \
         -Dhazelcast.phone.home.enabled=false \
-        -Djava.util.logging.config.file="$HERE/logging.properties" \
+        -Djava.util.logging.config.file="$BASE/logging.properties" \
         -cp "$JARS/*:$PROCESSORS_JAR" \
         com.hazelcast.core.server.HazelcastMemberStarter \
         >>"$(log_of "$n")" 2>&1 </dev/null &
@@ -167,11 +168,31 @@ wait_for_members() {  # wait_for_members SECONDS: a client sees all 3; fails at 
     fi
 }
 
-prepare() { install_jdk; check_python; fetch_jars; build_processors; }
+# The members read their configuration at start: a copy under $BASE, taken when no member runs,
+# so that a member started later (start-member) joins with the configuration of the others even
+# if hz.yaml has changed since; `start` says when the running cluster's copy is not hz.yaml's.
+copy_config() {
+    local n
+    if [ -f "$BASE/hz.yaml" ]; then
+        for n in "${MEMBERS[@]}"; do member_alive "$n" && return 0; done
+    fi
+    mkdir -p "$BASE"
+    cp "$HERE/hz.yaml" "$HERE/logging.properties" "$BASE/"
+}
+
+warn_if_config_changed() {
+    if ! cmp -s "$HERE/hz.yaml" "$BASE/hz.yaml"; then
+        echo "warning: the running members were started from another hz.yaml than $HERE/hz.yaml;" \
+             "restart them to apply it: $0 restart" >&2
+    fi
+}
+
+prepare() { install_jdk; check_python; fetch_jars; build_processors; copy_config; }
 
 start() {
     if all_alive && client_sees "${#MEMBERS[@]}" >/dev/null; then
         echo "hazelcast already running: cluster $CLUSTER, ${#MEMBERS[@]} members on $HOST:5701-5703"
+        warn_if_config_changed
         return 0
     fi
     prepare
