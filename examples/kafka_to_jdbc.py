@@ -1,7 +1,7 @@
 """Kafka -> PostgreSQL, exactly-once: a streaming query from a topic into a table, committed per
 micro-batch (a restart from the checkpoint writes nothing twice).
 
-    bash scripts/servers/noida-kafka.sh start && bash scripts/servers/postgresql.sh start
+    bash scripts/servers/kafka.sh start && bash scripts/servers/postgresql.sh start
     .venv/bin/python examples/kafka_to_jdbc.py [--bootstrap HOST:PORT] [--url SQLALCHEMY_URL]
 
 It creates a topic with --records records and a new table, runs the query until the topic is
@@ -23,7 +23,7 @@ from jetconnect import sinks, sources
 from jetconnect.testing import spark_builder
 
 parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-parser.add_argument("--bootstrap", default=os.environ.get("KAFKA_BOOTSTRAP", "127.0.0.1:9094"))
+parser.add_argument("--bootstrap", default=os.environ.get("KAFKA_BOOTSTRAP", "127.0.0.1:9092"))
 parser.add_argument(
     "--url",
     default=os.environ.get(

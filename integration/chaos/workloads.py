@@ -380,12 +380,12 @@ class JdbcToJdbc(Pair):
 
 
 class _Kafka(Pair):
-    server, servers_needed = "noida-kafka", ("noida-kafka",)
+    server, servers_needed = "kafka", ("kafka",)
     chunk, partitions = 600, 3
 
     def setup(self) -> None:
         conftest = from_tests("kafka/conftest.py")
-        self.kafka = conftest.Kafka(conftest.NOIDA)
+        self.kafka = conftest.Kafka(conftest.BOOTSTRAP)
         self.topic = self.kafka.topic(partitions=self.partitions, prefix="chaos-in")
         self.sent = 0
 
@@ -396,23 +396,9 @@ class _Kafka(Pair):
         )
 
     def restart_server(self) -> None:
-        # noida-kafka.sh stop deletes the broker's data (every test run starts empty): a restart that
-        # keeps the topics is the binary's own `down` (data is saved) and then the script's start
-        binary = subprocess.run(
-            [
-                str(PYTHON),
-                "-c",
-                "import noida_db, os; print(os.path.join(os.path.dirname(noida_db.__file__), 'noida-db'))",
-            ],
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
-        subprocess.run(
-            [binary, "down", "--data-dir", "/tmp/jetconnect-noida-kafka/data"], capture_output=True, timeout=120
-        )
-        time.sleep(1.0)
-        server_script("noida-kafka", "start")
+        # SIGKILL, as a crash of the broker's machine, then a start that recovers its log from disk
+        server_script("kafka", "kill")
+        server_script("kafka", "start")
 
 
 class KafkaToParquet(_Kafka):

@@ -1,34 +1,15 @@
-"""Fixtures for the Kafka tests: the brokers from scripts/servers/, fresh topics, producers as users run them.
+"""Fixtures for the Kafka tests: the broker from scripts/servers/, fresh topics, producers as users run them.
 
-Test data is produced the way users produce it: by confluent-kafka producers with librdkafka's
-defaults (``linger.ms`` 5, several records per batch) and, in one test, by kcat, the standard
-command-line client (Debian's, librdkafka 2.0.2, installed by scripts/servers/noida-kafka.sh).
+The broker is Apache Kafka 4 itself (scripts/servers/kafka.sh: one KRaft node, broker and
+controller, on 127.0.0.1:9092, data on disk). Test data is produced the way users produce it: by
+confluent-kafka producers with librdkafka's defaults (``linger.ms`` 5, several records per batch)
+into several partitions, in transactions where a test needs them, and by kcat, the standard
+command-line client (Debian's, librdkafka 2.0.2, installed by kafka.sh start as root).
 
-``kafka``, the default broker, is noida-db (scripts/servers/noida-kafka.sh): it keeps the
-semantics the tests check. ``tansu`` (scripts/servers/kafka.sh) starts in 0.1 s but gets them
-wrong (docs/ARCHITECTURE.md section 5), so it is kept only where that is what a test checks:
-
-- its high watermark is the base offset of the last record *batch* + 1, so 100 records a
-  batching producer sent in one batch look like 1. Kept for the regression test of that
-  (test_watermark.py, the only test on tansu besides test_kcat.py's check of the next point):
-  the source must refuse to read such a partition with
-  ``KafkaWatermarkError`` naming the broker, never return 1 record of 100 without a word.
-  Everywhere else this would make a test either fail on tansu or pass only because its data
-  came in batches of one, which is how this defect stayed hidden.
-- kcat (librdkafka 2.0.2) cannot even fetch its metadata (ApiVersion request: read underflow).
-- ``offsets_for_times`` answers offset 0; records of aborted transactions are visible to
-  read_committed consumers; it cannot add partitions to a topic.
-- tansu 0.6.0 loses an EndTxn race now and then: while transaction A's EndTxn writes its markers,
-  B's EndTxn may resolve A as committed, and A's remaining markers then give its committed state
-  fresh offset ranges that nothing ever clears (``DynoStore::txn_end``, which logs
-  ``otherwise=Some(Committed)`` at WARN). From then on every later transaction on those
-  partitions stays "prepared" and the last stable offset never moves again. Six plain
-  confluent-kafka producers committing 50 transactions each to one topic hit it about once in
-  eight runs; noida-db never did in twenty. :meth:`Kafka.check_stable` turns a held-back
-  partition into a failure that names it.
-
-Moving the tests to noida-db cost little: their time is Spark's, not the broker's (the figures,
-test by test, are in plugins/kafka/README.md, Tests).
+:meth:`Kafka.check_stable` waits, before a read_committed read, for every transaction on the
+topic to end: a committed transaction's markers are written after the producer's commit returns,
+and a transaction a sink left open would hold read_committed readers back for good, a defect
+the check names by partition.
 """
 
 from __future__ import annotations
@@ -36,16 +17,18 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 import time
 import uuid
 from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
 
 import pytest
 from confluent_kafka import Consumer, IsolationLevel, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic, OffsetSpec
 
-TANSU = "127.0.0.1:9092"
-NOIDA = "127.0.0.1:9094"
+BOOTSTRAP = "127.0.0.1:9092"
+SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "servers" / "kafka.sh"
 
 
 class Kafka:
@@ -56,7 +39,7 @@ class Kafka:
         self.admin = AdminClient({"bootstrap.servers": bootstrap})
 
     def topic(self, partitions: int = 1, prefix: str = "t") -> str:
-        """A new topic with ``partitions`` partitions (tansu cannot add partitions later)."""
+        """A new topic with ``partitions`` partitions."""
         name = f"{prefix}-{uuid.uuid4().hex[:10]}"
         for future in self.admin.create_topics([NewTopic(name, partitions, 1)]).values():
             future.result(timeout=30)
@@ -96,7 +79,7 @@ class Kafka:
         """Run kcat, the standard Kafka command-line client, against this broker; fail if it fails (``check``)."""
         kcat = shutil.which("kcat") or shutil.which("kafkacat")
         if kcat is None:
-            missing = "kcat is not installed (scripts/servers/noida-kafka.sh installs Debian's kcat as root)"
+            missing = "kcat is not installed (scripts/servers/kafka.sh start installs Debian's kcat as root)"
             if os.environ.get("CI", "").lower() == "true":
                 pytest.fail(missing)
             pytest.skip(missing)
@@ -107,6 +90,13 @@ class Kafka:
             f"kcat {' '.join(args)} exited {result.returncode}: {result.stderr[-2000:]}"
         )
         return result
+
+    def crash_and_restart(self) -> None:
+        """SIGKILL the broker (``kafka.sh kill``) and start it again: it recovers its log from disk."""
+        env = {**os.environ, "PYTHON": sys.executable}
+        for verb in ("kill", "start"):
+            result = subprocess.run(["bash", str(SCRIPT), verb], capture_output=True, text=True, timeout=300, env=env)
+            assert result.returncode == 0, f"kafka.sh {verb} exited {result.returncode}: {result.stderr[-3000:]}"
 
     def check_stable(self, topic: str, timeout: float = 10.0) -> None:
         """Fail, naming the partition, if records of ``topic`` stay behind an unfinished transaction."""
@@ -174,16 +164,9 @@ class Kafka:
 
 @pytest.fixture(scope="session")
 def kafka(server) -> Kafka:  # type: ignore[no-untyped-def]
-    """The default broker: noida-db (see the module docstring)."""
-    server("noida-kafka")
-    return Kafka(NOIDA)
-
-
-@pytest.fixture(scope="session")
-def tansu(server) -> Kafka:  # type: ignore[no-untyped-def]
-    """tansu, only for what the module docstring says it is right for."""
+    """Apache Kafka on 127.0.0.1:9092 (scripts/servers/kafka.sh)."""
     server("kafka")
-    return Kafka(TANSU)
+    return Kafka(BOOTSTRAP)
 
 
 @pytest.fixture

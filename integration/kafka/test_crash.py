@@ -1,4 +1,5 @@
-"""SIGKILL the whole driver mid-stream, restart from the checkpoint, count: nothing lost, nothing twice.
+"""SIGKILL the whole driver mid-stream, or the broker, restart from the checkpoint (and the broker from
+its log on disk), count: nothing lost, nothing twice.
 
 Each pipeline runs as its own program (integration/pipelines/kafka_*.py) so that the kill takes
 the JVM and the Python workers with it, exactly as a crashed driver machine would.
@@ -52,8 +53,31 @@ def test_kafka_to_kafka_exactly_once_when_killed_between_kafka_commit_and_spark_
 @pytest.mark.crash_matrix
 def test_kafka_to_kafka_exactly_once_when_killed_inside_open_transactions(kafka, tmp_path) -> None:
     # Killed while batch 1's transactions are open (restart aborts them and writes batch 1 again),
-    # then after batch 3's committed. (tansu would also show the aborted records to read_committed.)
+    # then after batch 3's committed; read_committed must not show the aborted records.
     _kafka_to_kafka(kafka, tmp_path, ["write:1", "commit:3"])
+
+
+@pytest.mark.crash
+def test_kafka_to_kafka_exactly_once_when_the_broker_is_killed_inside_open_transactions(kafka, tmp_path) -> None:
+    # The broker dies (SIGKILL) while batch 2's transactions hold rows, and comes back from its log
+    # on disk; the driver dies too, more input arrives, and the restarted query drains it all.
+    source, target = kafka.topic(partitions=3, prefix="in"), kafka.topic(partitions=2, prefix="out")
+    n = kafka.produce(source, (f"r{i}" for i in range(600)), partitions=3)
+    checkpoint, log = tmp_path / "checkpoint", tmp_path / "pipeline.log"
+    args = [kafka.bootstrap, source, target, str(checkpoint), "60"]
+    script = PIPELINES / "kafka_to_kafka.py"
+
+    run = start_pipeline(script, args, log, env={"KAFKA_PAUSE": "write:2", "KAFKA_PAUSE_DIR": str(tmp_path)})
+    wait_until(lambda: _paused(tmp_path, "write-2"), START, "the pipeline to pause inside batch 2", run)
+    kafka.crash_and_restart()
+    run.kill()
+    assert sum(kafka.ends(source, range(3)).values()) == n, "the broker lost input records in the crash"
+    n += kafka.produce(source, (f"r{i}" for i in range(n, n + 300)), partitions=3)
+    start_pipeline(script, [*args, "--until-done"], log).wait(START + 120)
+
+    counts = Counter(value.decode() for *_, value in kafka.read_all(target, read_committed=True))
+    assert sorted(counts) == sorted(f"R{i}" for i in range(n)), "records lost"
+    assert [v for v, c in counts.items() if c > 1] == [], "records written twice"
 
 
 @pytest.mark.crash

@@ -1,4 +1,4 @@
-"""The Kafka sink through the real SparkSession against the real brokers (conftest.py says which, and why)."""
+"""The Kafka sink through the real SparkSession against Apache Kafka (conftest.py)."""
 
 from __future__ import annotations
 
@@ -84,6 +84,32 @@ def test_a_value_that_does_not_fit_the_avro_schema_names_the_row(kafka) -> None:
         sink.write_partition(iter([rows]), ctx)
     with pytest.raises(Exception, match="needs a 'value' column"):
         sink.check_schema(StructType([StructField("id", LongType())]))
+
+
+@pytest.mark.parametrize(
+    ("delivery", "bad", "refusal"),
+    [
+        ("at-least-once", {"partition": 7}, r"Unknown partition"),
+        ("at-least-once", {"partition": "1"}, r"partition '1'\): TypeError"),
+        ("at-least-once", {"headers": [("h", 5)]}, r"TypeError: expected header value"),
+        ("exactly-once", {"partition": 7}, r"Unknown partition"),
+    ],
+)
+def test_a_record_fn_record_the_client_refuses_names_the_option_and_the_row(kafka, delivery, bad, refusal) -> None:
+    # Issue #32 item 11: librdkafka's words alone named neither record_fn nor the row. A partition
+    # the topic lacks is refused at once when the producer knows the topic, else by its delivery
+    # report: both name the row.
+    topic = kafka.topic(partitions=2)
+
+    def record_fn(row):  # type: ignore[no-untyped-def]
+        return {"value": str(row.id), **(bad if row.id == 3 else {})}
+
+    sink = sinks.kafka(bootstrap_servers=kafka.bootstrap, topic=topic, delivery=delivery, record_fn=record_fn)
+    rows = pa.RecordBatch.from_pydict({"id": [0, 1, 2, 3, 4]})
+    ctx = WriteContext(partition_id=6, attempt=0, batch_id=None, query_id=None, schema=None)
+    named = r"kafka sink: the (Kafka client refused the )?record that record_fn made for row 3 of partition 6\b"
+    with pytest.raises(KafkaSinkError, match=named + ".*" + refusal):
+        sink.write_partition(iter([rows]), ctx)
 
 
 @pytest.mark.parametrize("delivery", ["exactly-once", "at-least-once"])

@@ -1,4 +1,4 @@
-"""The Kafka source through the real SparkSession against the default broker (noida-db, see conftest.py)."""
+"""The Kafka source through the real SparkSession against Apache Kafka (see conftest.py)."""
 
 from __future__ import annotations
 
@@ -34,8 +34,7 @@ def test_batch_read_of_a_multi_partition_topic_gives_every_record_and_column(spa
 
 
 def test_every_record_of_a_batching_producer_is_read_by_a_batch_and_by_a_stream(spark, kafka, available_now) -> None:
-    # librdkafka's defaults put these records in a few batches of many: the shape that tansu's
-    # high watermark hid (100 records read back as 1) while tests produced one record per batch.
+    # librdkafka's defaults put these records in a few batches of many, as in any application.
     topic = kafka.topic(partitions=2)
     n = kafka.produce(topic, (f"v{i}" for i in range(2000)), partitions=2)
     assert kafka.ends(topic, [0, 1]) == {0: n // 2, 1: n // 2}
@@ -44,6 +43,32 @@ def test_every_record_of_a_batching_producer_is_read_by_a_batch_and_by_a_stream(
     assert sorted(r.value for r in source.read(spark).select("value").collect()) == expected
     rows, _ = available_now(source.read_stream(spark))
     assert sorted(r.value for r in rows) == expected
+
+
+def test_a_batching_producers_100k_records_in_four_partitions_are_read_back_exactly(spark, kafka) -> None:
+    # Default linger and batch sizes: thousands of records per batch. count, distinct count, min and
+    # max of the integer values together prove the rows are exactly 0..n-1 (the sum checks it again).
+    topic = kafka.topic(partitions=4, prefix="100k")
+    n = kafka.produce(topic, (str(i) for i in range(100_000)), partitions=4)
+    assert sum(kafka.ends(topic, range(4)).values()) == n
+    df = sources.kafka(bootstrap_servers=kafka.bootstrap, topics=[topic], value_format="string").read(spark)
+    v = F.col("value").cast("long")
+    [got] = df.agg(
+        F.count("*").alias("rows"),
+        F.countDistinct(v).alias("distinct"),
+        F.min(v).alias("lo"),
+        F.max(v).alias("hi"),
+        F.sum(v).alias("total"),
+        F.countDistinct("partition", "offset").alias("positions"),
+    ).collect()
+    assert got.asDict() == {
+        "rows": n,
+        "distinct": n,
+        "lo": 0,
+        "hi": n - 1,
+        "total": n * (n - 1) // 2,
+        "positions": n,
+    }
 
 
 def test_format_name_and_string_options_read_an_explicit_offset_range(spark, kafka) -> None:

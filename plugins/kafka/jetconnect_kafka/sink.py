@@ -39,7 +39,7 @@ from jetconnect.errors import OptionError, SchemaError
 from jetconnect_kafka import config, producers
 from jetconnect_kafka.errors import KafkaSinkError
 from jetconnect_kafka.ledger import DEFAULT_TOPIC, Ledger, marker
-from jetconnect_kafka.records import as_producer_record, wire_bytes
+from jetconnect_kafka.records import ProducerRecord, as_producer_record, wire_bytes
 from jetconnect_kafka.serde import ValueFormat, value_format
 
 DELIVERY = ("exactly-once", "at-least-once")
@@ -248,6 +248,11 @@ class _RowWriter:
 
     @staticmethod
     def raise_failure_of(lease: producers.Lease, ctx: WriteContext) -> None:
+        if lease.failure is not None and lease.failure_where is not None:
+            raise KafkaSinkError(
+                f"kafka sink: the record that record_fn made for {lease.failure_where} was not delivered: "
+                f"{lease.failure_text()}"
+            )
         if lease.failure is not None:
             raise KafkaSinkError(
                 f"kafka sink: a record of partition {ctx.partition_id} was not delivered: {lease.failure_text()}"
@@ -324,7 +329,14 @@ class _RowWriter:
                 extra["partition"] = record.partition
             if record.headers:
                 extra["headers"] = list(record.headers)
-            self._produce(topic, wire_bytes(record.value, "value", where), wire_bytes(record.key, "key", where), extra)
+            value, key = wire_bytes(record.value, "value", where), wire_bytes(record.key, "key", where)
+            # What the client refuses at once is raised here; what the broker refuses later
+            # (a partition of a topic librdkafka did not know yet) comes back naming the row.
+            extra["on_delivery"] = self.lease.named(where)
+            try:
+                self._produce(topic, value, key, extra)
+            except (TypeError, ValueError, KafkaException) as exc:
+                raise _refused(exc, where, topic, record) from None
         self.producer.poll(0)
         self.written += batch.num_rows
 
@@ -348,6 +360,17 @@ class _RowWriter:
                     f"{self.ctx.partition_id} as {fmt.name}: {type(row_exc).__name__}: {row_exc}"
                 )
         return KafkaSinkError(f"kafka sink: cannot encode values as {fmt.name}: {exc}")
+
+
+def _refused(exc: Exception, where: str, topic: Any, record: ProducerRecord) -> KafkaSinkError:
+    """The client refused a record a ``record_fn`` made (a partition the topic lacks or not an int,
+    headers not ``(str, bytes|str|None)`` pairs, a value over the size limit): name the option and the
+    row, not only librdkafka's words. The record's key and value stay out: they may be anyone's data."""
+    reason = exc.args[0].str() if isinstance(exc, KafkaException) and exc.args else str(exc)
+    return KafkaSinkError(
+        f"kafka sink: the Kafka client refused the record that record_fn made for {where} "
+        f"(topic {topic!r}, partition {record.partition!r}): {type(exc).__name__}: {reason}"
+    )
 
 
 def _column(batch: pa.RecordBatch, names: Mapping[str, int], name: str, n: int) -> list[Any] | None:

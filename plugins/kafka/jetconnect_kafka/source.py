@@ -39,7 +39,7 @@ from jetconnect.api import (
 )
 from jetconnect.errors import OptionError
 from jetconnect_kafka import config
-from jetconnect_kafka.errors import KafkaOffsetError, KafkaSourceError, KafkaWatermarkError
+from jetconnect_kafka.errors import KafkaOffsetError, KafkaSourceError
 from jetconnect_kafka.offsets import (
     EARLIEST,
     LATEST,
@@ -354,45 +354,9 @@ class _RangeReader:
         )
         for records in span.chunks():
             yield self._to_batch(records)
-        if self.start < self.end:
-            self._check_end(span.past_end)
-
-    def _check_end(self, past_end: Message | None) -> None:
-        """Fail if the broker served a record at or past the high watermark it reports.
-
-        Kafka serves no record at or past the high watermark (the last stable offset for
-        read_committed), so a range ending there has read everything. A broker that breaks this
-        (tansu 0.6 reports the last record batch's base offset + 1) would make the read stop
-        early without a word. Only a range reaching the watermark seen when the read began can
-        show it, and librdkafka holds the rest of the last fetched batch already, so the look
-        needs no round trip; the watermark is asked again only if a record is there.
-        """
-        if past_end is None:
-            if self.end < self.high:
-                return  # records after this range are expected: the broker said it holds them
-            extra = self.consumer.consume(num_messages=1, timeout=0)
-            past_end = next((m for m in extra if m.error() is None and record_offset(m) >= self.end), None)
-            if past_end is None:
-                return
-        offset = record_offset(past_end)
-        if offset < self.high:
-            return
-        # Records produced since the read began move an honest broker's watermark past them.
-        _, high = config.watermarks(
-            self.consumer, self.topic, self.partition, f"{self.source!r}: watermarks", self.source.backoff
-        )
-        if offset < high:
-            return
-        raise KafkaWatermarkError(
-            f"kafka: broker {self._broker()} served {self.where(offset)}, at or past the high watermark "
-            f"{high} it reports for that partition (reading offsets {self.start} to {self.end}): it holds "
-            f"records it does not report, so a read up to its watermark would silently leave them out. "
-            f"The broker breaks Kafka's watermark contract (tansu 0.6 reports the last record batch's base "
-            f"offset + 1); read from one that keeps it"
-        )
 
     def _stalled(self, position: int) -> NoReturn:
-        """Fail naming why offsets ``[position, end)`` did not come: a broker gone, or a watermark that lied."""
+        """Fail naming why offsets ``[position, end)`` did not come: a broker gone, or a log cut short."""
         where = f"reading {self.topic}:{self.partition} offsets {self.start} to {self.end}"
         idle = f"no record after offset {position} for {self.source.broker_timeout_s:.0f} s"
         try:
@@ -404,7 +368,7 @@ class _RangeReader:
                 f"kafka: {where}: {idle}, and the broker now reports high watermark {high}, below the planned "
                 f"end {self.end} (the topic was recreated, or the log truncated by an unclean leader election)"
             )
-        raise KafkaWatermarkError(
+        raise KafkaSourceError(
             f"kafka: {where}: broker {self._broker()} reports high watermark {high} but served {idle}: "
             f"the planned range cannot be filled"
         )
