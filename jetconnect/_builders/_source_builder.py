@@ -27,6 +27,14 @@ class SourceBuilder(Generic[S, P]):
 
     ``S`` is the processor's state (what ``create_fn`` returns), ``P`` the built source's class, so
     ``SourceBuilder.stream(...)...build()`` is typed as a stream source.
+
+    None is never an item, as in Jet (whose buffer refuses a null): ``buf.add(None)`` and a None
+    among ``buf.add_all(items)`` are a :class:`SourceError` naming the source, since they are nearly
+    always a helper that forgot its ``return``; add ``(None,)`` for a row of NULLs. A *mapping*
+    function a connector applies (a lines or whole-file ``mapper``, a JMS or Kafka ``projection``)
+    follows Jet's rule instead: returning None leaves the item out
+    (:func:`jetconnect.api.mapped_rows`). ``buf.add_all`` of a string, bytes or a mapping, and an
+    empty dict as a row, are refused rather than read as characters, bytes, keys or NULLs.
     """
 
     def __init__(self, spec: SourceSpec) -> None:
