@@ -49,7 +49,7 @@ def test_splits_give_exactly_the_lines_of_the_files(spark, hdfs_fs, hdfs_dir):
     write(hdfs_fs, f"{hdfs_dir}/_SUCCESS", b"hidden\n")
     expected = big + ["one", "two", "three"]
 
-    source = sources.hdfs(WEBHDFS_URL, hdfs_dir, user=USER, max_split_bytes=BLOCK)
+    source = sources.hdfs(WEBHDFS_URL, hdfs_dir, user=USER, max_split_bytes=BLOCK, batch_reader="jetconnect")
     splits = source.splits()
     ranges = [r for split in splits for r in split]
     # Block-aligned: every cut of big.txt falls on a block boundary, and it has several ranges.
@@ -86,8 +86,8 @@ def test_format_string_options_and_bytes(spark, hdfs_fs, hdfs_dir):
 
 def test_non_utf8_bytes_fail_naming_the_file_and_offset(spark, hdfs_fs, hdfs_dir):
     write(hdfs_fs, f"{hdfs_dir}/bad.txt", b"fine\nstill fine\nbad \xff\xfe here\n")
-    with pytest.raises(Exception) as failure:
-        read_lines(spark, hdfs_dir)
+    with pytest.raises(Exception) as failure:  # jetconnect's reader knows the offset (Spark's: test_batch_reader.py)
+        read_lines(spark, hdfs_dir, batch_reader="jetconnect")
     message = str(failure.value)
     assert f"{hdfs_dir}/bad.txt" in message and "offset 20" in message and "utf-8" in message
     # The charset option reads the same bytes fine.
@@ -97,7 +97,9 @@ def test_non_utf8_bytes_fail_naming_the_file_and_offset(spark, hdfs_fs, hdfs_dir
 def test_a_namenode_restart_during_a_read_loses_nothing(spark, hdfs_fs, hdfs_dir):
     lines = [f"line-{i:08d}" for i in range(400_000)]  # ~5.6 MiB: several blocks and splits
     write(hdfs_fs, f"{hdfs_dir}/f.txt", ("\n".join(lines) + "\n").encode())
-    source = sources.hdfs(WEBHDFS_URL, hdfs_dir, user=USER, max_split_bytes=BLOCK)
+    # jetconnect's WebHDFS retries (Spark's own reader fails at once: Hadoop's client does not retry
+    # a refused NameNode connection unless dfs.client.retry.policy.enabled)
+    source = sources.hdfs(WEBHDFS_URL, hdfs_dir, user=USER, max_split_bytes=BLOCK, batch_reader="jetconnect")
     df = source.read(spark)
     result: dict[str, object] = {}
 

@@ -32,6 +32,12 @@ HEAP=${HDFS_HEAP:-512m}
 POM=$(cd "$(dirname "${BASH_SOURCE[0]}")/hdfs" && pwd)/pom.xml
 URL=http://127.0.0.1:$HTTP_PORT/webhdfs/v1
 
+# One verb at a time: a chaos run restarting the NameNode while a test run's `start` found it down
+# once raced two NameNodes for the same ports and storage. The daemons do not inherit the lock.
+mkdir -p "$ROOT"
+exec 9>"$ROOT/.lock"
+flock 9
+
 install_tools() {
     local missing=()
     command -v java >/dev/null 2>&1 || missing+=(openjdk-17-jre-headless)
@@ -118,7 +124,7 @@ start_daemon() {  # start_daemon namenode|datanode
     [ "$1" = datanode ] && class=org.apache.hadoop.hdfs.server.datanode.DataNode
     java_cmd "$class"
     # setsid: the daemon outlives this script and the test run's process group.
-    setsid "${JAVA_CMD[@]}" </dev/null >>"$LOGS/$1.log" 2>&1 &
+    setsid "${JAVA_CMD[@]}" </dev/null >>"$LOGS/$1.log" 2>&1 9>&- &
     echo $! >"$ROOT/$1.pid"
 }
 

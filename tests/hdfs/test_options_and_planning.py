@@ -44,6 +44,10 @@ def test_a_glob_is_allowed_in_the_last_part_only():
         ({"max_files_per_batch": -1}, "max_files_per_batch"),
         ({"charset": "utf-16"}, "charset"),
         ({"path": "relative/x"}, "path"),
+        ({"batch_reader": "jvm"}, "batch_reader"),
+        ({"batch_reader": "spark", "format": "bytes"}, "batch_reader"),
+        ({"rpc_address": "namenode"}, "rpc_address"),
+        ({"rpc_address": "http://namenode:8020"}, "rpc_address"),
     ],
 )
 def test_bad_source_options_name_the_option(kwargs, option):
@@ -201,3 +205,28 @@ def test_jets_mapper_is_a_python_function_with_its_schema():
     mapped = hdfs_source(URL, "/data", mapper=lambda path, line: (len(line),), schema="n int")
     assert mapped.schema().simpleString() == "struct<n:int>"
     assert hdfs_source(URL, "/data", mapper=lambda path, line: line).schema().simpleString() == "struct<value:string>"
+
+
+def test_the_batch_reader_stays_jetconnects_where_spark_would_change_the_rows_or_the_identity():
+    def choice(**kwargs):
+        return hdfs_source(URL, "/data", user=kwargs.pop("user", None), **kwargs).batch_reader_choice()
+
+    # decided before any call to the (unreachable) server
+    assert "mapper" in choice(mapper=lambda path, line: (line,)).reason
+    assert "include_path" in choice(include_path=True).reason
+    assert "UTF-8 only" in choice(charset="latin-1").reason
+    assert "token" in choice(token="s3cr3t").reason
+    assert "proxy_user" in choice(proxy_user="etl").reason
+    assert choice(batch_reader="jetconnect").reader == "jetconnect"
+    with pytest.raises(OptionError, match="batch_reader.*mapper"):
+        choice(batch_reader="spark", mapper=lambda path, line: (line,))
+    assert hdfs_source(URL, "hdfs://nn:8020/data").rpc_address == "hdfs://nn:8020"
+    assert hdfs_source(URL, "/data", rpc_address="nn:8020").rpc_address == "hdfs://nn:8020"
+
+
+def test_file_names_spark_would_read_as_globs_or_uris_are_not_handed_over():
+    from jetconnect.api import unsafe_file_name
+
+    assert unsafe_file_name(["/d/a.txt", "/d/b c.txt", "/d/\u00e9.txt"]) is None
+    for odd in ("/d/a[1].txt", "/d/a*.txt", "/d/a?.txt", "/d/a{b}.txt", "/d/a:b.txt", "/d/50%.txt"):
+        assert unsafe_file_name(["/d/ok.txt", odd]) == odd

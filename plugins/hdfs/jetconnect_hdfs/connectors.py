@@ -12,9 +12,11 @@ from __future__ import annotations
 import posixpath
 from collections.abc import Callable
 from typing import Any
+from urllib.parse import urlsplit
 
-from jetconnect.api import GrowingLinesSource, WholeFilesSource, check_charset, check_count, check_function_option
+from jetconnect.api import WholeFilesSource, check_batch_reader, check_charset, check_count, check_function_option
 from jetconnect.errors import OptionError
+from jetconnect_hdfs.batch_reader import HdfsLinesSource
 from jetconnect_hdfs.connection import HdfsConnection
 from jetconnect_hdfs.filesystem import WebHdfsFileSystem, hdfs_path
 from jetconnect_hdfs.sink import HdfsSink, make_sink
@@ -42,7 +44,9 @@ def hdfs_source(
     timeout: float = 60.0,
     mapper: Callable[[str, Any], Any] | None = None,
     schema: str | None = None,
-) -> GrowingLinesSource | WholeFilesSource:  # or, format="avro", the files family's AvroSource
+    batch_reader: str = "auto",
+    rpc_address: str | None = None,
+) -> HdfsLinesSource | WholeFilesSource:  # or, format="avro", the files family's AvroSource
     """Lines (or whole files) of HDFS files, read in parallel by block-aligned byte ranges.
 
     ``url`` is the NameNode's WebHDFS address (``http://namenode:9870``); ``path`` a file, a
@@ -54,10 +58,17 @@ def hdfs_source(
     As a stream (lines): files that appear and lines appended to files, each line once and whole
     (a line still being written waits for its newline); the offset is ``{file: byte position}``
     with names relative to the path. ``max_files_per_batch`` caps the changed files per micro-batch.
+
+    ``batch_reader``: ``auto`` hands a batch read of plain UTF-8 lines (no mapper, no path column)
+    to Spark's own ``hdfs://`` text reader at ``rpc_address`` (default: ``path``'s ``hdfs://``
+    authority, else the NameNode's own answer), with the same rows; ``jetconnect`` or ``spark``
+    force one (see :mod:`jetconnect_hdfs.batch_reader`).
     """
     if format not in SOURCE_FORMATS:
         raise OptionError(f"hdfs: option 'format' must be one of {', '.join(SOURCE_FORMATS)}; got {format!r}")
     check_function_option(mapper, "mapper", "hdfs", "(path, value)", schema=schema, factory="sources.hdfs")
+    if check_batch_reader(batch_reader, "hdfs") == "spark" and format != "lines":
+        raise OptionError(f"hdfs: option 'batch_reader' 'spark' reads lines; format {format!r} is jetconnect's own")
     max_split_bytes = check_count(max_split_bytes, "max_split_bytes", "hdfs")
     min_splits = check_count(min_splits, "min_splits", "hdfs")
     max_files_per_batch = check_count(max_files_per_batch, "max_files_per_batch", "hdfs", minimum=0)
@@ -87,7 +98,9 @@ def hdfs_source(
             owner="hdfs",
             name="hdfs",
         )
-    return GrowingLinesSource(
+    if rpc_address is None and path.startswith("hdfs://") and urlsplit(path).port is not None:
+        rpc_address = path  # Spark's reader goes where the user's own hdfs:// path points
+    return HdfsLinesSource(
         fs,
         directory,
         glob,
@@ -103,6 +116,8 @@ def hdfs_source(
         mapped_schema=schema,
         owner="hdfs",
         name="hdfs",
+        batch_reader=batch_reader,
+        rpc_address=rpc_address,
     )
 
 
