@@ -196,7 +196,8 @@ class MapJournalSource(StreamSource):
         if saved >= oldest:
             return saved
         if self.on_hazelcast:
-            kept, remedy = "the members' event-journal capacity and time-to-live for it", "raise them"
+            kept = "as many events, for as long, as the members' event-journal configuration of it says"
+            remedy = "raise its capacity or time-to-live on the members"
         else:
             config = self._config()
             kept = f"{config.partition_capacity} events per partition" + (

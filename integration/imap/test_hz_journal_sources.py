@@ -1,0 +1,137 @@
+"""``sources.map_journal`` and ``sources.cache_journal`` on the members' own event journals
+(scripts/servers/hazelcast.sh), through the shared SparkSession; the official client causes the
+events. Every event arrives exactly once, a replayed micro-batch reads the same events, and
+events the ring dropped are an error naming the partition and the range."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from hazelcast import HazelcastClient
+from hazelcast.config import IntType
+
+from jetconnect import sources
+from jetconnect_imap import hz_protocol
+from jetconnect_imap.hz_client import connect
+
+URL = "hazelcast://127.0.0.1:5701,127.0.0.1:5702,127.0.0.1:5703/jetconnect"
+
+
+@pytest.fixture(scope="module")
+def hz(server) -> Iterator[HazelcastClient]:
+    server("hazelcast")
+    client = HazelcastClient(
+        cluster_name="jetconnect",
+        cluster_members=["127.0.0.1:5701", "127.0.0.1:5702", "127.0.0.1:5703"],
+        default_int_type=IntType.LONG,
+        cluster_connect_timeout=30,
+    )
+    yield client
+    client.shutdown()
+
+
+def unique(prefix: str) -> str:
+    return f"{prefix}-{uuid.uuid4().hex[:8]}"
+
+
+def run(stream, checkpoint: Path, batches: dict[int, list[tuple]]) -> None:
+    """Drain ``stream`` (availableNow) into ``batches``: batch id -> its rows, as foreachBatch saw them."""
+
+    def collect(df, batch_id: int) -> None:
+        rows = sorted(tuple(r) for r in df.collect())
+        if batch_id in batches:  # a replay: Spark re-ran a batch whose commit it had not recorded
+            assert rows == batches[batch_id], f"batch {batch_id} replayed with other events"
+        batches[batch_id] = rows
+
+    query = (
+        stream.writeStream.foreachBatch(collect)
+        .option("checkpointLocation", str(checkpoint))
+        .trigger(availableNow=True)
+        .start()
+    )
+    query.awaitTermination(180)
+    if query.exception() is not None:
+        raise query.exception()
+
+
+def test_map_journal_gives_every_event_once_and_replays_a_batch_alike(spark, hz, tmp_path) -> None:
+    name = unique("journal-src")
+    m = hz.get_map(name).blocking()
+    m.put_all({f"k{i}": i for i in range(300)})
+    for i in range(0, 300, 4):
+        m.put(f"k{i}", -i)
+    m.remove("k1")
+    stream = sources.map_journal(name, store=URL, full_events=True, parallelism=3).read_stream(
+        spark, max_records_per_batch=120
+    )
+    checkpoint = tmp_path / "checkpoint"
+    batches: dict[int, list[tuple]] = {}
+    run(stream, checkpoint, batches)
+    assert len(batches) >= 3  # 376 events, 120 a batch
+
+    # Spark forgets it committed the last batch: the next run replays it from its saved range
+    last = max(batches)
+    for leftover in (str(last), f".{last}.crc"):
+        (checkpoint / "commits" / leftover).unlink(missing_ok=True)
+    seen_before = dict(batches)
+    run(stream, checkpoint, batches)
+    assert batches == seen_before
+
+    m.put("late", 1)  # after the replay, only what is new
+    run(stream, checkpoint, batches)
+    rows = [row for rows in batches.values() for row in rows]
+    positions = [(r[0], r[1]) for r in rows]  # (partition, sequence)
+    assert len(positions) == len(set(positions)) == 300 + 75 + 1 + 1
+    for partition in {p for p, _ in positions}:
+        assert sorted(s for p, s in positions if p == partition) == list(
+            range(len([1 for p, _ in positions if p == partition]))
+        )
+    by_key: dict[str, list[tuple]] = {}
+    for partition, _sequence, kind, key, old, new, timestamp in sorted(rows, key=lambda r: (r[0], r[1])):
+        assert hz.partition_service.get_partition_id(key) == partition and timestamp is None
+        by_key.setdefault(key, []).append((kind, old, new))
+    assert by_key["k4"] == [("ADDED", None, "4"), ("UPDATED", "4", "-4")]
+    assert by_key["k1"] == [("ADDED", None, "1"), ("REMOVED", "1", None)]
+    assert by_key["late"] == [("ADDED", None, "1")]
+
+
+def test_default_rows_start_current_and_lost_events(spark, hz, tmp_path) -> None:
+    name = unique("smalljournal-src")  # hz.yaml: 10 events per partition
+    m = hz.get_map(name).blocking()
+    m.put_all({f"old{i}": i for i in range(50)})
+    current = sources.map_journal(name, store=URL, start="current").read_stream(spark)
+    batches: dict[int, list[tuple]] = {}
+    run(current, tmp_path / "current", batches)  # starts at the journal's end: nothing yet
+    m.put("new", 7)
+    m.put("new", 8)
+    m.remove("new")  # not a put event: left out by default, as Jet's mapPutEvents
+    run(current, tmp_path / "current", batches)
+    assert [row for rows in batches.values() for row in rows] == [("new", "7"), ("new", "8")]
+
+    partition = hz.partition_service.get_partition_id("hot")
+    m.put("hot", -1)
+    oldest = sources.map_journal(name, store=URL).read_stream(spark)
+    run(oldest, tmp_path / "oldest", {})  # the query's offsets now stand past "hot"'s event
+    saved = hz_protocol.map_journal_subscribe(connect(URL), name, partition)[1] + 1
+    for i in range(25):  # 25 events into a ring of 10 while the query is not running
+        m.put("hot", i)
+    first_kept = hz_protocol.map_journal_subscribe(connect(URL), name, partition)[0]
+    with pytest.raises(
+        Exception, match=rf"partition {partition} lost events {saved}\.\.{first_kept - 1} before they were read"
+    ):
+        run(oldest, tmp_path / "oldest", {})
+
+
+def test_cache_journal_reads_jcache_events(spark, hz, tmp_path) -> None:
+    name = unique("cache-src")
+    ours = connect(URL)
+    hz_protocol.cache_ensure(ours, name)
+    hz_protocol.cache_put_all(ours, name, {f"k{i}": i for i in range(40)})
+    hz_protocol.cache_put_all(ours, name, {"k0": "again"})
+    batches: dict[int, list[tuple]] = {}
+    run(sources.cache_journal(name, store=URL).read_stream(spark), tmp_path / "cache", batches)
+    rows = sorted(row for rows in batches.values() for row in rows)
+    assert rows == sorted([(f"k{i}", str(i)) for i in range(40)] + [("k0", "again")])
