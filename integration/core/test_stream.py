@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import os
+import signal
 import time
 
 import pytest
@@ -10,7 +12,7 @@ from pyspark.sql import functions as F
 
 from jetconnect import SinkBuilder, SourceBuilder, sources
 from jetconnect.spark import members
-from jetconnect.testing import counter_stream
+from jetconnect.testing import counter_stream, wait_until
 
 
 def _run_until(query, batches: int, timeout: float = 120) -> list[dict]:
@@ -221,3 +223,62 @@ def test_an_idle_stream_runs_few_jobs(spark, tmp_path):
     # with the default trigger an idle source would be asked every few ms; rounds open at most
     # every idle_poll_ms once the pauses have grown (25, 50, ... 500 ms)
     assert len(query.recentProgress) <= 12, [p["batchId"] for p in query.recentProgress]
+
+
+def _watched_stream(tmp_path):
+    """A slow stream without snapshot functions whose processor notes each fill and its destruction."""
+    fills, destroyed = tmp_path / "last-fill", tmp_path / "destroyed"
+
+    def fill(state, buf):
+        time.sleep(0.002)
+        buf.add(state["n"])
+        state["n"] += 1
+        fills.write_text(str(time.time()))
+
+    def destroy(state):
+        destroyed.write_text(str(time.time()))
+
+    source = (
+        SourceBuilder.stream("watched", lambda ctx: {"n": 0})
+        .fill_buffer_fn(fill)
+        .destroy_fn(destroy)
+        .schema("n bigint")
+        .build()
+    )
+    return source, fills, destroyed
+
+
+def _reader_pid(wal) -> int:
+    """The pid of the query's stream reader process, from the beacon it writes (this test's own query)."""
+    (beacon,) = list(wal.glob("*/_alive"))
+    pid = int(json.loads(beacon.read_text())["pid"])
+    assert pid != os.getpid() and b"pyspark" in open(f"/proc/{pid}/cmdline", "rb").read()
+    return pid
+
+
+@pytest.mark.parametrize("ending", ["query.stop()", "reader process killed"])
+def test_a_receiver_stops_within_seconds_of_its_query_even_when_spark_never_calls_stop(spark, tmp_path, ending):
+    """Stopped, the receiver's processor is destroyed at once (the driver's stop marker); if the
+    reader's process dies without calling stop() (SIGKILL here), its beacon goes quiet and the
+    receiver stops within QUERY_GONE_S + a look (6.5 s), not at processor_keep_alive_ms (60 s)."""
+    source, fills, destroyed = _watched_stream(tmp_path)
+    df = source.read_stream(spark, wal_location=str(tmp_path / "wal"))
+    query = df.writeStream.format("noop").option("checkpointLocation", str(tmp_path / "ck")).start()
+    try:
+        wait_until(lambda: len([p for p in query.recentProgress if p["numInputRows"]]) >= 2, 180, "two batches")
+        if ending == "reader process killed":
+            os.kill(_reader_pid(tmp_path / "wal"), signal.SIGKILL)
+            ended = time.time()
+            wait_until(lambda: not query.isActive, 60, "the query failing without its reader")
+    finally:
+        query.stop()
+    if ending == "query.stop()":
+        ended = time.time()
+    wait_until(destroyed.exists, 30, "the receiver destroying its processor")
+    took = float(destroyed.read_text()) - ended
+    if ending == "query.stop()":  # Spark ended the reader's process: its SIGTERM wrote the stop marker
+        assert list((tmp_path / "wal").glob("*/_stopped"))
+    print(f"\n  receiver gone {took:.1f} s after {ending}")
+    assert took < (10 if ending == "query.stop()" else 20), took  # keep-alive would take 60 s
+    time.sleep(1)
+    assert float(fills.read_text()) <= float(destroyed.read_text()), "a fill after the processor was destroyed"

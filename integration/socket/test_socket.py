@@ -55,9 +55,7 @@ def free_port() -> int:
 
 
 def test_lines_from_a_server_arrive_once_across_a_reconnect(spark, line_server, tmp_path):
-    source = sources.socket("127.0.0.1", line_server.port, wal_location=str(tmp_path / "wal")).with_options(
-        {"processor_keep_alive_ms": "15000"}
-    )
+    source = sources.socket("127.0.0.1", line_server.port, wal_location=str(tmp_path / "wal"))
     out = tmp_path / "out"
     query = stream_to_parquet(spark, source, out, tmp_path / "cp")
     try:
@@ -77,9 +75,14 @@ def test_lines_from_a_server_arrive_once_across_a_reconnect(spark, line_server, 
     finally:
         query.stop()
     assert sorted(parquet_lines(spark, out)) == sorted(first + then)
-    # the receiver closes its connection once the query is gone: at once when Spark calls the reader's
-    # stop(), else (measured: not always, under load) when no round was recorded for keep-alive
-    wait_until(lambda: not line_server.writers, 45, "the receiver closing its connection after query.stop()")
+    # the receiver closes its connection once the query is gone (its stop marker, else its beacon
+    # going quiet: within 6.5 s), not after processor_keep_alive_ms (60 s), and does not reconnect
+    stopped = time.monotonic()
+    wait_until(lambda: not line_server.writers, 15, "the receiver closing its connection after query.stop()")
+    print(f"\n  socket receiver gone {time.monotonic() - stopped:.1f} s after query.stop()")
+    connections = line_server.connections
+    time.sleep(2)
+    assert line_server.connections == connections and not line_server.writers, "the receiver reconnected"
 
 
 def test_dataframe_rows_to_a_server_as_lines(spark, line_server):

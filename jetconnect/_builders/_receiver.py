@@ -465,12 +465,16 @@ class Receiver(threading.Thread):
             with self.appended:
                 self.appended.notify_all()
 
-    def wait_beyond(self, position: int, dry_before: int, timeout: float) -> None:
+    def wait_beyond(self, position: int, dry_before: int | None, timeout: float) -> None:
         """Wait until the spool goes past ``position``, a fill finds nothing more (``dry_fills`` passes
-        ``dry_before``), the receiver stops, or ``timeout`` passes."""
+        ``dry_before``; None: not looked at), the receiver stops, or ``timeout`` passes."""
         deadline = time.monotonic() + timeout
         with self.appended:
-            while self.end <= position and self.dry_fills == dry_before and not self.stopped.is_set():
+            while (
+                self.end <= position
+                and (dry_before is None or self.dry_fills == dry_before)
+                and not self.stopped.is_set()
+            ):
                 left = deadline - time.monotonic()
                 if left <= 0:
                     return

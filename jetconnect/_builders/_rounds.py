@@ -456,10 +456,18 @@ class LogRounds(RoundReader):
 
         started = time.monotonic()
         end, dry_before = look()
+        # A lingering receiver holds rows it received while its fills find nothing more: a fill that
+        # finds nothing ends the wait only after a linger (unless it seals at once: AvailableNow here)
+        patience = 0.0 if receiver is not None and receiver.seal_when_dry else self.sealing.linger_s + self.STALL_S
+        patience = min(patience, self.max_pull_s)
         if receiver is not None:
-            receiver.wait_beyond(begin, dry_before, self.max_pull_s)
+            receiver.wait_beyond(begin, None, patience)
+            receiver.wait_beyond(begin, dry_before, self.max_pull_s - (time.monotonic() - started))
         else:
-            while look() == (end, dry_before) and end <= begin and time.monotonic() - started < self.max_pull_s:
+            while time.monotonic() - started < self.max_pull_s:
+                now, dry = look()
+                if now > begin or (dry != dry_before and time.monotonic() - started >= patience):
+                    break
                 time.sleep(self.LOOK_S)
         end, dry = look()
         moved_at = time.monotonic()

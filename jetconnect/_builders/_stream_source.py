@@ -17,9 +17,14 @@ rounds go on until a round of every processor ends on a fill that adds nothing.
 from __future__ import annotations
 
 import copy
+import os
 import posixpath
+import signal
+import sys
+import threading
 import time
 import uuid
+import weakref
 from collections.abc import Sequence
 from typing import Any
 
@@ -180,6 +185,7 @@ class BuilderStreamSource(StreamSource):
                 # even when Spark never calls stop() (or the driver was killed)
                 self._beacon = QueryBeacon(rounds.fs, beacon_path(rounds), self)
                 self._beacon.start()
+                self._stop_on_sigterm()
         ready = [i for i, position in sorted(positions.items()) if self._opens_round(rounds, i, position)]
         if max_records is not None and len(ready) > max_records:
             # fewer items allowed than processors ready: the ones that waited longest go first
@@ -278,6 +284,36 @@ class BuilderStreamSource(StreamSource):
             self._active.fs.mkdirs(self._active.directory)
             with self._active.fs.create(stop_marker(self._active), overwrite=True) as handle:
                 handle.write(b"stopped")
+
+    def _stop_on_sigterm(self) -> None:
+        """In Spark's stream reader process, call :meth:`stop` when Spark ends the process.
+
+        ``query.stop()`` need not call the reader's ``stop()``: PySpark 4.x's
+        ``PythonStreamingSourceRunner.stop`` destroys the reader's process (SIGTERM). Caught
+        here, the stop marker is written first, so receivers stop at their next heartbeat
+        instead of when the beacon has been quiet for ``QUERY_GONE_S``; then the process ends as
+        it would have. Only in that process's main thread, and only if nobody else handles SIGTERM.
+        """
+        main = getattr(sys.modules.get("__main__"), "__spec__", None)
+        in_runner = "python_streaming_source_runner" in (getattr(main, "name", "") or "") + " ".join(sys.argv[:1])
+        if (
+            not in_runner
+            or threading.current_thread() is not threading.main_thread()
+            or signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL
+        ):
+            return
+        source = weakref.ref(self)
+
+        def on_sigterm(signum: int, frame: object) -> None:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            try:
+                alive = source()
+                if alive is not None:
+                    alive.stop()
+            finally:
+                os.kill(os.getpid(), signal.SIGTERM)  # end as Spark meant it to
+
+        signal.signal(signal.SIGTERM, on_sigterm)
 
     # -- executor side: processor i pulls or replays its round --
 
