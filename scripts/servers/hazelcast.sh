@@ -122,6 +122,22 @@ sys.exit(0 if seen == [str(want)] * 3 else 1)
 EOF
 }
 
+# Whether every member says the cluster is safe: each partition's backup in sync, no migration
+# pending (Hazelcast's health check, /hazelcast/health/cluster-safe: 200 or 503). Until then a
+# member killed next could take the only copy of some partitions with it.
+cluster_safe() {
+    python3 - <<'EOF' 2>/dev/null
+import sys, urllib.request
+for port in (5701, 5702, 5703):
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/hazelcast/health/cluster-safe", timeout=2) as answer:
+            if answer.status != 200:
+                sys.exit(1)
+    except OSError:  # HTTPError (503: not safe yet) included
+        sys.exit(1)
+EOF
+}
+
 check_python() {
     "$PYTHON" -c 'import hazelcast' 2>/dev/null \
         || die "$PYTHON has no hazelcast-python-client, needed to check the members: run bash scripts/setup.sh (or set PYTHON)"
@@ -166,6 +182,9 @@ wait_for_members() {  # wait_for_members SECONDS: a client sees all 3; fails at 
         # shellcheck disable=SC2046
         fail_start "a client did not see ${#MEMBERS[@]} members of cluster $CLUSTER within $1 s" $(all_logs)
     fi
+    # shellcheck disable=SC2046
+    wait_until "$1" "$(all_pidfiles)" cluster_safe \
+        || fail_start "the members did not report the cluster safe (backups in sync) within $1 s" $(all_logs)
 }
 
 # The members read their configuration at start: a copy under $BASE, taken when no member runs,
@@ -257,5 +276,13 @@ verb_start_member() {
     wait_for_members 180
     echo "hazelcast member $n up on $HOST:$(port_of "$n"); ${#MEMBERS[@]} members"
 }
+
+# One hazelcast.sh at a time changes the cluster: two test runs starting it at once would each
+# launch members on the same ports (status only reads).
+if [ "${1:-status}" != status ]; then
+    mkdir -p "$BASE"
+    exec 9>"$BASE/.lock"
+    flock -w 900 9 || die "another hazelcast.sh has held $BASE/.lock for 15 minutes"
+fi
 
 server_main "$@"
