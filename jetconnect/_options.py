@@ -55,8 +55,7 @@ class Options(Mapping[str, str]):
         return f"Options({redact_options(self.to_dict())!r})"
 
     def _error(self, key: str, message: str) -> OptionError:
-        where = f"{self.owner}: " if self.owner else ""
-        return OptionError(f"{where}option '{key}' {message}")
+        return option_error(self.owner, key, message)
 
     def _shown(self, key: str, raw: str) -> str:
         return MASK if is_secret_name(key) else repr(shown_value(key, raw))
@@ -212,20 +211,29 @@ def check_function_option(
 # same Options string form first, so 0, -1, 1.5, True, "nan" and "x" fail alike on every path.
 
 
+def option_error(owner: str, option: str, message: str) -> OptionError:
+    """``OWNER: option 'OPTION' MESSAGE`` as an OptionError that also knows its ``option``
+    (so a caller holding two errors of one call can tell whether they blame the same option)."""
+    where = f"{owner}: " if owner else ""
+    error = OptionError(f"{where}option '{option}' {message}")
+    error.option = option  # type: ignore[attr-defined]  # an attribute, not a new class: OptionError stays one type
+    return error
+
+
 def check_count(value: object, option: str, owner: str, minimum: int = 1) -> int:
     """``value`` as a whole number of at least ``minimum``; else an OptionError naming ``option``.
 
     ``True`` is refused although Python counts it as 1: it is never meant as a number.
     """
     if isinstance(value, bool):
-        raise OptionError(f"{owner}: option '{option}' must be a whole number, got {value!r}")
+        raise option_error(owner, option, f"must be a whole number, got {value!r}")
     return Options({option: value}, owner).get_int(option, minimum=minimum)
 
 
 def check_duration(value: object, option: str, owner: str, *, allow_zero: bool = False) -> float:
     """``value`` as a finite duration above 0 (or 0 with ``allow_zero``); else an OptionError naming ``option``."""
     if isinstance(value, bool):
-        raise OptionError(f"{owner}: option '{option}' must be a number, got {value!r}")
+        raise option_error(owner, option, f"must be a number, got {value!r}")
     return Options({option: value}, owner).get_duration(option, allow_zero=allow_zero)
 
 
@@ -236,7 +244,7 @@ def check_name(value: object, option: str, owner: str, pattern: re.Pattern[str],
     newline), which is then another name than ``"x"`` and a later read finds nothing under it.
     """
     if not isinstance(value, str) or not pattern.fullmatch(value):
-        raise OptionError(f"{owner}: option '{option}' must be {what}, got {value!r}")
+        raise option_error(owner, option, f"must be {what}, got {value!r}")
     return value
 
 
@@ -328,4 +336,5 @@ __all__ = [
     "check_option",
     "check_options",
     "duration_rule",
+    "option_error",
 ]

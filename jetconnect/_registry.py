@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Literal, NoReturn, Union, get_args, get_o
 import pluggy
 
 import jetconnect._hookspecs as hookspecs
-from jetconnect._options import Options, check_option
+from jetconnect._options import Options, check_option, option_error
 from jetconnect.errors import OptionError, PluginError, PluginLoadWarning
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -278,16 +278,18 @@ def shared_refusal(check: Callable[[], Any]) -> OptionError | None:
 
 
 def first_own_words(build: Callable[[], Any], refused: OptionError) -> NoReturn:
-    """Raise the connector's own OptionError for a call the shared rules refused, if it has one
-    (its words name the option as its docs and tests do), else the shared rules' ``refused``.
+    """Raise the connector's own OptionError for a call the shared rules refused, if it names the
+    same option (its words, as its docs and tests say them), else the shared rules' ``refused``.
 
     Whatever else the connector does with the bad value (a TypeError deep inside, or nothing at
     all) is what the shared rules are for: the user gets ``refused``, naming the option.
     """
+    option = getattr(refused, "option", None)
     try:
         build()
-    except OptionError:
-        raise
+    except OptionError as own:
+        if option is None or f"'{option}'" in str(own):
+            raise
     except Exception:  # noqa: BLE001 - a consequence of the refused value; the refusal says why
         pass
     raise refused
@@ -317,13 +319,13 @@ def check_arguments(factory: Callable[..., Any], args: tuple[Any, ...], kwargs: 
             continue
         target = _plain_type(hints.get(name, param.annotation), param.default)
         if target is int and (isinstance(value, bool) or not isinstance(value, numbers.Integral)):
-            raise OptionError(f"{owner}: option '{name}' must be a whole number, got {value!r}")
+            raise option_error(owner, name, f"must be a whole number, got {value!r}")
         if target is float and (isinstance(value, bool) or not isinstance(value, numbers.Real)):
-            raise OptionError(f"{owner}: option '{name}' must be a number, got {value!r}")
+            raise option_error(owner, name, f"must be a number, got {value!r}")
         if target is float and not math.isfinite(float(value)):
-            raise OptionError(f"{owner}: option '{name}' must be a finite number, got {value!r}")
+            raise option_error(owner, name, f"must be a finite number, got {value!r}")
         if target is bool and not isinstance(value, bool):
-            raise OptionError(f"{owner}: option '{name}' must be true or false, got {value!r}")
+            raise option_error(owner, name, f"must be true or false, got {value!r}")
         check_option(name, value, owner)
 
 

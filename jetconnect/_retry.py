@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from jetconnect._redaction import describe, raise_unchained
-from jetconnect.errors import JetconnectError
+from jetconnect.errors import JetconnectError, OptionError
 
 T = TypeVar("T")
 log = logging.getLogger("jetconnect.retry")
@@ -28,6 +28,17 @@ class Backoff:
     maximum: float = 5.0
     deadline: float = 30.0
     multiplier: float = 2.0
+
+    def __post_init__(self) -> None:
+        # a NaN or infinite deadline retried for ever (NaN compares false with everything); the
+        # connector checked its own option first, this is the core's last word for any caller
+        from jetconnect._options import check_duration
+
+        check_duration(self.initial, "initial", "retry backoff")
+        check_duration(self.maximum, "maximum", "retry backoff")
+        check_duration(self.deadline, "deadline", "retry backoff", allow_zero=True)
+        if check_duration(self.multiplier, "multiplier", "retry backoff") < 1:
+            raise OptionError(f"retry backoff: option 'multiplier' must be at least 1, got {self.multiplier!r}")
 
     def delays(self) -> Iterator[float]:
         """Delays to sleep between attempts, ending when the deadline would be passed."""

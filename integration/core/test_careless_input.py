@@ -170,3 +170,14 @@ def test_credentials_in_a_host_show_nowhere(spark, tmp_path, capsys, caplog):
         leaked = [s for s in spellings if s in text]
         assert not leaked, f"{what} shows {leaked}: {text[-1500:]}"
     assert "someone:***@127.0.0.1" in shown["doctor"]
+
+
+def test_an_option_given_to_read_that_the_source_would_ignore_is_refused(spark, tmp_path):
+    """A source built in Python takes its options in its factory: one given to read(...) instead
+    was neither checked nor used (the file would have been read as UTF-8 all the same)."""
+    (tmp_path / "a.txt").write_text("x\n")
+    with pytest.raises(
+        Exception, match=r"source 'files': option\(s\) 'charset' given to read/\.\.\._stream\(\.\.\.\) would be ignored"
+    ):
+        sources.files(directory=str(tmp_path)).read(spark, charset="latin-1").collect()
+    assert sources.files(directory=str(tmp_path)).read(spark).count() == 1

@@ -18,7 +18,7 @@ from pyspark.sql.types import StructType
 
 from jetconnect._connector import BatchSource, Sink, Source, StreamSource
 from jetconnect._options import Options
-from jetconnect.errors import PluginError, SinkError, SourceError
+from jetconnect.errors import OptionError, PluginError, SinkError, SourceError
 from jetconnect.spark._guard import guarded
 from jetconnect.spark._readers import BatchReader, FilteringBatchReader, StreamReader
 from jetconnect.spark._writers import make_writer
@@ -27,6 +27,8 @@ from jetconnect.spark._writers import make_writer
 MAX_RECORDS_PER_BATCH = "max_records_per_batch"
 _ADAPTER_OPTIONS = {MAX_RECORDS_PER_BATCH, "checkpointlocation"}
 _ADAPTER_PREFIX = "jetconnect."
+#: Options Spark itself may hand a data source (``load(path)``, ``start(path)``, ``queryName``).
+_SPARK_OPTIONS = {"path", "queryname"}
 
 Factory = Callable[[Options], Any]
 
@@ -38,7 +40,27 @@ class Bound:
     connector: Source | Sink
 
     def __call__(self, options: Options) -> Any:
-        return self.connector.with_options(options) if options else self.connector
+        if not options:
+            return self.connector
+        takes_none = type(self.connector).with_options in (Source.with_options, Sink.with_options)
+        ignored = sorted(k for k in options if not _is_adapters(k)) if takes_none else []
+        if ignored:
+            # the one way in that took an option and did nothing with it: the factory checks its
+            # options, so a value given here instead was neither checked nor used
+            kind = "sink" if isinstance(self.connector, Sink) else "source"
+            raise OptionError(
+                f"{kind} '{self.connector.name}': option(s) {', '.join(map(repr, ignored))} given to "
+                f"{'write' if kind == 'sink' else 'read'}/..._stream(...) would be ignored: this {kind} takes its "
+                f"options where it is built ({kind}s.{self.connector.name}(...)); the options it takes here are "
+                f"{', '.join(sorted(_ADAPTER_OPTIONS))}"
+            )
+        return self.connector.with_options(options)
+
+
+def _is_adapters(key: str) -> bool:
+    """Whether an option is the adapter's (or Spark's own) rather than a connector's."""
+    lowered = key.lower()
+    return lowered in _ADAPTER_OPTIONS or lowered in _SPARK_OPTIONS or lowered.startswith(_ADAPTER_PREFIX)
 
 
 @dataclass(frozen=True)

@@ -157,6 +157,12 @@ def test_charsets_whose_lines_decode_alone_pass(charset):
     assert check_charset(charset)
 
 
+def test_the_codecs_passed_by_design_pass_the_test_too():
+    from jetconnect._charsets import _BY_DESIGN, codec_test
+
+    assert [codec_test(name) for name in sorted(_BY_DESIGN)] == [None] * len(_BY_DESIGN)
+
+
 # --- 8: careless user functions ------------------------------------------------------------------
 
 
