@@ -99,8 +99,14 @@ def run_stream(spark: Any, stream: Any, checkpoint: Path, out: Path) -> int:
 def session(work: Path) -> Any:
     log4j2 = work / "log4j2.properties"
     log4j2.write_text(_LOG4J2)
-    builder = spark_builder("jetconnect-demo").config(
-        "spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile=file:{log4j2}"
+    builder = (
+        spark_builder("jetconnect-demo")
+        .config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile=file:{log4j2}")
+        # A fresh Python worker per task, unlike RECOMMENDED_SPARK_CONF (which saves a pipeline the
+        # imports of every task): Spark retires a pool of reused workers after a minute without a
+        # task, and PySpark's daemon prints a BrokenPipeError traceback for each; harmless, and on
+        # a busy machine the demo's jobs leave such minutes (docs/operations.md).
+        .config("spark.python.worker.reuse", "false")
     )
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
