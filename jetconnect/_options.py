@@ -248,6 +248,11 @@ def check_name(value: object, option: str, owner: str, pattern: re.Pattern[str],
     return value
 
 
+#: A name of a table, queue, topic or file part: anything but control characters. A trailing
+#: newline (or any other one) names another object than the one meant, and a later read finds nothing.
+PLAIN_NAME = re.compile(r"[^\x00-\x1f\x7f]+")
+PLAIN_NAME_IS = "a name without control characters such as a newline"
+
 #: Options whose meaning is the same whichever connector takes them: a whole number of at least 1.
 COUNT_OPTIONS = frozenset(
     {
@@ -328,6 +333,8 @@ def check_options(options: Mapping[str, Any], owner: str) -> None:
 
 __all__ = [
     "COUNT_OPTIONS",
+    "PLAIN_NAME",
+    "PLAIN_NAME_IS",
     "Options",
     "check_count",
     "check_duration",

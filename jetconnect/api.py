@@ -64,7 +64,7 @@ from jetconnect._files.avro_schema import (
 )
 from jetconnect._files.filesystem import FileInfo, FileSystem, LocalFileSystem, is_hidden, shared_path
 from jetconnect._files.growing_files import GrowingLinesSource
-from jetconnect._files.line_splits import FileRange, check_count, plan_splits
+from jetconnect._files.line_splits import FileRange, plan_splits
 from jetconnect._files.lines_source import LinesSource
 from jetconnect._files.sink import Encoder, FileWriters, StagedFileSink, encode_lines
 from jetconnect._files.spark_text import BATCH_READERS, check_batch_reader, spark_text_lines, unsafe_file_name
@@ -75,7 +75,14 @@ from jetconnect._hookspecs import hookimpl
 # Where state lives, retries, and keeping secrets out of what a user sees.
 from jetconnect._locations import resolve_location
 from jetconnect._offsets import integer_positions
-from jetconnect._options import check_function_option
+from jetconnect._options import (
+    PLAIN_NAME,
+    PLAIN_NAME_IS,
+    check_count,
+    check_duration,
+    check_function_option,
+    check_name,
+)
 from jetconnect._redaction import (
     describe,
     raise_unchained,
@@ -124,6 +131,8 @@ __all__ = [
     "Offset",
     "OffsetError",
     "OptionError",
+    "PLAIN_NAME",
+    "PLAIN_NAME_IS",
     "ProcessorContext",
     "Range",
     "ReadOutput",
@@ -148,8 +157,10 @@ __all__ = [
     "admit_offsets",
     "check_batch_reader",
     "check_function_option",
+    "check_name",
     "check_charset",
     "check_count",
+    "check_duration",
     "describe",
     "encode_lines",
     "hookimpl",

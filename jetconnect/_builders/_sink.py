@@ -9,7 +9,7 @@ from typing import Any, Generic, Literal, TypeVar
 
 from jetconnect._builders._contexts import SinkContext
 from jetconnect._connector import Guarantee, Sink, WriteContext
-from jetconnect._options import Options, check_count
+from jetconnect._options import PLAIN_NAME, Options, check_count
 from jetconnect.errors import OptionError, SinkError
 
 S = TypeVar("S")
@@ -37,8 +37,8 @@ class SinkBuilder(Generic[S]):
     @staticmethod
     def sink(name: str, create_fn: Callable[[SinkContext], S]) -> SinkBuilder[S]:
         """A sink whose ``create_fn(ctx)`` makes the state of one writing task."""
-        if not isinstance(name, str) or not name:
-            raise SinkError(f"a sink needs a non-empty name, got {name!r}")
+        if not isinstance(name, str) or not PLAIN_NAME.fullmatch(name):  # whole names: "x\n" is another sink
+            raise SinkError(f"a sink needs a non-empty name without control characters, got {name!r}")
         return SinkBuilder(_SinkSpec(name, create_fn))
 
     def _with(self, **changes: Any) -> SinkBuilder[S]:

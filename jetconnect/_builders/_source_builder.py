@@ -14,7 +14,7 @@ from jetconnect._builders._batch_source import BuilderBatchSource
 from jetconnect._builders._contexts import ProcessorContext, SourceBuffer
 from jetconnect._builders._spec import SourceSpec
 from jetconnect._builders._stream_source import BuilderStreamSource
-from jetconnect._options import check_count
+from jetconnect._options import PLAIN_NAME, check_count
 from jetconnect.errors import OptionError, SourceError
 
 S = TypeVar("S")
@@ -131,6 +131,7 @@ class SourceBuilder(Generic[S, P]):
 
 
 def _check_name(name: str) -> str:
-    if not isinstance(name, str) or not name:
-        raise SourceError(f"a source needs a non-empty name, got {name!r}")
+    # whole names only: "orders\n" would be another source (its format, its wal_location folder)
+    if not isinstance(name, str) or not PLAIN_NAME.fullmatch(name):
+        raise SourceError(f"a source needs a non-empty name without control characters, got {name!r}")
     return name

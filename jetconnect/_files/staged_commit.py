@@ -29,6 +29,7 @@ from typing import Any, BinaryIO
 
 from jetconnect._connector import CommitContext, WriteContext
 from jetconnect._files.filesystem import FileSystem, is_hidden
+from jetconnect._options import PLAIN_NAME
 from jetconnect.errors import OptionError, SinkError
 
 STAGING_DIR = ".jetconnect-staging"
@@ -48,8 +49,11 @@ def check_name_part(value: object, option: str) -> str:
     A ``/`` (or ``\\``, NUL) would put files outside the sink's directory (``../x``); a prefix
     that makes names hidden (``.``, ``_``) would commit files every reader skips.
     """
-    if not isinstance(value, str) or any(c in value for c in "/\\\x00"):
-        raise OptionError(f"option '{option}' must be part of a file name, without '/', '\\' or NUL; got {value!r}")
+    if not isinstance(value, str) or any(c in value for c in "/\\") or not PLAIN_NAME.fullmatch(value or "x"):
+        raise OptionError(
+            f"option '{option}' must be part of a file name, without '/', '\\', NUL or another control "
+            f"character such as a newline; got {value!r}"
+        )
     if option == "prefix" and (not value or is_hidden(value)):
         raise OptionError(
             f"option 'prefix' must be non-empty and not start with '.' or '_' (readers skip such files); got {value!r}"

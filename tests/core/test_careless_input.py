@@ -128,6 +128,20 @@ def test_a_name_with_a_trailing_newline_is_refused_naming_the_option():
         check_name("orders\n", "name", "map", pattern, "letters")
 
 
+def test_table_queue_file_and_builder_names_with_a_newline_are_refused_naming_the_option():
+    builds = {
+        "option 'table'": lambda: sinks.jdbc("sqlite://", table="orders\n"),
+        "option 'progress_table'": lambda: sinks.jdbc("sqlite://", table="t", progress_table="p\n"),
+        "option 'destination'": lambda: sources.jms_queue("orders\n"),
+        "option 'prefix'": lambda: sinks.files(directory="/tmp", prefix="part\n"),
+    }
+    for says, build in builds.items():
+        with pytest.raises(OptionError, match=says):
+            build()
+    with pytest.raises(SourceError, match="without control characters"):
+        SourceBuilder.stream("orders\n", lambda ctx: None)
+
+
 def test_no_core_or_plugin_pattern_lets_a_trailing_newline_through():
     """Every compiled pattern with a '$' anchor is used with fullmatch (read from the sources)."""
     from pathlib import Path
@@ -240,3 +254,24 @@ def test_new_plugin_refuses_an_installed_plugin_or_connector_name(tmp_path, name
     with pytest.raises(OptionError, match=rf"new-plugin: NAME '{name}' is taken by .*would shadow it"):
         new_plugin(name, tmp_path)
     assert not any(tmp_path.iterdir())
+
+
+# --- the sibling: an option one way in takes and then ignores --------------------------------------
+
+
+def test_an_option_read_would_ignore_is_refused_and_the_adapters_own_pass():
+    from jetconnect.spark._datasource import Bound
+
+    kafka = sources.kafka("127.0.0.1:1", topics=["t"])
+    with pytest.raises(OptionError, match=r"source 'kafka': option\(s\) 'starting_offsets' given to read"):
+        Bound(kafka)(Options({"starting_offsets": "latest", "jetconnect.members": "1"}))
+    assert Bound(kafka)(Options({"max_records_per_batch": "5", "checkpointLocation": "/x", "jetconnect.members": "1"}))
+
+
+def test_a_retry_backoff_refuses_a_deadline_that_would_retry_for_ever():
+    from jetconnect._retry import Backoff
+
+    for deadline in (math.nan, math.inf, -1):
+        with pytest.raises(OptionError, match="retry backoff: option 'deadline'"):
+            Backoff(deadline=deadline)
+    assert list(Backoff(deadline=0).delays()) == []

@@ -19,12 +19,15 @@ import sqlalchemy as sa
 from pyspark.sql import types as T
 
 from jetconnect.api import (
+    PLAIN_NAME,
+    PLAIN_NAME_IS,
     Backoff,
     CommitContext,
     Guarantee,
     Sink,
     WriteContext,
     WriteKey,
+    check_name,
     raise_unchained,
     redact,
     retry_call,
@@ -97,6 +100,9 @@ class JdbcSink(Sink):
         if batch_size < 1:
             raise OptionError(f"{owner}: option 'batch_size' must be at least 1, got {batch_size}")
         check_url(url, owner)
+        for option, name in (("table", table), ("progress_table", progress_table)):
+            if name is not None:
+                check_name(name, option, owner, PLAIN_NAME, PLAIN_NAME_IS)
         self.url = url
         self.table = table
         self.statement = statement

@@ -19,12 +19,16 @@ import sqlalchemy as sa
 from pyspark.sql import types as T
 
 from jetconnect.api import (
+    PLAIN_NAME,
+    PLAIN_NAME_IS,
     BatchSource,
     Guarantee,
     Offset,
     Range,
     StreamSource,
     check_function_option,
+    check_name,
+    mapped_rows,
     parse_schema,
     raise_unchained,
     redact,
@@ -99,6 +103,8 @@ class JdbcSource(BatchSource, StreamSource):
         if fetch_size < 1:
             raise OptionError(f"{self._owner_for(url)}: option 'fetch_size' must be at least 1, got {fetch_size}")
         check_url(url, self._owner_for(url))
+        if table is not None:
+            check_name(table, "table", self._owner_for(url), PLAIN_NAME, PLAIN_NAME_IS)
         self.url = url
         self.query = query
         self.table = table
@@ -266,7 +272,8 @@ class JdbcSource(BatchSource, StreamSource):
             return
         schema, done = self.schema(), 0
         for batch in batches:
-            rows = [self.row_fn(row) for row in spark_rows(batch)]
+            # a row row_fn returns None for is left out (Jet's rule for mapping functions)
+            rows = mapped_rows(self.row_fn(row) for row in spark_rows(batch))
             yield rows_to_batch(rows, schema, f"{self.owner}: row_fn (rows from #{done} of this task)")
             done += batch.num_rows
 

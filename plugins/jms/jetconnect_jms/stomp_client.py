@@ -30,7 +30,16 @@ import stomp.exception
 import stomp.protocol
 import stomp.transport
 
-from jetconnect.api import Backoff, RetriesExhausted, redact, redact_hosts, retry_call
+from jetconnect.api import (
+    PLAIN_NAME,
+    PLAIN_NAME_IS,
+    Backoff,
+    RetriesExhausted,
+    check_name,
+    redact,
+    redact_hosts,
+    retry_call,
+)
 from jetconnect_jms.stomp_frames import FrameError, FrameReader
 
 _log = logging.getLogger(__name__)
@@ -89,6 +98,7 @@ class StompSettings:
 
 def destination_path(kind: str, name: str) -> str:
     """``orders`` -> ``/queue/orders`` (or ``/topic/orders``); a name with a leading ``/`` is kept."""
+    check_name(name, "destination", f"jms_{kind}", PLAIN_NAME, PLAIN_NAME_IS)  # "q\n" would be another queue
     return name if name.startswith("/") else f"/{kind}/{name}"
 
 
