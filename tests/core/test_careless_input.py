@@ -134,6 +134,8 @@ def test_table_queue_file_and_builder_names_with_a_newline_are_refused_naming_th
         "option 'progress_table'": lambda: sinks.jdbc("sqlite://", table="t", progress_table="p\n"),
         "option 'destination'": lambda: sources.jms_queue("orders\n"),
         "option 'prefix'": lambda: sinks.files(directory="/tmp", prefix="part\n"),
+        "option 'topics'": lambda: sources.kafka("127.0.0.1:1", topics=["orders\n"]),
+        "option 'topic'": lambda: sinks.kafka("127.0.0.1:1", topic="orders\n"),
     }
     for says, build in builds.items():
         with pytest.raises(OptionError, match=says):

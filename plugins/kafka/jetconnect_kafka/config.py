@@ -8,6 +8,7 @@ prefix), underscores for Python keywords (``security_protocol="SSL"``).
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -16,6 +17,10 @@ from confluent_kafka.admin import AdminClient, ClusterMetadata
 
 from jetconnect.api import Backoff, retry_call
 from jetconnect.api import redact_options as redacted  # re-exported: public since 0.1
+
+#: A legal Kafka topic name (Kafka's ``Topic.validate``: at most 249 of these characters), matched whole.
+TOPIC_NAME = re.compile(r"[a-zA-Z0-9._-]{1,249}")
+TOPIC_NAME_IS = "a Kafka topic name (letters, digits, '.', '_' and '-', at most 249)"
 
 #: How long a client keeps retrying an unreachable broker before the error reaches the user.
 DEFAULT_BACKOFF = Backoff(initial=0.1, maximum=2.0, deadline=30.0)

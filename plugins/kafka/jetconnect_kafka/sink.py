@@ -32,6 +32,7 @@ from jetconnect.api import (
     WriteContext,
     WriteKey,
     check_function_option,
+    check_name,
     redact_hosts,
     spark_rows,
 )
@@ -85,12 +86,15 @@ class KafkaSink(Sink):
     ) -> None:
         if delivery not in DELIVERY:
             raise OptionError(f"kafka sink: option 'delivery' must be one of {', '.join(DELIVERY)}, got {delivery!r}")
+        if topic is not None:  # whole names: "t\n" is no topic, and the broker's refusal names no option
+            check_name(topic, "topic", "kafka sink", config.TOPIC_NAME, config.TOPIC_NAME_IS)
         self.topic = topic
         self.value_format: ValueFormat = value_format(value_format_name, value_schema, avro_schema)
         self.delivery = delivery
         self.guarantee = self.guarantee_option.guarantee(delivery)
         self.backoff = Backoff(initial=0.1, maximum=2.0, deadline=broker_timeout_s)
         self.config = config.client_config(bootstrap_servers, client_config or {})
+        check_name(commit_topic, "commit_topic", "kafka sink", config.TOPIC_NAME, config.TOPIC_NAME_IS)
         self.commit_topic = commit_topic
         check_function_option(record_fn, "record_fn", "kafka sink", "the row", factory="sinks.kafka")
         self.record_fn = record_fn

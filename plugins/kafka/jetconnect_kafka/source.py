@@ -28,6 +28,7 @@ from jetconnect.api import (
     StreamSource,
     admit_offsets,
     check_function_option,
+    check_name,
     describe,
     integer_positions,
     mapped_rows,
@@ -478,6 +479,8 @@ def kafka_source(
     """
     if isinstance(topics, str):
         topics = [t.strip() for t in topics.split(",") if t.strip()]
+    for topic in topics or ():  # whole names: "t\n" is no topic, and the broker's refusal names no option
+        check_name(topic, "topics", "kafka", config.TOPIC_NAME, config.TOPIC_NAME_IS)
     if isinstance(starting_offsets, dict):
         starting_offsets = json.dumps(starting_offsets)
     if isinstance(ending_offsets, dict):
