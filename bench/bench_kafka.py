@@ -1,28 +1,39 @@
-"""Benchmark: Kafka, jetconnect vs raw confluent-kafka, in one run, against the tansu broker (or noida-db).
+"""Benchmark: Kafka, jetconnect vs raw confluent-kafka and vs Spark's own Kafka source and sink, in one
+run, against Apache Kafka (scripts/servers/kafka.sh).
 
 Usage: python bench/bench_kafka.py [--records 1000000] [--sink-records 200000] [--latency-seconds 20]
-                                   [--rate 200] [--cases source,sink,latency] [--repeat 2]
-                                   [--broker tansu|noida]
+                                   [--rate 200] [--cases source,sink,latency,native] [--repeat 2]
 
-Rows: the source (``--records`` records of 100 bytes, 2 partitions) vs one raw consumer; the sink
-in both delivery modes vs one raw idempotent producer, kept across runs as an application keeps
-its producer (the sink's workers keep theirs too); and a Kafka → Kafka pipeline at a steady
-``--rate``, exactly-once and at-least-once, end to end (produced → seen by a read_committed
-consumer), next to the same pipeline written by hand with confluent-kafka (a consume → produce
-loop, one transaction per poll for exactly-once). Each pipeline is warmed up first (a record per
-partition goes through: the first micro-batch that reads starts Spark's Python workers), and the
-first records' latency is reported beside the steady figures. For the latency rows "seconds" are the p99
-latency; the p50, the goal (p99 < 1 s) and where each micro-batch's time went (Spark's
-``durationMs``, medians) are in the note and in ``extra``. Rows go to ``bench/results/kafka.json``
-(``kafka-noida.json`` with ``--broker noida``). tansu sometimes leaves a committed transaction
-open for read_committed readers (its last stable offset stops; noida-db does not): the note then
-says how many records never reached the reader.
+Rows: the source (``--records`` records of 100 bytes, 2 partitions, produced by a batching
+producer) vs one raw consumer; the sink in both delivery modes vs one raw idempotent producer,
+kept across runs as an application keeps its producer (the sink's workers keep theirs too); and a
+Kafka → Kafka pipeline at a steady ``--rate``, exactly-once and at-least-once, end to end
+(produced → seen by a read_committed consumer), next to the same pipeline written by hand with
+confluent-kafka (a consume → produce loop, one transaction per poll for exactly-once). Each
+pipeline is warmed up first (a record per partition goes through: the first micro-batch that reads
+starts Spark's Python workers), and the first records' latency is reported beside the steady
+figures. For the latency rows "seconds" are the p99 latency; the p50, the goal (p99 < 1 s) and
+where each micro-batch's time went (Spark's ``durationMs``, medians) are in the note and in
+``extra``.
+
+``native``: jetconnect's source and sink next to Spark's own (``spark-sql-kafka-0-10``), in one
+SparkSession on the same topics. Spark's connector jars must match PySpark's version exactly and
+Maven Central serves them only up to Spark 4.2.0 while the main venv has a newer PySpark, so these
+rows run in a child process on PySpark 4.2.0 (``.venv-spark-oldest``, built by ``bash
+scripts/setup.sh --spark 4.2.0 .venv-spark-oldest`` when missing), jetconnect's side included, with
+the jars of ``bench/spark-kafka/pom.xml`` (cached in ``~/.cache/jetconnect-spark-kafka``) given
+through ``spark.jars``. Their note says so. Rows go to ``bench/results/kafka.json``.
 """
 
 from __future__ import annotations
 
+import argparse
+import json
+import os
+import re
 import statistics
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -36,12 +47,11 @@ from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 ROOT = Path(__file__).resolve().parent.parent
-#: The broker each ``--broker`` means: its address and the script that starts it.
-BROKERS = {
-    "tansu": ("127.0.0.1:9092", "kafka.sh"),
-    "noida": ("127.0.0.1:9094", "noida-kafka.sh"),
-}
-BOOTSTRAP = BROKERS["tansu"][0]
+BOOTSTRAP = "127.0.0.1:9092"  # Apache Kafka, scripts/servers/kafka.sh
+#: Spark's own Kafka connector: its pom, the venv whose PySpark matches it, where its jars are cached.
+NATIVE_POM = ROOT / "bench" / "spark-kafka" / "pom.xml"
+NATIVE_VENV = ROOT / ".venv-spark-oldest"
+NATIVE_CACHE = Path.home() / ".cache" / "jetconnect-spark-kafka"
 PARTITIONS = 2  # local[2]: one Spark task per partition
 #: How long a latency run waits, after the last record is produced, for the reader to see them all.
 DRAIN_S = 30
@@ -62,12 +72,8 @@ def create_topic(partitions: int = PARTITIONS) -> str:
 
 
 def fill(topic: str, records: int, size: int = 100) -> None:
-    """Produce ``records`` values in big batches, then one single-record batch per partition.
-
-    tansu's high watermark is the base offset of the last batch + 1 (a tansu defect); ending
-    each partition with a batch of one makes it right. Without it the source would refuse to
-    read (``KafkaWatermarkError``: tansu serves records past the watermark it reports).
-    """
+    """Produce ``records`` values of ``size`` bytes round-robin over the partitions, as an
+    application's batching producer does (big batches: 20 ms linger, up to 10,000 records)."""
     producer = Producer(
         {
             "bootstrap.servers": BOOTSTRAP,
@@ -77,18 +83,15 @@ def fill(topic: str, records: int, size: int = 100) -> None:
         }
     )
     payload = b"x" * size
-    for i in range(records - PARTITIONS):
+    for i in range(records):
         while True:
             try:
                 producer.produce(topic, payload, partition=i % PARTITIONS)
                 break
             except BufferError:
                 producer.poll(0.05)
-    producer.flush(120)
-    single = Producer({"bootstrap.servers": BOOTSTRAP, "linger.ms": 0, "batch.num.messages": 1})
-    for p in range(PARTITIONS):
-        single.produce(topic, payload, partition=p)
-        single.flush(30)
+    if producer.flush(120):
+        raise RuntimeError(f"{topic}: records not delivered within 120 s")
 
 
 def raw_consume(topic: str, records: int) -> None:
@@ -222,9 +225,9 @@ class Latencies:
 
 
 def steady_input(topic: str, seconds: float, rate: int) -> int:
-    """Produce the current time at ``rate`` records/s for ``seconds``, one record per batch
-    (tansu's high watermark is right only then, see :func:`fill`); returns how many."""
-    producer = Producer({"bootstrap.servers": BOOTSTRAP, "linger.ms": 0, "batch.num.messages": 1})
+    """Produce the current time at ``rate`` records/s for ``seconds``; returns how many. No linger: a
+    latency-minded producer sends at once (at 200/s there is rarely more than one record to batch)."""
+    producer = Producer({"bootstrap.servers": BOOTSTRAP, "linger.ms": 0})
     started, sent = time.monotonic(), 0
     while time.monotonic() - started < seconds:
         due = int((time.monotonic() - started) * rate)
@@ -407,39 +410,165 @@ def bench_latency(spark, bench: Bench, args) -> None:  # type: ignore[no-untyped
         )
 
 
+# --- Spark's own Kafka connector (the native rows) ----------------------------------------------
+
+
+def native_spark_version() -> str:
+    """The Spark version of bench/spark-kafka/pom.xml: PySpark must be exactly this one."""
+    found = re.search(
+        r"<artifactId>spark-sql-kafka-0-10_2\.13</artifactId>\s*<version>([^<]+)</version>", NATIVE_POM.read_text()
+    )
+    if found is None:
+        raise RuntimeError(f"{NATIVE_POM}: no spark-sql-kafka-0-10_2.13 version")
+    return found.group(1)
+
+
+def native_jars() -> list[Path]:
+    """Spark's Kafka connector jars, from Maven Central once (``mvn dependency:copy-dependencies``),
+    then from the cache: an unchanged pom never reaches Maven again."""
+    libs, copy = NATIVE_CACHE / "libs", NATIVE_CACHE / "pom.xml"
+    if not (libs.is_dir() and copy.exists() and copy.read_bytes() == NATIVE_POM.read_bytes()):
+        NATIVE_CACHE.mkdir(parents=True, exist_ok=True)
+        subprocess.run(["rm", "-rf", str(libs)], check=True)
+        subprocess.run(
+            [
+                "mvn", "-q", "-B", "-f", str(NATIVE_POM), "dependency:copy-dependencies",
+                "-DexcludeTransitive=true", f"-DoutputDirectory={libs}",
+            ],
+            check=True,
+        )  # fmt: skip
+        copy.write_bytes(NATIVE_POM.read_bytes())
+    return sorted(libs.glob("*.jar"))
+
+
+def native_rows(args) -> list[Row]:  # type: ignore[no-untyped-def]
+    """Run the native rows in a child process on PySpark ``native_spark_version()`` and return them."""
+    version = native_spark_version()
+    python = NATIVE_VENV / "bin" / "python"
+    have = subprocess.run(
+        [str(python), "-c", "import pyspark; print(pyspark.__version__)"], capture_output=True, text=True
+    ).stdout.strip()
+    if have != version:
+        print(f"building {NATIVE_VENV.name} with PySpark {version} (it has {have or 'nothing'})")
+        subprocess.run(["bash", str(ROOT / "scripts" / "setup.sh"), "--spark", version, str(NATIVE_VENV)], check=True)
+    with tempfile.TemporaryDirectory(prefix="bench-kafka-native-") as out:
+        command = [
+            str(python), __file__, "--native-child", "--results", out, "--records", str(args.records),
+            "--sink-records", str(args.sink_records), "--repeat", str(args.repeat), "--warmup", str(args.warmup),
+        ]  # fmt: skip
+        subprocess.run(command, check=True)
+        rows = json.loads((Path(out) / "kafka-native.json").read_text())["rows"]
+    fields = {f for f in Row.__dataclass_fields__}
+    return [Row(**{k: v for k, v in row.items() if k in fields}) for row in rows]
+
+
+def native_child(args) -> None:  # type: ignore[no-untyped-def]
+    """The native rows, in this process (PySpark of ``.venv-spark-oldest``): jetconnect and Spark's
+    own Kafka source and sink in one SparkSession, on the same topics, taking turns."""
+    import pyspark
+    from pyspark.sql import functions as F
+
+    from jetconnect import sinks, sources
+
+    version = native_spark_version()
+    if pyspark.__version__ != version:
+        raise SystemExit(
+            f"the native rows need PySpark {version} (bench/spark-kafka/pom.xml), not {pyspark.__version__}"
+        )
+    jars = native_jars()
+    spark = bench_spark("bench-kafka-native", master="local[2]", conf={"spark.jars": ",".join(map(str, jars))})
+    on = f"PySpark {version} (.venv-spark-oldest: Maven Central serves spark-sql-kafka only up to {version})"
+    with Bench("kafka-native", args, results=args.results, title=f"native rows, {on}") as bench:
+        topic = create_topic()
+        fill(topic, args.records)
+        ours = sources.kafka(bootstrap_servers=BOOTSTRAP, topics=[topic])
+        theirs = (
+            spark.read.format("kafka")
+            .option("kafka.bootstrap.servers", BOOTSTRAP)
+            .option("subscribe", topic)
+            .option("startingOffsets", "earliest")
+            .option("endingOffsets", "latest")
+        )
+        case = "native source: read 1 topic, 2 partitions, vs Spark's Kafka source"
+        with bench.measure(case):
+            mine, spark_s = best_of_turns(
+                [
+                    lambda: ours.read(spark).selectExpr("sum(length(value))").collect(),
+                    lambda: theirs.load().selectExpr("sum(length(value))").collect(),
+                ],
+                args.repeat,
+                args.warmup,
+            )
+        counts = (ours.read(spark).count(), theirs.load().count())
+        if counts != (args.records, args.records):
+            raise RuntimeError(f"{topic}: jetconnect read {counts[0]}, Spark {counts[1]}, of {args.records} records")
+        bench.add(Row(case, mine, spark_s, target=1.0, note=on, extra={"records": args.records}))
+
+        df = (
+            spark.range(args.sink_records)
+            .select(F.concat(F.lit("x" * 90), F.col("id").cast("string")).alias("value"))
+            .repartition(PARTITIONS)
+            .cache()
+        )
+        df.count()
+
+        def ours_sink(delivery: str):  # type: ignore[no-untyped-def]
+            sink = sinks.kafka(
+                bootstrap_servers=BOOTSTRAP, topic=create_topic(), value_format="string", delivery=delivery
+            )
+            return lambda: sink.write(df)
+
+        def spark_sink() -> None:
+            df.write.format("kafka").option("kafka.bootstrap.servers", BOOTSTRAP).option("topic", create_topic()).save()
+
+        least, exactly = (
+            "native sink: write, at-least-once, vs Spark's Kafka sink",
+            "native sink: write, exactly-once, vs Spark's Kafka sink (at-least-once)",
+        )
+        with bench.measure(least, exactly):
+            spark_w, mine_least, mine_exactly = best_of_turns(
+                [spark_sink, ours_sink("at-least-once"), ours_sink("exactly-once")], args.repeat, args.warmup
+            )
+        extra = {"records": args.sink_records}
+        bench.add(Row(least, mine_least, spark_w, target=1.0, note=on, extra=extra))
+        bench.add(Row(exactly, mine_exactly, spark_w, note="Spark's sink has no exactly-once mode; " + on, extra=extra))
+        df.unpersist()
+    spark.stop()
+
+
 def main() -> None:
     parser = bench_parser(__doc__, repeat=2)
     parser.add_argument("--records", type=int, default=1_000_000)
     parser.add_argument("--sink-records", type=int, default=200_000)
     parser.add_argument("--latency-seconds", type=float, default=20)
     parser.add_argument("--rate", type=int, default=200, help="records per second in the latency runs")
-    parser.add_argument("--cases", default="source,sink,latency", help="which groups of rows to run")
-    parser.add_argument(
-        "--broker",
-        choices=sorted(BROKERS),
-        default="tansu",
-        help="tansu (the default) or noida-db, whose transactions follow Kafka's more closely (rows go to kafka-noida.json)",
-    )
+    parser.add_argument("--cases", default="source,sink,latency,native", help="which groups of rows to run")
+    parser.add_argument("--native-child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.native_child:
+        native_child(args)
+        return
     cases = set(args.cases.split(","))
 
-    global BOOTSTRAP
-    BOOTSTRAP, script = BROKERS[args.broker]
-    subprocess.run(["bash", str(ROOT / "scripts" / "servers" / script), "start"], check=True)
-    spark = bench_spark("bench-kafka", master="local[2]")
+    env = {**os.environ, "PYTHON": sys.executable}
+    subprocess.run(["bash", str(ROOT / "scripts" / "servers" / "kafka.sh"), "start"], check=True, env=env)
     title = (
-        f"{args.broker}, Spark local[2]; {args.records:,} records read, {args.sink_records:,} written (100 bytes), "
+        f"Apache Kafka 4, Spark local[2]; {args.records:,} records read, {args.sink_records:,} written (100 bytes), "
         f"latency at {args.rate}/s for {args.latency_seconds:.0f} s"
     )
-    name = "kafka" if args.broker == "tansu" else f"kafka-{args.broker}"
-    with Bench(name, args, results=args.results, title=title) as bench:
-        if "source" in cases:
-            bench_source(spark, bench, args)
-        if "sink" in cases:
-            bench_sink(spark, bench, args)
-        if "latency" in cases:
-            bench_latency(spark, bench, args)
-    spark.stop()
+    with Bench("kafka", args, results=args.results, title=title) as bench:
+        if cases & {"source", "sink", "latency"}:
+            spark = bench_spark("bench-kafka", master="local[2]")
+            if "source" in cases:
+                bench_source(spark, bench, args)
+            if "sink" in cases:
+                bench_sink(spark, bench, args)
+            if "latency" in cases:
+                bench_latency(spark, bench, args)
+            spark.stop()
+        if "native" in cases:
+            for row in native_rows(args):
+                bench.add(row)
 
 
 if __name__ == "__main__":
