@@ -33,7 +33,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from jetconnect.api import WAL_LOCATION, ProcessorContext, RoundLog, SourceBuffer, Spool, resolve_location, spool_of
-from jetconnect.errors import OffsetError, SourceError
+from jetconnect.errors import ChecksumError, OffsetError, SourceError
 from jetconnect_jms.messages import _FRAME_HEADERS, RAW_SCHEMA, MessageView, _timestamp_ms
 from jetconnect_jms.stomp_client import CONNECTION_ERRORS, StompClient, StompSettings
 
@@ -144,6 +144,8 @@ class SpoolIds:
                     self._read_to = position
                 self._read_to = end
                 return
+            except ChecksumError:
+                raise  # changed on disk, not trimmed under the reader: the query must hear of it
             except (OffsetError, FileNotFoundError):
                 continue
         log.warning("%s: could not read it in three tries (trimmed under the reader?)", self.spool)
