@@ -408,7 +408,7 @@ class Receiver(threading.Thread):
         try:
             with self.spool.fs.open(self.beacon) as handle:
                 seen: bytes | None = handle.read()
-        except FileNotFoundError:
+        except OSError:  # gone, or being rewritten on a file system without atomic overwrites
             seen = None
         if seen != self._beacon_seen or not seen:  # beating, caught mid-write, or no beacon (an older driver)
             self._beacon_seen, self._beacon_since = seen, now

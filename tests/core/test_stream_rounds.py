@@ -678,7 +678,8 @@ def test_a_receiver_spools_at_most_the_backlog_past_the_last_round_taken(tmp_pat
         .fill_buffer_fn(fill)
         .schema("n bigint")
         .build()
-        .with_options({"wal_location": str(tmp_path), "max_pull_ms": "300", **bound})
+        # segments every 50 ms, so the round keeps taking them up to the bound
+        .with_options({"wal_location": str(tmp_path), "max_pull_ms": "300", "spool_linger_ms": "50", **bound})
     )
     start = source.initial_offset()
     end, rows = _batch(source, start)
