@@ -166,7 +166,7 @@ launch_member() {  # launch_member N: start member N in the background (no wait)
         -Djava.util.logging.config.file="$BASE/logging.properties" \
         -cp "$JARS/*:$PROCESSORS_JAR" \
         com.hazelcast.core.server.HazelcastMemberStarter \
-        >>"$(log_of "$n")" 2>&1 </dev/null &
+        >>"$(log_of "$n")" 2>&1 </dev/null 9>&- &  # 9>&-: a member must not hold the script's lock
     echo $! >"$(pidfile_of "$n")"
 }
 
