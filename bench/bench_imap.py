@@ -1,6 +1,9 @@
 """IMap benchmark: puts and journal reads through Spark, next to each store's raw client doing the same work.
 
     python bench/bench_imap.py [--rows 100000] [--repeat 2] [--warmup 1]
+    python bench/bench_imap.py --stores hazelcast --rows 1000000 --repeat 1 --warmup 0
+
+The second form: a Hazelcast cluster (scripts/servers/hazelcast.sh), see ``hazelcast_main``.
 
 On the embedded store (an SQLite file):
 
@@ -127,16 +130,78 @@ def without_spark(url: str, rows: int, made: list[str]) -> tuple[Callable[[], No
     return put, read
 
 
+HAZELCAST = "hazelcast://127.0.0.1:5701,127.0.0.1:5702,127.0.0.1:5703/jetconnect"
+
+
+def hazelcast_main(args) -> None:
+    """``--stores hazelcast``: the cluster of scripts/servers/hazelcast.sh, jetconnect through
+    Spark (local[2], 2 Spark partitions) next to the raw hazelcast-python-client in this process:
+    ``put_all`` of N entries, then a whole-map read (``entry_set()``; ours: ``sources.map`` into
+    Spark's ``noop`` sink). Each run writes a fresh ``bench-*`` map (the members give those a
+    large journal) and destroys it. Writes bench/results/imap-hazelcast.json."""
+    from hazelcast import HazelcastClient
+    from hazelcast.config import IntType
+
+    rows = args.rows
+    spark = bench_spark("bench-imap-hazelcast", master="local[2]")
+    client = HazelcastClient(
+        cluster_name="jetconnect",
+        cluster_members=["127.0.0.1:5701", "127.0.0.1:5702", "127.0.0.1:5703"],
+        default_int_type=IntType.LONG,
+    )
+    df = spark.range(0, rows, numPartitions=2).selectExpr("id AS key", "id * 2 AS value")
+    entries = {i: i * 2 for i in range(rows)}
+    made: list[str] = []
+
+    def fresh() -> str:
+        made.append(f"bench-{uuid.uuid4().hex[:8]}")
+        return made[-1]
+
+    def ours_put() -> None:
+        sinks.map(fresh(), store=HAZELCAST).write(df)
+
+    def raw_put() -> None:
+        client.get_map(fresh()).blocking().put_all(entries)
+
+    def ours_read() -> None:
+        read = sources.map(made[0], store=HAZELCAST, schema="key long, value long", parallelism=2).read(spark)
+        read.write.format("noop").mode("overwrite").save()
+
+    def raw_read() -> None:
+        assert len(client.get_map(made[0]).blocking().entry_set()) == rows
+
+    title = f"{rows:,} entries on a 3-member Hazelcast cluster; Spark local[2], 2 partitions; ratio = raw / ours"
+    with Bench("imap-hazelcast", args, results=args.results, title=title) as bench:
+        try:
+            with bench.measure("hazelcast: put_all"):
+                ours, raw = best_of_turns([ours_put, raw_put], args.repeat, args.warmup)
+            bench.add(Row("hazelcast: put_all", ours, raw, target=1.0, note="raw: one put_all of a dict, one process"))
+            for name in made[1:]:
+                client.get_map(name).blocking().destroy()
+            del made[1:]
+            with bench.measure("hazelcast: whole-map read"):
+                ours, raw = best_of_turns([ours_read, raw_read], args.repeat, args.warmup)
+            bench.add(Row("hazelcast: whole-map read", ours, raw, target=1.0, note="raw: entry_set(); ours: noop sink"))
+        finally:
+            for name in made:
+                client.get_map(name).blocking().destroy()
+            client.shutdown()
+    spark.stop()
+
+
 def main() -> None:
     parser = bench_parser(__doc__.split("\n\n")[0], repeat=2)
     parser.add_argument("--rows", type=int, default=100_000)
-    parser.add_argument("--stores", default="sqlite")
+    parser.add_argument("--stores", default="sqlite", help="sqlite, or hazelcast (its own run and results file)")
     parser.add_argument(
         "--without-spark",
         action="store_true",
         help="time the connector's store path in this process instead (no Spark job or query)",
     )
     args = parser.parse_args()
+    if args.stores == "hazelcast":
+        hazelcast_main(args)
+        return
     rows = args.rows
 
     spark = None if args.without_spark else bench_spark("bench-imap", master="local[2]")

@@ -6,8 +6,8 @@ Spark job writes and while one reads (nothing lost: every map has a backup on an
 
 from __future__ import annotations
 
+import os
 import subprocess
-import threading
 import time
 from collections.abc import Iterator
 from urllib.parse import quote
@@ -118,52 +118,51 @@ def test_a_predicate_that_fails_on_the_member_is_an_error_naming_the_map(hz, nam
 
 
 def _member(verb: str, number: int) -> None:
-    subprocess.run(["bash", str(ROOT_SCRIPTS / "hazelcast.sh"), verb, str(number)], check=True, timeout=300)
+    args = [verb] if verb == "start" else [verb, str(number)]
+    subprocess.run(["bash", str(ROOT_SCRIPTS / "hazelcast.sh"), *args], check=True, timeout=300)
+
+
+def _kill_once(marker: str, number: int) -> None:
+    """SIGKILL member ``number`` the first time any process gets here (a retried Spark task
+    must not kill again): the one that creates ``marker`` does it."""
+    try:
+        os.close(os.open(marker, os.O_CREAT | os.O_EXCL))
+    except FileExistsError:
+        return
+    subprocess.run(["bash", str(ROOT_SCRIPTS / "hazelcast.sh"), "kill-member", str(number)], check=True, timeout=120)
 
 
 @pytest.mark.timeout(600)
-def test_a_member_killed_mid_write_and_mid_read_loses_nothing(spark, hz, name) -> None:
+def test_a_member_killed_mid_write_and_mid_read_loses_nothing(spark, hz, name, tmp_path) -> None:
+    from pyspark.sql import functions as F
+
     from jetconnect import sinks, sources
 
     target = name("killed")
     rows = 200_000
-    df = spark.range(0, rows, numPartitions=4).selectExpr("id AS key", "id * 3 AS value")
-    errors: list[BaseException] = []
+    write_marker, read_marker = str(tmp_path / "killed-mid-write"), str(tmp_path / "killed-mid-read")
 
-    def run(job) -> threading.Thread:
-        def target_fn() -> None:
-            try:
-                job()
-            except BaseException as exc:  # the assertion below shows it
-                errors.append(exc)
-
-        thread = threading.Thread(target=target_fn)
-        thread.start()
-        return thread
+    @F.udf("long")
+    def value_of(key: int) -> int:  # kills member 3 when the rows are half written
+        if key == rows // 2:
+            _kill_once(write_marker, 3)
+        return key * 3
 
     try:
-        writing = run(lambda: sinks.map(target, store=HAZELCAST_URL, chunk_rows=5_000).write(df))
-        time.sleep(3)
-        _member("kill-member", 3)
-        writing.join(300)
-        assert not errors, errors
-        _member("start-member", 3)
+        df = spark.range(0, rows, numPartitions=4).select(F.col("id").alias("key"), value_of("id").alias("value"))
+        sinks.map(target, store=HAZELCAST_URL, chunk_rows=5_000).write(df)
+        assert os.path.exists(write_marker)
+        _member("start", 0)  # member 3 back (start only starts the missing ones)
         assert hz.get_map(target).blocking().size() == rows
 
-        got: list[int] = []
+        def keep(key: int, value: int) -> bool:  # a Python predicate: runs in the read task
+            if key == rows // 2:
+                _kill_once(read_marker, 2)
+            return True
 
-        def read() -> None:
-            got.extend(
-                r["value"]
-                for r in sources.map(target, store=HAZELCAST_URL, schema="key long, value long").read(spark).collect()
-            )
-
-        reading = run(read)
-        time.sleep(2)
-        _member("kill-member", 2)
-        reading.join(300)
-        assert not errors, errors
+        read = sources.map(target, store=HAZELCAST_URL, predicate=keep, schema="key long, value long", parallelism=4)
+        got = [r["value"] for r in read.read(spark).collect()]
+        assert os.path.exists(read_marker)
         assert sorted(got) == [i * 3 for i in range(rows)]  # every entry once: none lost, none twice
-    finally:
-        for number in (2, 3):
-            _member("start-member", number)
+    finally:  # whatever happened, the cluster is whole again for the next test
+        _member("start", 0)

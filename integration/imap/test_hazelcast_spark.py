@@ -194,3 +194,14 @@ def test_lists(spark, hz, name) -> None:
     hz.get_list(lst).blocking().add(HazelcastJsonValue('{"x": 1}'))
     back = sources.list(lst, store=HAZELCAST_URL).read(spark)
     assert sorted(r["value"] for r in back.collect()) == ["0", "1", "2", "3", "4", '{"x": 1}']
+
+
+def test_caches_are_the_members_jcache_caches(spark, name) -> None:
+    cache = name("cache")
+    df = spark.range(0, 1_000, numPartitions=2).selectExpr("concat('k', id) AS key", "id AS value")
+    sinks.cache(cache, store=HAZELCAST_URL).write(df)
+    back = sources.cache(cache, store=HAZELCAST_URL, schema="key string, value long").read(spark)
+    assert {r["key"]: r["value"] for r in back.collect()} == {f"k{i}": i for i in range(1_000)}
+    assert sources.map(cache, store=HAZELCAST_URL).read(spark).count() == 0  # the map of that name is another
+    with pytest.raises(Exception, match="expiry policy"):
+        sinks.cache(cache, store=HAZELCAST_URL, expiry_s=5)

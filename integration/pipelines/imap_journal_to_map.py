@@ -18,10 +18,12 @@ def start(spark, args, trigger):
     events = sources.map_journal(args.source_map, store=args.store, parallelism=2, full_events=True).read_stream(
         spark, max_records_per_batch=args.max_records
     )
-    # The journal keeps every change: the target's own journal then shows whether any was applied twice.
+    # Embedded store: the journal keeps every change, so the target's own journal shows whether any
+    # was applied twice. On Hazelcast the journal is the members' configuration (no layout options).
     # Small chunks (a task gets ~75 of the 150 records of a batch): a kill can land between two
-    # chunks of a task, the case a re-delivered batch must skip exactly.
-    sink = sinks.map(args.target_map, store=args.store, journal_capacity=10_000_000, chunk_rows=40)
+    # chunks of a task, the case a re-delivered batch must skip exactly (or, on Hazelcast, put again).
+    layout = {} if args.store.startswith("hazelcast:") else {"journal_capacity": 10_000_000}
+    sink = sinks.map(args.target_map, store=args.store, chunk_rows=40, **layout)
     return sink.write_stream(
         events.selectExpr("key", "new_value AS value"), checkpoint_location=args.checkpoint, trigger=trigger
     )

@@ -10,6 +10,13 @@ these classes are the map connectors with JCache's differences:
   nothing of the stores, so SQLite, Redis and a Redis Cluster expire alike.
 * **events**: the journal speaks JCache's names, CREATED, UPDATED, REMOVED and EXPIRED; a put
   over an entry that had expired is CREATED (it no longer existed), a removal of one EXPIRED.
+
+On Hazelcast (``store="hazelcast://..."``) a cache is the members' own JCache cache, declared in
+their configuration (``cache:``): the members expire entries by the cache's expiry policy and
+keep its journal, so none of the above applies there. The sink puts with ``Cache.putAll``
+(grouped by partition; a replay puts the same values again: exactly-once for the cache's
+content), the source iterates each partition with ``Cache.iterateEntries``. JCache has no
+queries, so a cache takes Python predicates and projections only, and no null values.
 """
 
 from __future__ import annotations
@@ -25,9 +32,12 @@ import pyarrow as pa
 from jetconnect.api import ReadOutput
 from jetconnect.errors import OptionError
 from jetconnect_imap.events import Change, EventType, parse_event_types
+from jetconnect_imap.hz_store import HazelcastStore
+from jetconnect_imap.hz_values import ValueMappingError, to_hazelcast
 from jetconnect_imap.journal_source import MapJournalSource
 from jetconnect_imap.map_sinks import DEFAULT_CHUNK_ROWS, MapSink
 from jetconnect_imap.map_source import MapSource
+from jetconnect_imap.pushdown import is_member_side
 from jetconnect_imap.serde import dumps_column
 from jetconnect_imap.store import MapConfig, RawEvent, Store, StoreError, cache_store_name, open_store
 
@@ -112,8 +122,17 @@ class CacheSource(MapSource):
     _stored_name = staticmethod(cache_store_name)
 
     def read_split(self, split: list[int]) -> ReadOutput:
+        if self.on_hazelcast:
+            if is_member_side(self.predicate) or is_member_side(self.projection):
+                raise OptionError(
+                    f"source '{self.name}': a JCache cache has no queries; give a Python predicate or projection"
+                )
+            return self._guarded(self._read_hazelcast(split))
         store = open_store(self.store_url)
         return self._read(self._live_scan(store), split)
+
+    def _scan_hazelcast(self, store: HazelcastStore, partition: int) -> list[tuple[Any, Any]]:
+        return store.cache_scan(self.map_name, partition)
 
     def _live_scan(self, store: Store) -> Callable[[str, int], Iterator[tuple[str, str]]]:
         """A ``scan`` giving live entries with their values unwrapped, expiring the others."""
@@ -205,6 +224,20 @@ class CacheSink(MapSink):
             client_config,
         )
         self.expiry_s = check_expiry(self.name, expiry_s)
+        if self.on_hazelcast and self.expiry_s is not None:
+            raise OptionError(
+                f"sink '{self.name}': on Hazelcast a cache's entries expire by the expiry policy of its "
+                "configuration on the members, not by expiry_s"
+            )
+
+    def _to_member_value(self, value: Any, column: str) -> Any:
+        if value is None:
+            raise ValueMappingError(f"column '{column}': a null value; JCache refuses nulls (and removals by null)")
+        return to_hazelcast(value, column)
+
+    def _put_hazelcast(self, store: HazelcastStore, entries: list[tuple[Any, Any]]) -> int:
+        store.cache_put(self.map_name, entries)
+        return len(entries)
 
     def _value_encoder(self) -> Callable[[pa.Array], list[str | None]]:
         # One expiry time per chunk: the chunk is written in one store call right after.

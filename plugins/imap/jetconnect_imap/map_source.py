@@ -9,7 +9,7 @@ predicate too. A Python predicate or projection runs in the Spark task, on every
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from hazelcast.errors import HazelcastSerializationError
@@ -17,7 +17,7 @@ from pyspark.sql.types import StringType, StructType
 
 from jetconnect.api import BatchSource, Guarantee, ReadOutput, parse_schema, spread
 from jetconnect.errors import OptionError, SchemaError, SourceError
-from jetconnect_imap.hz_store import is_hazelcast, open_hazelcast
+from jetconnect_imap.hz_store import HazelcastStore, is_hazelcast, open_hazelcast
 from jetconnect_imap.hz_values import from_hazelcast, reader_for
 from jetconnect_imap.pushdown import is_member_side, to_plain, to_predicate
 from jetconnect_imap.rows import raw_decoder, row_shaper
@@ -129,6 +129,10 @@ class MapSource(BatchSource):
                 StoreError(f"a key or value this client cannot deserialise (written by another client?): {exc}")
             ) from exc
 
+    def _scan_hazelcast(self, store: HazelcastStore, partition: int) -> list[tuple[Any, Any]]:
+        """Every entry of one partition (a cache reads its own way)."""
+        return store.scan(self.map_name, partition)
+
     def _hazelcast(self) -> Any:
         return open_hazelcast(self.store_url, self.client_config)
 
@@ -146,9 +150,9 @@ class MapSource(BatchSource):
         local_predicate = None if is_member_side(self.predicate) else self.predicate
         local_projection = None if is_member_side(self.projection) else self.projection
 
-        def entries(partition: int) -> Iterator[Any]:
+        def entries(partition: int) -> Iterable[Any]:
             if member_predicate is None and member_projection is None:
-                return store.scan(self.map_name, partition)
+                return self._scan_hazelcast(store, partition)
             return store.query(self.map_name, partition, member_predicate, member_projection)
 
         if member_projection is not None:  # the members made the rows' values
