@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from jetconnect import sinks, sources
+from jetconnect.api import LocalFileSystem, Spool
 from jetconnect.testing import checkpoint_batches, start_pipeline, wait_until
 from jetconnect_jms.stomp_client import StompClient, StompSettings
 
@@ -338,3 +339,38 @@ def test_sigkill_of_the_driver_mid_stream_then_restart_is_exactly_once(spark, tm
 )
 def test_sigkill_matrix(spark, tmp_path, kill_points):
     crash_and_recover(spark, tmp_path, kill_points)
+
+
+def test_a_stopped_query_hands_its_unspooled_messages_back_to_the_broker_within_seconds(spark, tmp_path):
+    """The receiver holds a prefetch window it cannot spool (its backlog is full); after
+    query.stop() its connection closes within seconds (not processor_keep_alive_ms, 60 s), so the
+    broker gives every message the query did not spool to the next consumer, and no later one to it."""
+    queue = unique("handback")
+    produce(f"/queue/{queue}", [f"m {i}" for i in range(3000)])
+    wal = tmp_path / "wal"
+    source = sources.jms_queue(queue, prefetch=1000, max_backlog=100, dedupe_window=100, wal_location=str(wal))
+    query = stream_to_parquet(spark, source, tmp_path / "out", tmp_path / "cp", max_records=50)
+    try:
+        wait_rows(spark, query, tmp_path / "out", 50, 150)
+    finally:
+        query.stop()
+    stopped = time.monotonic()
+    produce(f"/queue/{queue}", [f"later {i}" for i in range(100)])  # the old consumer must not take these
+    (spool,) = wal.glob("*/0/spool")
+    spooled = Spool(LocalFileSystem(), str(spool)).bounds()[1]  # every message the query's consumer acknowledged
+    client = StompClient(StompSettings(), "test consumer").connect()
+    client.subscribe(f"/queue/{queue}", "test", {"activemq.prefetchSize": "5000"})
+    got: list = []
+    deadline = time.monotonic() + 20
+    while len(got) < 3100 - spooled and time.monotonic() < deadline:
+        time.sleep(0.1)
+        arrived = [client.messages.popleft() for _ in range(len(client.messages))]
+        client.ack(h["ack"] for h, _ in arrived)  # the broker dispatches no more than ~1,400 unacknowledged
+        got += arrived
+    took = time.monotonic() - stopped
+    client.close()
+    print(f"\n  {len(got)} messages back at the broker {took:.1f} s after query.stop() ({spooled} spooled)")
+    bodies = sorted(body.decode() for _, body in got)
+    assert len(got) == 3100 - spooled and len(set(bodies)) == len(bodies), (len(got), spooled)
+    assert all(f"later {i}" in bodies for i in range(100))
+    assert took < 15, took  # not processor_keep_alive_ms (60 s)
