@@ -246,6 +246,15 @@ def test_map_journal_sequences_and_events_are_exact(client) -> None:
     m.put("evicted", "x")
     m.evict("evicted")
     expected["evicted"] = [("ADDED", None, "x"), ("EVICTED", "x", None)]
+    for key, value in [
+        ("float", 1.5),
+        ("bytes", bytearray(b"\x00\xff")),
+        ("text", "é😀"),
+        ("big", -(2**40)),
+        (7, True),
+    ]:
+        m.put(key, value)  # the decoder's own String and Long paths, and the client's for the rest
+        expected[key] = [("ADDED", None, value)]
 
     seen: dict[object, list[tuple[str, object, object]]] = {}
     for partition in every_partition(client):

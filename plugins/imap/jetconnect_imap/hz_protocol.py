@@ -415,65 +415,72 @@ def _read_request(message_type: int, wire_name: str, start: int, min_size: int, 
     return OutboundMessage(buf, True)
 
 
-class _BigEndianReader:
-    """Reads the fields of an IdentifiedDataSerializable as a member wrote them (big-endian)."""
+_STRING_TYPE, _LONG_TYPE = -11, -8  # SerializationConstants: String and Long, most keys and values
 
-    __slots__ = ("buf", "pos")
 
-    def __init__(self, buf: bytes | bytearray, pos: int) -> None:
-        self.buf, self.pos = buf, pos
+class _EventDecoder:
+    """Decodes journal events as the client's serialization service would, faster.
 
-    def byte(self) -> int:
-        value = self.buf[self.pos]
-        self.pos += 1
-        return value
+    A journal read of a million events spends most of its time here, so the fields are read
+    with ``struct`` straight from the item's bytes (in the stream byte order the client and the
+    members share, big-endian unless configured otherwise), and the two most common key and
+    value types, String and Long, are decoded in place; every other type goes through the
+    client's own ``to_object``.
+    """
 
-    def int(self) -> int:
-        value: int = _BE_INT.unpack_from(self.buf, self.pos)[0]
-        self.pos += 4
-        return value
+    def __init__(self, client: Any, factory_id: int, class_ids: tuple[int, ...], types: Mapping[int, str]) -> None:
+        service = client._serialization_service
+        order = ">" if getattr(service, "_is_big_endian", True) else "<"
+        self._int = struct.Struct(order + "i").unpack_from
+        self._long = struct.Struct(order + "q").unpack_from
+        self._to_object = service.to_object
+        self.factory_id, self.class_ids, self.types = factory_id, class_ids, types
 
-    def data(self) -> Data | None:
-        """IOUtil.readData: an int length (-1: null), then a whole serialized Data."""
-        size = self.int()
+    def _value(self, buf: bytes | bytearray, pos: int) -> tuple[Any, int]:
+        """IOUtil.readData at ``pos``: an int length (-1: null), then a whole serialized Data
+        (partition hash and type id big-endian, as in every Data); the value and where it ends."""
+        size = self._int(buf, pos)[0]
+        pos += 4
         if size <= 0:
-            return None
-        chunk = bytes(self.buf[self.pos : self.pos + size])
-        self.pos += size
-        return Data(chunk)
+            return None, pos
+        end = pos + size
+        type_id = _BE_INT.unpack_from(buf, pos + 4)[0]
+        if type_id == _STRING_TYPE:
+            length = self._int(buf, pos + 8)[0]
+            if length >= 0:
+                return buf[pos + 12 : pos + 12 + length].decode("utf-8"), end
+        elif type_id == _LONG_TYPE:
+            return self._long(buf, pos + 8)[0], end
+        return self._to_object(Data(bytes(buf[pos:end]))), end
 
-
-def _decode_event(
-    client: Any, data: Data, sequence: int, factory_id: int, class_ids: tuple[int, ...], types: Mapping[int, str]
-) -> JournalEvent:
-    """One journal event (its trailing "after lost events" flag is read past, not used)."""
-    buf = data.buffer
-    if data.get_type() != _DATA_SERIALIZABLE_TYPE:
-        raise HazelcastProtocolError(
-            f"journal item {sequence} is not a journal event (serializer type {data.get_type()})"
+    def event(self, data: Data, sequence: int) -> JournalEvent:
+        """One journal event (its trailing "after lost events" flag is read past, not used)."""
+        buf = data.buffer
+        if data.get_type() != _DATA_SERIALIZABLE_TYPE:
+            raise HazelcastProtocolError(
+                f"journal item {sequence} is not a journal event (serializer type {data.get_type()})"
+            )
+        header = buf[8]  # past the partition hash and the type id
+        if not header & _IDENTIFIED_FLAG:
+            raise HazelcastProtocolError(f"journal item {sequence} is not an IdentifiedDataSerializable event")
+        factory, class_id = self._int(buf, 9)[0], self._int(buf, 13)[0]
+        if factory != self.factory_id or class_id not in self.class_ids:
+            raise HazelcastProtocolError(
+                f"journal item {sequence} is factory {factory} class {class_id}, not an event journal event "
+                f"({self.factory_id}, {self.class_ids}): a member version this module was not written for?"
+            )
+        pos = 19 if header & _VERSIONED_FLAG else 17  # past the version's major and minor bytes
+        type_id = self._int(buf, pos)[0]
+        key, pos = self._value(buf, pos + 4)
+        new_value, pos = self._value(buf, pos)
+        old_value, pos = self._value(buf, pos)
+        return JournalEvent(
+            sequence=sequence,
+            type=self.types.get(type_id, f"UNKNOWN_{type_id}"),
+            key=key,
+            old_value=old_value,
+            new_value=new_value,
         )
-    reader = _BigEndianReader(buf, 8)  # past the partition hash and the type id
-    header = reader.byte()
-    if not header & _IDENTIFIED_FLAG:
-        raise HazelcastProtocolError(f"journal item {sequence} is not an IdentifiedDataSerializable event")
-    factory, class_id = reader.int(), reader.int()
-    if factory != factory_id or class_id not in class_ids:
-        raise HazelcastProtocolError(
-            f"journal item {sequence} is factory {factory} class {class_id}, not an event journal event "
-            f"({factory_id}, {class_ids}): a member version this module was not written for?"
-        )
-    if header & _VERSIONED_FLAG:
-        reader.pos += 2  # major, minor
-    type_id = reader.int()
-    key, new_value, old_value = reader.data(), reader.data(), reader.data()
-    to_object = client._serialization_service.to_object
-    return JournalEvent(
-        sequence=sequence,
-        type=types.get(type_id, f"UNKNOWN_{type_id}"),
-        key=to_object(key),
-        old_value=to_object(old_value),
-        new_value=to_object(new_value),
-    )
 
 
 @dataclass(frozen=True)
@@ -534,10 +541,8 @@ def _page(
     if seqs is None:  # no filter: the items are consecutive and end just before next_seq
         seqs = list(range(next_seq - len(items), next_seq))
     # The sequences, not the events' "after lost events" flag, say what was lost: they are exact.
-    events = [
-        _decode_event(client, data, seq, journal.factory_id, journal.class_ids, journal.types)
-        for data, seq in zip(items, seqs)
-    ]
+    decode = _EventDecoder(client, journal.factory_id, journal.class_ids, journal.types).event
+    events = [decode(data, seq) for data, seq in zip(items, seqs)]
     lost = None
     kind = journal.kind
     if seqs:
