@@ -159,10 +159,17 @@ start() {
     install_tools
     fetch_hadoop_jars
     write_conf
+    # Storage formatted by another Hadoop (the 2.7.3 this script ran before) makes a NameNode refuse
+    # to start until upgraded; it is test data in /tmp, so it starts afresh instead.
+    if [ -f "$ROOT/name/current/VERSION" ] && [ "$(cat "$ROOT/hadoop-version" 2>/dev/null)" != "$HADOOP_VERSION" ]; then
+        echo "hdfs.sh: $ROOT holds another Hadoop's storage; formatting afresh for $HADOOP_VERSION"
+        rm -rf "$ROOT/name" "$ROOT/data" && mkdir -p "$ROOT/name" "$ROOT/data"
+    fi
     if [ ! -f "$ROOT/name/current/VERSION" ]; then
         java_cmd org.apache.hadoop.hdfs.server.namenode.NameNode -format -force -nonInteractive
         "${JAVA_CMD[@]}" >"$LOGS/format.log" 2>&1 || die "namenode -format failed; see $LOGS/format.log"
     fi
+    echo "$HADOOP_VERSION" >"$ROOT/hadoop-version"
     start_daemon namenode
     start_daemon datanode
     wait_ready 90
