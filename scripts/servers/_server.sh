@@ -29,6 +29,24 @@ apt_install() {  # apt_install PACKAGE...: install with apt-get as root; waits f
     "${apt[@]}" install -y -qq "$@" >/dev/null || die "apt-get install $* failed"
 }
 
+maven_jars() {  # maven_jars POM DIR [MVN-ARGS...]: POM's dependencies into DIR, from Maven Central once per
+    # content of POM (DIR/.complete holds its hash): an unchanged pom never reaches Maven again, a
+    # changed one (another version) fetches afresh. Installs Maven when missing. The copy lands in
+    # DIR.tmp first, so an interrupted fetch never passes for a complete one.
+    local pom=$1 dir=$2 hash
+    shift 2
+    hash=$(sha256sum "$pom" | cut -d' ' -f1)
+    [ "$(cat "$dir/.complete" 2>/dev/null)" = "$hash" ] && return 0
+    command -v mvn >/dev/null 2>&1 || apt_install maven
+    echo "$SERVER_SCRIPT: fetching the jars of $pom from Maven Central into $dir" >&2
+    rm -rf "$dir.tmp"
+    mkdir -p "$(dirname "$dir")"
+    mvn -q -B -f "$pom" dependency:copy-dependencies -DoutputDirectory="$dir.tmp" "$@" >&2 \
+        || die "mvn could not fetch the jars of $pom"
+    echo "$hash" >"$dir.tmp/.complete"
+    rm -rf "$dir" && mv "$dir.tmp" "$dir"
+}
+
 pid_alive() {  # pid_alive PIDFILE: the process it names is running
     [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null
 }

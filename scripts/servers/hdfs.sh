@@ -42,21 +42,10 @@ install_tools() {
     local missing=()
     command -v java >/dev/null 2>&1 || missing+=(openjdk-17-jre-headless)
     command -v curl >/dev/null 2>&1 || missing+=(curl)
-    if [ ! -f "$JARS/.complete" ] && ! command -v mvn >/dev/null 2>&1; then missing+=(maven); fi
     if [ ${#missing[@]} -gt 0 ]; then apt_install "${missing[@]}"; fi
 }
 
-fetch_hadoop_jars() {  # the pom's runtime classpath into $JARS, once (the marker holds the pom's hash)
-    local pom_hash
-    pom_hash=$(sha256sum "$POM" | cut -d' ' -f1)
-    [ "$(cat "$JARS/.complete" 2>/dev/null)" = "$pom_hash" ] && return 0
-    echo "hdfs.sh: fetching Hadoop $HADOOP_VERSION's jars from Maven Central (~70 MB)"
-    rm -rf "$JARS.tmp"
-    mvn -q -B -f "$POM" dependency:copy-dependencies -DincludeScope=runtime \
-        -DoutputDirectory="$JARS.tmp" || die "mvn could not fetch Hadoop's jars (pom: $POM)"
-    echo "$pom_hash" >"$JARS.tmp/.complete"
-    rm -rf "$JARS" && mv "$JARS.tmp" "$JARS"
-}
+fetch_hadoop_jars() { maven_jars "$POM" "$JARS" -DincludeScope=runtime; }  # the pom's runtime classpath, once
 
 write_conf() {
     # HttpServer2 needs webapps/<name> on the classpath; Maven's hadoop-hdfs jar has no web UI, and

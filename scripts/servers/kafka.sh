@@ -52,19 +52,8 @@ install() {
         echo "installing confluent-kafka with pip (the readiness check's client)"
         "$PYTHON" -m pip install --quiet confluent-kafka
     fi
-    # The cached copy of the pom decides: an unchanged pom never reaches Maven, a changed one
-    # (another version) fetches again.
-    if [[ -d $LIBS ]] && cmp -s "$HERE/kafka/pom.xml" "$CACHE/pom.xml"; then
-        return 0
-    fi
-    command -v mvn >/dev/null || apt_install maven
     command -v java >/dev/null || apt_install openjdk-17-jre-headless
-    echo "$SERVER_SCRIPT: fetching Apache Kafka's jars from Maven Central into $LIBS"
-    rm -rf "$LIBS"
-    mkdir -p "$CACHE"
-    mvn -q -B -f "$HERE/kafka/pom.xml" dependency:copy-dependencies -DoutputDirectory="$LIBS" \
-        || die "mvn could not fetch the jars of $HERE/kafka/pom.xml"
-    cp "$HERE/kafka/pom.xml" "$CACHE/pom.xml"
+    maven_jars "$HERE/kafka/pom.xml" "$LIBS"
 }
 
 # The node's configuration, on stdout. Replication factors and min ISR 1: one node holds every
