@@ -52,7 +52,6 @@ install_jdk() {
     if ! command -v javac >/dev/null 2>&1 && [ ! -x "${JAVA_HOME:-/nonexistent}/bin/javac" ]; then
         apt_install openjdk-17-jdk-headless
     fi
-    command -v mvn >/dev/null 2>&1 || apt_install maven
     local version
     version=$("$(java_bin)" -version 2>&1 | awk -F'"' '/version/ {print $2}' | cut -d. -f1)
     [ "${version:-0}" -ge 17 ] 2>/dev/null \
@@ -60,14 +59,8 @@ install_jdk() {
 }
 
 fetch_jars() {  # the member jars from Maven Central, once per pom
-    [ -f "$JARS/.complete" ] && return 0
-    echo "$SERVER_SCRIPT: fetching the Hazelcast member jars with Maven into $JARS"
-    rm -rf "$JARS.tmp"
-    mvn -q -B -f "$HERE/pom.xml" dependency:copy-dependencies -DoutputDirectory="$JARS.tmp" >&2 \
-        || die "mvn dependency:copy-dependencies failed for $HERE/pom.xml"
-    ls "$JARS.tmp"/hazelcast-5*.jar >/dev/null 2>&1 || die "no hazelcast jar in $JARS.tmp after Maven"
-    touch "$JARS.tmp/.complete"
-    rm -rf "$JARS" && mv "$JARS.tmp" "$JARS"
+    maven_jars "$HERE/pom.xml" "$JARS"
+    ls "$JARS"/hazelcast-5*.jar >/dev/null 2>&1 || die "no hazelcast jar in $JARS after Maven"
 }
 
 PROCESSORS_JAR=""

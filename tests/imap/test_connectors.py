@@ -23,6 +23,7 @@ from jetconnect_imap.factories import (
     map_with_merging,
 )
 from jetconnect_imap.serde import dumps, partition_of
+from jetconnect_imap.store import StoreError
 
 
 @pytest.fixture
@@ -275,3 +276,25 @@ def _rows_of(output) -> list[tuple]:
         else:
             rows.append(item)
     return rows
+
+
+def test_a_projection_that_returns_none_filters_the_entry_out(url: str) -> None:
+    """Jet's rule for every mapping function: None leaves the item out, never a row of NULLs."""
+    m = connect(url).map(_name(), partitions=2)
+    m.put_all({"a": 1, "b": 2, "c": 3})
+    source = map_source(m.name, store=url, projection=lambda k, v: None if v == 2 else k)
+    assert sorted(row for s in source.splits() for row in source.read_split(s)) == [("a",), ("c",)]
+    journal = map_journal(m.name, store=url, projection=lambda e: None if e.new_value == 2 else e.key)
+    start = journal.initial_offset()
+    assert sorted(_rows(journal, journal.ranges(start, journal.latest_offset(start, None)))) == [("a",), ("c",)]
+
+
+def test_names_and_list_values_are_checked_whole(url: str) -> None:
+    with pytest.raises(StoreError, match="must be letters"):
+        connect(url).map("orders\n")
+    items = connect(url).list(_name())
+    for careless in ("abc", b"abc", {"a": 1}):
+        with pytest.raises(StoreError, match="takes a collection"):
+            items.add_all(careless)
+    items.add_all(["abc"])
+    assert items.to_list() == ["abc"]

@@ -16,7 +16,7 @@ from typing import Any
 
 from jetconnect_imap.events import Change, EventType, JournalEvent
 from jetconnect_imap.serde import dumps, loads, partition_of
-from jetconnect_imap.store import MapConfig, Store, check_name, open_store
+from jetconnect_imap.store import MapConfig, Store, StoreError, check_name, open_store
 
 _PUT_ALL_CHUNK = 10_000  # entries per store write in put_all: bounded memory, few round trips
 
@@ -178,6 +178,12 @@ class IList:
         self.store.list_append(self.name, [dumps(value)])
 
     def add_all(self, values: Iterable[Any]) -> None:
+        """Append each of ``values``: a collection, so a string, bytes or a mapping is refused (it
+        would append its characters, bytes or keys one by one)."""
+        if isinstance(values, (str, bytes, bytearray, memoryview, Mapping)):
+            raise StoreError(
+                f"{self!r}.add_all() takes a collection of values, got a {type(values).__name__}; use add(value)"
+            )
         self.store.list_append(self.name, [dumps(v) for v in values])
 
     def __iter__(self) -> Iterator[Any]:

@@ -259,7 +259,9 @@ class MapJournalSource(StreamSource):
                     if self.predicate is not None and not self.predicate(event):
                         continue
                     if self.projection is not None:
-                        yield shape(self.projection(event))
+                        row = self.projection(event)
+                        if row is not None:  # Jet's rule: a projection that returns None filters the event out
+                            yield shape(row)
                     else:
                         yield shape(_as_row(event) if self.full_events else (event.key, event.new_value))
 

@@ -171,7 +171,9 @@ class MapSource(BatchSource):
                 key, value = from_hazelcast(k), from_hazelcast(v)
                 if local_predicate is not None and not local_predicate(key, value):
                     continue
-                yield shape(local_projection(key, value) if local_projection is not None else (key, value))
+                row = local_projection(key, value) if local_projection is not None else (key, value)
+                if row is not None:  # Jet's rule: a projection that returns None filters the entry out
+                    yield shape(row)
 
     def _read(self, scan: Callable[[str, int], Iterator[tuple[str, str]]], partitions: list[int]) -> Iterator[Any]:
         predicate, projection = self.predicate, self.projection
@@ -186,4 +188,6 @@ class MapSource(BatchSource):
                 key, value = loads(k), loads(v)
                 if predicate is not None and not predicate(key, value):
                     continue
-                yield shape(projection(key, value) if projection is not None else (key, value))
+                row = projection(key, value) if projection is not None else (key, value)
+                if row is not None:  # Jet's rule: a projection that returns None filters the entry out
+                    yield shape(row)

@@ -86,12 +86,13 @@ class Progress:
         return self if index == 0 else Progress(f"{self.writer}#{index}", self.batch)
 
 
-_NAME = re.compile(r"^[A-Za-z0-9_.:\-]+$")
+_NAME = re.compile(r"[A-Za-z0-9_.:\-]+")
 
 
 def check_name(kind: str, name: str) -> str:
     """Map, cache and list names are plain words (the embedded store's keys stay simple and safe)."""
-    if not isinstance(name, str) or not _NAME.match(name):
+    # fullmatch: match(r"...$") also takes "x\n", another name than "x" that a later read misses
+    if not isinstance(name, str) or not _NAME.fullmatch(name):
         raise StoreError(f"{kind} name {name!r} must be letters, digits, '_', '.', ':' or '-'")
     return name
 
