@@ -4,10 +4,12 @@ cluster of scripts/servers/hazelcast.sh."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from hazelcast import HazelcastClient
+from hazelcast.config import IntType
 
 #: The cluster of scripts/servers/hazelcast.sh: its members, then its cluster name.
 HAZELCAST_URL = "hazelcast://127.0.0.1:5701,127.0.0.1:5702,127.0.0.1:5703/jetconnect"
@@ -36,3 +38,18 @@ def name() -> Callable[[str], str]:
 
 #: Where scripts/servers/NAME.sh live (a test kills and restarts a member with hazelcast.sh).
 ROOT_SCRIPTS = Path(__file__).resolve().parents[2] / "scripts" / "servers"
+
+
+@pytest.fixture(scope="module")
+def hz(server) -> Iterator[HazelcastClient]:
+    """The official client, configured as another application of the cluster would configure it
+    (64-bit ints, so what it writes is what a Java member or jetconnect reads)."""
+    server("hazelcast")
+    client = HazelcastClient(
+        cluster_name="jetconnect",
+        cluster_members=["127.0.0.1:5701", "127.0.0.1:5702", "127.0.0.1:5703"],
+        default_int_type=IntType.LONG,
+        cluster_connect_timeout=30,
+    )
+    yield client
+    client.shutdown()

@@ -13,12 +13,10 @@ the same value once more.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from hazelcast import HazelcastClient
-from hazelcast.config import IntType
 
 from jetconnect.testing import checkpoint_batches, start_pipeline, wait_until
 from jetconnect_imap import hz_protocol
@@ -26,19 +24,6 @@ from jetconnect_imap import hz_protocol
 from .conftest import HAZELCAST_URL
 
 PIPELINE = Path(__file__).resolve().parent.parent / "pipelines" / "imap_journal_to_map.py"
-
-
-@pytest.fixture(scope="module")
-def hz(server) -> Iterator[HazelcastClient]:
-    server("hazelcast")
-    client = HazelcastClient(
-        cluster_name="jetconnect",
-        cluster_members=["127.0.0.1:5701", "127.0.0.1:5702", "127.0.0.1:5703"],
-        default_int_type=IntType.LONG,
-        cluster_connect_timeout=30,
-    )
-    yield client
-    client.shutdown()
 
 
 def _changes(source, round_: int) -> None:

@@ -9,13 +9,10 @@ from __future__ import annotations
 import os
 import subprocess
 import time
-from collections.abc import Iterator
 from urllib.parse import quote
 
 import pyarrow as pa
 import pytest
-from hazelcast import HazelcastClient
-from hazelcast.config import IntType
 from hazelcast.predicate import sql
 from hazelcast.serialization.api import IdentifiedDataSerializable
 from pyspark.sql.types import StructType
@@ -28,19 +25,6 @@ from .conftest import HAZELCAST_URL, ROOT_SCRIPTS
 
 BATCH_CTX = WriteContext(partition_id=0, attempt=0, batch_id=None, query_id=None, schema=StructType())
 FAST = {"cluster_connect_timeout": 3}
-
-
-@pytest.fixture(scope="module")
-def hz(server) -> Iterator[HazelcastClient]:
-    server("hazelcast")
-    client = HazelcastClient(
-        cluster_name="jetconnect",
-        cluster_members=["127.0.0.1:5701", "127.0.0.1:5702", "127.0.0.1:5703"],
-        default_int_type=IntType.LONG,
-        cluster_connect_timeout=30,
-    )
-    yield client
-    client.shutdown()
 
 
 def _fails_fast(store: str, expect: str, password: str | None = None) -> None:

@@ -8,13 +8,10 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
-from collections.abc import Iterator
 from typing import Any
 
 import pyarrow as pa
 import pytest
-from hazelcast import HazelcastClient
-from hazelcast.config import IntType
 from hazelcast.core import HazelcastJsonValue
 from hazelcast.predicate import equal, greater, sql
 from hazelcast.projection import single_attribute
@@ -27,20 +24,6 @@ from jetconnect_imap.factories import map_sink, map_source
 from .conftest import HAZELCAST_URL
 
 BATCH = WriteContext(partition_id=0, attempt=0, batch_id=None, query_id=None, schema=StructType())
-
-
-@pytest.fixture(scope="module")
-def hz(server) -> Iterator[HazelcastClient]:
-    """The official client, as another application of the cluster would use it."""
-    server("hazelcast")
-    client = HazelcastClient(
-        cluster_name="jetconnect",
-        cluster_members=["127.0.0.1:5701", "127.0.0.1:5702", "127.0.0.1:5703"],
-        default_int_type=IntType.LONG,
-        cluster_connect_timeout=30,
-    )
-    yield client
-    client.shutdown()
 
 
 def _plain(value: Any) -> Any:

@@ -6,31 +6,15 @@ events the ring dropped are an error naming the partition and the range."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from hazelcast import HazelcastClient
-from hazelcast.config import IntType
 
 from jetconnect import sources
 from jetconnect_imap import hz_protocol
 from jetconnect_imap.hz_client import connect
 
 URL = "hazelcast://127.0.0.1:5701,127.0.0.1:5702,127.0.0.1:5703/jetconnect"
-
-
-@pytest.fixture(scope="module")
-def hz(server) -> Iterator[HazelcastClient]:
-    server("hazelcast")
-    client = HazelcastClient(
-        cluster_name="jetconnect",
-        cluster_members=["127.0.0.1:5701", "127.0.0.1:5702", "127.0.0.1:5703"],
-        default_int_type=IntType.LONG,
-        cluster_connect_timeout=30,
-    )
-    yield client
-    client.shutdown()
 
 
 def unique(prefix: str) -> str:

@@ -8,7 +8,6 @@ from __future__ import annotations
 import threading
 import time
 import uuid
-from collections.abc import Iterator
 
 import pytest
 from hazelcast import HazelcastClient
@@ -50,14 +49,9 @@ MEMBERS = ["127.0.0.1:5701", "127.0.0.1:5702", "127.0.0.1:5703"]
 
 
 @pytest.fixture(scope="module")
-def client(server) -> Iterator[HazelcastClient]:
-    """The official client, as any other user of the cluster would configure it."""
-    server("hazelcast")
-    c = HazelcastClient(
-        cluster_name="jetconnect", cluster_members=MEMBERS, default_int_type=IntType.LONG, cluster_connect_timeout=30
-    )
-    yield c
-    c.shutdown()
+def client(hz: HazelcastClient) -> HazelcastClient:
+    """The official client (conftest's ``hz``), under the name these codec tests give it."""
+    return hz
 
 
 def unique(prefix: str) -> str:
