@@ -73,7 +73,12 @@ def spark_builder(app_name: str = "jetconnect", master: str | None = None) -> An
     if master.startswith("spark://"):
         # the test cluster's two one-core workers: two executors, and jobs wait for both, so the
         # number of members (jetconnect.spark.members) is the same in every run and restart
-        builder = builder.config("spark.cores.max", "2").config("spark.scheduler.minRegisteredResourcesRatio", "1.0")
+        # (Spark's default wait of 30 s ran out on 2 loaded cores, and a job ran on one executor)
+        builder = (
+            builder.config("spark.cores.max", "2")
+            .config("spark.scheduler.minRegisteredResourcesRatio", "1.0")
+            .config("spark.scheduler.maxRegisteredResourcesWaitingTime", "300s")
+        )
     return builder
 
 

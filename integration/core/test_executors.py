@@ -6,6 +6,8 @@ which executor process read each partition, as evidence that nothing leaned on d
 
 from __future__ import annotations
 
+import time
+
 from jetconnect import SourceBuilder
 from jetconnect._builders import fill_from_iterator
 from jetconnect.spark import members
@@ -25,7 +27,18 @@ def _where_each_partition_runs(partitions: int):
     )
 
 
+def _wait_for_executors(spark, wanted: int, timeout: float = 120.0) -> None:
+    """Wait until ``wanted`` executors are registered: one lost and replaced mid-run comes back."""
+    tracker = spark.sparkContext._jsc.sc().statusTracker()
+    deadline = time.monotonic() + timeout
+    while len(tracker.getExecutorInfos()) - 1 < wanted:  # one of them is the driver
+        assert time.monotonic() < deadline, f"{wanted} executors did not register in {timeout:.0f} s"
+        time.sleep(0.5)
+
+
 def test_partitions_run_in_executor_processes(spark, capsys):
+    if spark.conf.get("spark.master").startswith("spark://"):
+        _wait_for_executors(spark, members(spark))
     rows = sorted(tuple(r) for r in _where_each_partition_runs(3).read(spark).collect())
     assert [p for p, _ in rows] == list(range(3 * members(spark)))
     processes = {process for _, process in rows}

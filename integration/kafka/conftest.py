@@ -24,11 +24,20 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 import pytest
-from confluent_kafka import Consumer, IsolationLevel, Producer, TopicPartition
+from confluent_kafka import Consumer, IsolationLevel, KafkaError, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic, OffsetSpec
 
 BOOTSTRAP = "127.0.0.1:9092"
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "servers" / "kafka.sh"
+#: what a broker just back from a SIGKILL answers until it has loaded its partitions again
+_RECOVERING = {
+    KafkaError.UNKNOWN_LEADER_EPOCH,
+    KafkaError.FENCED_LEADER_EPOCH,
+    KafkaError.NOT_LEADER_FOR_PARTITION,
+    KafkaError.LEADER_NOT_AVAILABLE,
+    KafkaError._TRANSPORT,
+    KafkaError._TIMED_OUT,
+}
 
 
 class Kafka:
@@ -118,13 +127,25 @@ class Kafka:
     def ends(
         self, topic: str, parts: Sequence[int], isolation: IsolationLevel = IsolationLevel.READ_UNCOMMITTED
     ) -> dict[int, int]:
-        """The end the broker reports for each partition: the high watermark, or the last stable offset."""
-        futures = self.admin.list_offsets(
-            {TopicPartition(topic, p): OffsetSpec.latest() for p in parts},
-            isolation_level=isolation,
-            request_timeout=10,
-        )
-        return {tp.partition: future.result().offset for tp, future in futures.items()}
+        """The end the broker reports for each partition: the high watermark, or the last stable offset.
+
+        Errors of a recovering broker (``_RECOVERING``) are retried for up to a minute.
+        """
+        deadline = time.monotonic() + 60
+        while True:
+            futures = self.admin.list_offsets(
+                {TopicPartition(topic, p): OffsetSpec.latest() for p in parts},
+                isolation_level=isolation,
+                request_timeout=10,
+            )
+            try:
+                return {tp.partition: future.result().offset for tp, future in futures.items()}
+            except KafkaException as e:
+                error = e.args[0]
+                recovering = error.retriable() or error.code() in _RECOVERING
+                if not recovering or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.5)
 
     def read_all(self, topic: str, read_committed: bool = True) -> list[tuple[int, int, bytes | None, bytes | None]]:
         """Every record of ``topic`` as ``(partition, offset, key, value)``, read by a plain consumer.
