@@ -77,6 +77,7 @@ def soak_pair(key: str, pair: Pair, kills: int, rng: random.Random, spare_first_
     restart_pending = restart_in is not None
     run: PipelineProcess | None = None
     dead_in_a_row = 0  # runs that died by themselves, one after the other
+    pair.rng = rng
     try:
         pair.setup()
         cycle = 0

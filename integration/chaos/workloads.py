@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import random
 import subprocess
 import sys
 import time
@@ -35,24 +36,37 @@ _loaded: dict[str, ModuleType] = {}
 
 
 def from_tests(relative: str) -> ModuleType:
-    """A test module or conftest of ``integration/`` by its path (they are not a package)."""
+    """A test module or conftest of ``integration/`` by its path (they are not a package).
+
+    Its folder becomes a package of its own (``chaos_from_imap`` for ``imap/...``), so that a test
+    module's relative imports (``from .conftest import ...``) find their neighbours."""
     if relative not in _loaded:
         path = ROOT / "integration" / relative
-        name = "chaos_from_" + relative.removesuffix(".py").replace("/", "_")
-        spec = importlib.util.spec_from_file_location(name, path)
-        assert spec is not None and spec.loader is not None, path
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
+        package = "chaos_from_" + str(Path(relative).parent).replace("/", "_").replace(".", "top")
+        if package not in sys.modules:
+            spec = importlib.util.spec_from_loader(package, loader=None, is_package=True)
+            assert spec is not None
+            holder = importlib.util.module_from_spec(spec)
+            holder.__path__ = [str(path.parent)]
+            sys.modules[package] = holder
+        name = f"{package}.{path.stem}"
+        module = sys.modules.get(name)  # already imported by a neighbour's relative import
+        if module is None:
+            spec = importlib.util.spec_from_file_location(name, path)
+            assert spec is not None and spec.loader is not None, path
+            module = importlib.util.module_from_spec(spec)
+            sys.modules[name] = module
+            spec.loader.exec_module(module)
         _loaded[relative] = module
     return _loaded[relative]
 
 
 def server_script(name: str, verb: str, timeout: float = 300) -> None:
-    """``scripts/servers/NAME.sh VERB``; raise with its output if it fails."""
+    """``scripts/servers/NAME.sh VERB`` (``VERB`` may carry arguments: ``"kill-member 2"``); raise
+    with its output if it fails."""
     env = {**os.environ, "PYTHON": str(PYTHON), "PATH": f"{PYTHON.parent}:{os.environ.get('PATH', '')}"}
     result = subprocess.run(
-        ["bash", str(SERVERS / f"{name}.sh"), verb], capture_output=True, text=True, timeout=timeout, env=env
+        ["bash", str(SERVERS / f"{name}.sh"), *verb.split()], capture_output=True, text=True, timeout=timeout, env=env
     )
     if result.returncode != 0:
         raise RuntimeError(
@@ -131,6 +145,7 @@ class Pair:
     servers_needed: tuple[str, ...] = ()
     final_exits = True  # the final run drains and exits by itself (AvailableNow)
     window = 5.0  # s: a kill lands uniformly within this after the run's first progress
+    rng = random.Random(0)  # the soak hands each pair its seeded generator (which member dies, ...)
 
     def __init__(self, work: Path) -> None:
         self.work = work
@@ -324,6 +339,97 @@ class JournalToMap(Pair):
             result.details.append("the target map differs from the source map")
             result.lost = max(result.lost, 1)
         return result
+
+
+class JournalToMapOnHazelcast(Pair):
+    """The journal of a map on the 3-member Hazelcast cluster into another map: the crash test
+    ``integration/imap/test_hazelcast_crash.py``'s pipeline, changes and check, with a member
+    SIGKILLed mid-stream (``hazelcast.sh kill-member N``) and started again as the server restart.
+
+    The map sink re-puts a re-delivered batch (exactly-once for the map's content), so counting
+    is per key, as the crash test does: *lost* is a key whose final value in the target is not the
+    source's (missing, stale, or not removed); *duplicated* is a key whose target journal, repeats
+    of one value collapsed, is not a subsequence of the source's (a change applied again after a
+    later one, or a value that never was), and a key the source never had. Maps are named per run
+    and destroyed at the end (kept, and named, when the count is not clean)."""
+
+    name, server, servers_needed = "map_journal -> map (hazelcast)", "hazelcast member", ("hazelcast",)
+
+    def setup(self) -> None:
+        from hazelcast import HazelcastClient
+        from hazelcast.config import IntType
+
+        self.crash = from_tests("imap/test_hazelcast_crash.py")
+        self.store = from_tests("imap/conftest.py").HAZELCAST_URL
+        members, _, cluster = self.store.removeprefix("hazelcast://").partition("/")
+        # configured as the crash test's client (imap/conftest.py's ``hz``): 64-bit ints
+        self.client = HazelcastClient(
+            cluster_name=cluster,
+            cluster_members=members.split(","),
+            default_int_type=IntType.LONG,
+            cluster_connect_timeout=30,
+        )
+        run = uuid.uuid4().hex[:8]
+        self.source_name, self.target_name = f"chaos-src-{run}", f"chaos-dst-{run}"
+        self.source = self.client.get_map(self.source_name).blocking()
+        self.clean = False
+
+    def add_input(self, cycle: int) -> None:
+        self.crash._changes(self.source, cycle)
+
+    def command(self, final: bool):
+        args = [self.store, self.source_name, self.target_name, str(self.checkpoint), "150"]
+        return PIPELINES / "imap_journal_to_map.py", [*args, *(["--until-done"] if final else [])], {}
+
+    def restart_server(self) -> None:
+        # one member of three dies without a goodbye (its partitions' backups on the others take
+        # over), then starts again and rejoins; start-member returns when every member lists 3
+        # and the cluster is safe, and the soak's own client must list 3 as well
+        member = self.rng.randint(1, 3)
+        self.killed = member
+        server_script("hazelcast", f"kill-member {member}")
+        time.sleep(1.0)
+        server_script("hazelcast", f"start-member {member}", timeout=600)
+        deadline = time.monotonic() + 120
+        while len(self.client.cluster_service.get_members()) != 3:
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"the soak's client does not see 3 members after member {member} restarted")
+            time.sleep(0.5)
+
+    def count(self) -> Count:
+        theirs = self.crash._history(self.client, self.source_name)
+        ours = self.crash._history(self.client, self.target_name)
+        source: dict[str, Any] = dict(self.source.entry_set())
+        target: dict[str, Any] = dict(self.client.get_map(self.target_name).blocking().entry_set())
+        lost = sorted(k for k in theirs if target.get(k) != source.get(k))
+        out_of_order = sorted(
+            k for k, values in ours.items() if k in theirs and not self.crash._is_subsequence(values, theirs[k])
+        )
+        never = sorted((set(ours) | set(target)) - set(theirs))
+        result = Count(len(theirs), len(lost), len(out_of_order) + len(never))
+        events = sum(len(v) for v in theirs.values())
+        result.details.append(f"{len(theirs)} keys, {events} distinct values in the source's journal")
+        if lost:
+            result.details.append(
+                f"{len(lost)} keys whose final value differs, e.g. "
+                f"{[(k, source.get(k), target.get(k)) for k in lost[:8]]} (key, source, target)"
+            )
+        for k in out_of_order[:8]:
+            result.details.append(f"key {k}: target took {ours[k]}, source {theirs[k]}")
+        if never:
+            result.details.append(f"{len(never)} keys the source never had, e.g. {never[:8]}")
+        if getattr(self, "killed", None):
+            result.details.append(f"member {self.killed} was SIGKILLed and restarted")
+        self.clean = not (lost or out_of_order or never)
+        if not self.clean:
+            result.details.append(f"maps kept on the cluster: {self.source_name}, {self.target_name}")
+        return result
+
+    def cleanup(self) -> None:
+        if self.clean:
+            self.client.get_map(self.source_name).blocking().destroy()
+            self.client.get_map(self.target_name).blocking().destroy()
+        self.client.shutdown()
 
 
 # --- JDBC stream -> JDBC ---------------------------------------------------------------------------
@@ -556,6 +662,7 @@ def make_pairs() -> dict[str, Any]:
         "jdbc": JdbcToJdbc,
         "jms": JmsToParquet,
         "imap": JournalToMap,
+        "imap-hazelcast": JournalToMapOnHazelcast,
         "hdfs": HdfsToHdfs,
     }
 
