@@ -62,6 +62,13 @@ from jetconnect._files.avro_schema import (
     to_spark_schema,
     value_fixer,
 )
+from jetconnect._files.batch_reader import (
+    BatchReaderChoice,
+    LocalLinesSource,
+    SparkTextLinesSource,
+    compressed_file_name,
+    file_starting_with_bom,
+)
 from jetconnect._files.filesystem import FileInfo, FileSystem, LocalFileSystem, is_hidden, shared_path
 from jetconnect._files.growing_files import GrowingLinesSource
 from jetconnect._files.line_splits import FileRange, plan_splits
@@ -83,6 +90,9 @@ from jetconnect._options import (
     check_function_option,
     check_name,
 )
+
+# Spark's pushed filters as picklable tuples (each source decides which it can evaluate exactly).
+from jetconnect._pushdown import PlainFilter, filter_operands, plain_filter
 from jetconnect._redaction import (
     describe,
     raise_unchained,
@@ -100,8 +110,12 @@ from jetconnect._spool import Spool
 from jetconnect.errors import JetconnectError, OffsetError, OptionError, SchemaError, SinkError, SourceError
 
 __all__ = [
+    "PlainFilter",
+    "filter_operands",
+    "plain_filter",
     "BACKLOG_PAST_COMMITS",
     "BATCH_READERS",
+    "BatchReaderChoice",
     "IDLE_POLL_MS",
     "KEEP_ALIVE_MS",
     "MAX_BACKLOG",
@@ -128,6 +142,7 @@ __all__ = [
     "Json",
     "LinesSource",
     "LocalFileSystem",
+    "LocalLinesSource",
     "Offset",
     "OffsetError",
     "OptionError",
@@ -147,6 +162,7 @@ __all__ = [
     "SourceBuffer",
     "SourceBuilder",
     "SourceError",
+    "SparkTextLinesSource",
     "Spool",
     "StagedCommit",
     "StagedFileSink",
@@ -156,6 +172,7 @@ __all__ = [
     "WriteKey",
     "admit_offsets",
     "check_batch_reader",
+    "compressed_file_name",
     "check_function_option",
     "check_name",
     "check_charset",
@@ -163,6 +180,7 @@ __all__ = [
     "check_duration",
     "describe",
     "encode_lines",
+    "file_starting_with_bom",
     "hookimpl",
     "integer_positions",
     "is_hidden",

@@ -5,7 +5,8 @@ exactly Spark's are taken: comparisons, ``IN`` and ``NOT`` on an integral or boo
 column. Members compare a Java Integer or Long with the given number alike, as Spark compares the
 long it reads. Strings are left to Spark (a string column also shows the JSON text of values
 that are not strings, which a member would not compare as text), and so are floating-point
-columns (NaN orders differently). Filters are kept as plain tuples so the source pickles.
+columns (NaN orders differently). Filters are kept as the core's plain tuples
+(:func:`jetconnect.api.plain_filter`) so the source pickles.
 """
 
 from __future__ import annotations
@@ -15,19 +16,9 @@ from typing import Any
 
 from pyspark.sql import types as T
 
-#: Spark filter class name -> comparison, for filters with ``attribute`` and ``value``.
-_COMPARISONS = {
-    "EqualTo": "=",
-    "GreaterThan": ">",
-    "GreaterThanOrEqual": ">=",
-    "LessThan": "<",
-    "LessThanOrEqual": "<=",
-}
-_EXACT = (T.ByteType, T.ShortType, T.IntegerType, T.LongType, T.BooleanType)
+from jetconnect.api import PlainFilter, filter_operands, plain_filter
 
-#: ("=", attribute, value), ("in", attribute, values) or ("not", filter); the attribute is
-#: Hazelcast's: ``__key`` for the key, ``this`` for the value.
-PlainFilter = tuple[Any, ...]
+_EXACT = (T.ByteType, T.ShortType, T.IntegerType, T.LongType, T.BooleanType)
 
 
 def is_member_side(function: Any) -> bool:
@@ -40,31 +31,24 @@ def is_member_side(function: Any) -> bool:
     return isinstance(function, (Predicate, Projection))
 
 
+def _member_side_exact(plain: PlainFilter, spark_type: T.DataType) -> bool:
+    """Comparisons and ``IN`` on an integral column, ``=`` and ``IN`` on a boolean one, with values
+    of the column's type (a null, or another type, is Spark's to judge)."""
+    if plain[0] in ("null", "not null") or not isinstance(spark_type, _EXACT):
+        return False
+    boolean = isinstance(spark_type, T.BooleanType)
+    if boolean and plain[0] not in ("=", "in"):
+        return False
+    wanted = bool if boolean else int
+    return all(type(v) is wanted for v in filter_operands(plain))
+
+
 def to_plain(spark_filter: Any, columns: Mapping[str, tuple[str, T.DataType]]) -> PlainFilter | None:
     """The plain form of a Spark ``pyspark.sql.datasource`` filter on one of ``columns``
-    (column name -> Hazelcast attribute and Spark type), or None if it cannot be pushed."""
-    kind = type(spark_filter).__name__
-    if kind == "Not":
-        inner = to_plain(spark_filter.child, columns)
-        return ("not", inner) if inner is not None else None
-    path: tuple[str, ...] = getattr(spark_filter, "attribute", ())
-    if len(path) != 1 or path[0] not in columns:
-        return None
-    attribute, spark_type = columns[path[0]]
-    if not isinstance(spark_type, _EXACT):
-        return None
-    wanted = bool if isinstance(spark_type, T.BooleanType) else int
-    values = spark_filter.value if kind == "In" else (getattr(spark_filter, "value", None),)
-    if not all(type(v) is wanted for v in values):
-        return None  # a null, or a value of another type than the column's: Spark's to judge
-    if kind == "In":
-        return ("in", attribute, tuple(spark_filter.value))
-    if kind in _COMPARISONS:
-        op = _COMPARISONS[kind]
-        if op != "=" and isinstance(spark_type, T.BooleanType):
-            return None
-        return (op, attribute, spark_filter.value)
-    return None
+    (column name -> Hazelcast attribute and Spark type), or None if it cannot be pushed; the
+    attribute is Hazelcast's: ``__key`` for the key, ``this`` for the value."""
+    types = {name: spark_type for name, (_, spark_type) in columns.items()}
+    return plain_filter(spark_filter, types, _member_side_exact, attribute=lambda name: columns[name][0])
 
 
 def to_predicate(plain: PlainFilter) -> Any:
@@ -80,4 +64,4 @@ def to_predicate(plain: PlainFilter) -> Any:
     return make(plain[1], plain[2])
 
 
-__all__ = ["PlainFilter", "is_member_side", "to_plain", "to_predicate"]
+__all__ = ["is_member_side", "to_plain", "to_predicate"]

@@ -2,7 +2,8 @@
 
 Only filters whose SQL meaning is exactly Spark's are taken: a filter Spark hands over is not
 checked again. Ordering comparisons on text depend on the database's collation, so text columns
-only take equality, IN and NULL tests. Filters are kept as plain tuples so the source pickles.
+only take equality, IN and NULL tests. Filters are kept as the core's plain tuples
+(:func:`jetconnect.api.plain_filter`) so the source pickles.
 """
 
 from __future__ import annotations
@@ -14,49 +15,31 @@ from typing import Any
 import sqlalchemy as sa
 from pyspark.sql import types as T
 
-#: Spark filter class name -> SQL comparison, for filters with ``attribute`` and ``value``.
-_COMPARISONS = {
-    "EqualTo": "=",
-    "GreaterThan": ">",
-    "GreaterThanOrEqual": ">=",
-    "LessThan": "<",
-    "LessThanOrEqual": "<=",
-}
+from jetconnect.api import PlainFilter, filter_operands, plain_filter
+
 _OPERATORS = {"=": operator.eq, ">": operator.gt, ">=": operator.ge, "<": operator.lt, "<=": operator.le}
 _ORDERED = (T.NumericType, T.DateType, T.TimestampType, T.TimestampNTZType, T.BooleanType)
 
-#: A pushed filter: ("=", column, value), ("in", column, values), ("null", column),
-#: ("not null", column) or ("not", filter).
-PlainFilter = tuple[Any, ...]
+
+def _exact_in_sql(plain: PlainFilter, spark_type: T.DataType) -> bool:
+    """NULL tests always; ``IN`` without a null; comparisons with a value, ordering ones only on
+    ordered types, none on floating point (NaN orders differently in Spark and SQL)."""
+    op = plain[0]
+    if op in ("null", "not null"):
+        return True
+    if op == "in":
+        return all(v is not None for v in filter_operands(plain))
+    if plain[2] is None or isinstance(spark_type, (T.FloatType, T.DoubleType)):
+        return False
+    return op == "=" or isinstance(spark_type, _ORDERED)
 
 
 def to_plain(spark_filter: Any, columns: Mapping[str, T.DataType]) -> PlainFilter | None:
-    """The plain form of a Spark ``pyspark.sql.datasource`` filter, or None if it cannot be pushed."""
-    kind = type(spark_filter).__name__
-    if kind == "Not":
-        inner = to_plain(spark_filter.child, columns)
-        # NOT(x = 1) keeps NULLs out in SQL and in Spark alike; NOT(x IS NULL) is fine too.
-        return ("not", inner) if inner is not None else None
-    path: tuple[str, ...] = getattr(spark_filter, "attribute", ())  # Spark's ColumnPath
-    if len(path) != 1 or path[0] not in columns:
-        return None
-    name, spark_type = path[0], columns[path[0]]
-    if kind == "IsNull":
-        return ("null", name)
-    if kind == "IsNotNull":
-        return ("not null", name)
-    if kind == "In":
-        if any(v is None for v in spark_filter.value):
-            return None
-        return ("in", name, tuple(spark_filter.value))
-    if kind in _COMPARISONS and spark_filter.value is not None:
-        op = _COMPARISONS[kind]
-        if op != "=" and not isinstance(spark_type, _ORDERED):
-            return None
-        if isinstance(spark_type, (T.FloatType, T.DoubleType)):
-            return None  # NaN ordering differs between Spark and SQL
-        return (op, name, spark_filter.value)
-    return None
+    """The plain form of a Spark ``pyspark.sql.datasource`` filter, or None if it cannot be pushed.
+
+    NOT(x = 1) keeps NULLs out in SQL and in Spark alike; NOT(x IS NULL) is fine too.
+    """
+    return plain_filter(spark_filter, columns, _exact_in_sql)
 
 
 def to_expression(plain: PlainFilter, column: Any) -> sa.ColumnElement[bool]:

@@ -24,6 +24,7 @@ from jetconnect.api import (
     BatchSource,
     Guarantee,
     Offset,
+    PlainFilter,
     Range,
     StreamSource,
     check_function_option,
@@ -122,7 +123,7 @@ class JdbcSource(BatchSource, StreamSource):
         self.row_schema = row_schema
         self._declared_schema = schema
         self._columns: list[Column] | None = None
-        self._filters: list[filters.PlainFilter] = []
+        self._filters: list[PlainFilter] = []
         self._from_clause: sa.FromClause | None = None
 
     # --- what is read ---------------------------------------------------------------------------
