@@ -32,29 +32,14 @@ from pathlib import Path
 import pyarrow as pa
 from _harness import Bench, Row, bench_parser, bench_spark
 
-from jetconnect import SourceBuilder
 from jetconnect._builders._receiver import DEFAULT_LINGER_MS
 from jetconnect._checksums import crc32c
 from jetconnect._files.filesystem import LocalFileSystem
 from jetconnect._locations import resolve_location
 from jetconnect._spool import Spool
+from jetconnect.testing import paced_stream
 
 HDFS_URL = "webhdfs://127.0.0.1:9870"
-
-
-def paced_stream(rate: int):
-    """``rate`` items a second since the processor started; a fill adds what is due (often nothing)."""
-
-    def create(ctx):
-        return {"t0": time.monotonic(), "sent": 0}
-
-    def fill(state, buf):
-        due = int((time.monotonic() - state["t0"]) * rate)
-        for n in range(state["sent"], due):
-            buf.add(n)
-        state["sent"] = max(state["sent"], due)
-
-    return SourceBuilder.stream("paced", create).fill_buffer_fn(fill).schema("n bigint").build()
 
 
 def run_case(spark, rate: int, seconds: float, wal: str, linger_ms: int, checkpoint: Path) -> dict:

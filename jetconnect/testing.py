@@ -132,6 +132,27 @@ def counter_stream(total: int | None, per_fill: int = 5, local_parallelism: int 
     return builder.build()
 
 
+def paced_stream(rate: int) -> Any:
+    """A builder stream of ``n bigint`` at ``rate`` items a second by the clock, from 0 on, one
+    processor: most fills find nothing due, as a slow socket's do (write-ahead log tests and
+    ``bench/bench_wal.py`` hold the receiver's segment sealing to its bound with it)."""
+    from jetconnect._builders import SourceBuilder
+
+    if rate < 1:
+        raise ValueError(f"paced_stream: rate must be >= 1, got {rate}")
+
+    def create(ctx: Any) -> dict[str, float]:
+        return {"t0": time.monotonic(), "sent": 0}
+
+    def fill(state: dict[str, float], buf: Any) -> None:
+        due = int((time.monotonic() - state["t0"]) * rate)
+        for n in range(int(state["sent"]), due):
+            buf.add(n)
+        state["sent"] = max(state["sent"], due)
+
+    return SourceBuilder.stream("paced", create).fill_buffer_fn(fill).schema("n bigint").build()
+
+
 def recorded_rows(wal_location: str | Path) -> list[dict[str, Any]]:
     """Every row the round records under ``wal_location`` hold (a row carried into the next round
     appears in both records): what a stream that cannot replay has received and made durable."""
@@ -255,6 +276,7 @@ __all__ = [
     "checkpoint_batches",
     "counter_stream",
     "executor_process",
+    "paced_stream",
     "recorded_rows",
     "shared_spark_session",
     "spark_builder",

@@ -16,6 +16,7 @@ from jetconnect import SourceBuilder, SourceError
 from jetconnect._builders import _processor, _rounds
 from jetconnect._connector import Range
 from jetconnect.errors import OffsetError, OptionError
+from jetconnect.testing import paced_stream
 
 
 @pytest.fixture(autouse=True)
@@ -696,23 +697,8 @@ def test_a_receiver_spools_at_most_the_backlog_past_the_last_round_taken(tmp_pat
     assert more[0][0] == taken and spool.bounds()[0] == taken  # nothing skipped; the commit trimmed
 
 
-def _paced(rate: int):
-    """``rate`` items a second by the clock: most fills find nothing, as a slow socket's do."""
-
-    def create(ctx):
-        return {"t0": time.monotonic(), "sent": 0}
-
-    def fill(state, buf):
-        due = int((time.monotonic() - state["t0"]) * rate)
-        for n in range(state["sent"], due):
-            buf.add(n)
-        state["sent"] = max(state["sent"], due)
-
-    return SourceBuilder.stream("paced", create).fill_buffer_fn(fill).schema("n bigint")
-
-
 def test_a_slow_stream_seals_a_segment_per_linger_not_per_fill(tmp_path):
-    source = _paced(1000).build().with_options({"wal_location": str(tmp_path), "spool_linger_ms": "200"})
+    source = paced_stream(1000).with_options({"wal_location": str(tmp_path), "spool_linger_ms": "200"})
     position, delivered = source.initial_offset(), []
     started = time.monotonic()
     while time.monotonic() - started < 2.0:
@@ -730,7 +716,7 @@ def test_a_receiver_stops_soon_after_its_querys_beacon_goes_quiet(tmp_path, monk
 
     monkeypatch.setattr(_receiver, "QUERY_GONE_S", 1.0)
     monkeypatch.setattr(_receiver, "BEACON_LOOK_S", 0.2)
-    source = _paced(1000).build().with_options({"wal_location": str(tmp_path)})  # keep-alive: 60 s
+    source = paced_stream(1000).with_options({"wal_location": str(tmp_path)})  # keep-alive: 60 s
     _batch(source, source.initial_offset())
     (receiver,) = _rounds.RECEIVERS.values()
     time.sleep(2.0)  # the beacon beats: the receiver goes on although no round comes
