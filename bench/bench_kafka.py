@@ -30,7 +30,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import statistics
 import subprocess
 import sys
@@ -43,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from _harness import Bench, Row, bench_parser, bench_spark, best_of_turns
+from _maven import OLDEST_VENV, maven_jars, pom_version, spark_venv_python
 from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
@@ -50,7 +50,7 @@ ROOT = Path(__file__).resolve().parent.parent
 BOOTSTRAP = "127.0.0.1:9092"  # Apache Kafka, scripts/servers/kafka.sh
 #: Spark's own Kafka connector: its pom, the venv whose PySpark matches it, where its jars are cached.
 NATIVE_POM = ROOT / "bench" / "spark-kafka" / "pom.xml"
-NATIVE_VENV = ROOT / ".venv-spark-oldest"
+NATIVE_VENV = OLDEST_VENV
 NATIVE_CACHE = Path.home() / ".cache" / "jetconnect-spark-kafka"
 PARTITIONS = 2  # local[2]: one Spark task per partition
 #: How long a latency run waits, after the last record is produced, for the reader to see them all.
@@ -415,42 +415,13 @@ def bench_latency(spark, bench: Bench, args) -> None:  # type: ignore[no-untyped
 
 def native_spark_version() -> str:
     """The Spark version of bench/spark-kafka/pom.xml: PySpark must be exactly this one."""
-    found = re.search(
-        r"<artifactId>spark-sql-kafka-0-10_2\.13</artifactId>\s*<version>([^<]+)</version>", NATIVE_POM.read_text()
-    )
-    if found is None:
-        raise RuntimeError(f"{NATIVE_POM}: no spark-sql-kafka-0-10_2.13 version")
-    return found.group(1)
-
-
-def native_jars() -> list[Path]:
-    """Spark's Kafka connector jars, from Maven Central once (``mvn dependency:copy-dependencies``),
-    then from the cache: an unchanged pom never reaches Maven again."""
-    libs, copy = NATIVE_CACHE / "libs", NATIVE_CACHE / "pom.xml"
-    if not (libs.is_dir() and copy.exists() and copy.read_bytes() == NATIVE_POM.read_bytes()):
-        NATIVE_CACHE.mkdir(parents=True, exist_ok=True)
-        subprocess.run(["rm", "-rf", str(libs)], check=True)
-        subprocess.run(
-            [
-                "mvn", "-q", "-B", "-f", str(NATIVE_POM), "dependency:copy-dependencies",
-                "-DexcludeTransitive=true", f"-DoutputDirectory={libs}",
-            ],
-            check=True,
-        )  # fmt: skip
-        copy.write_bytes(NATIVE_POM.read_bytes())
-    return sorted(libs.glob("*.jar"))
+    return pom_version(NATIVE_POM, "spark-sql-kafka-0-10_2.13")
 
 
 def native_rows(args) -> list[Row]:  # type: ignore[no-untyped-def]
     """Run the native rows in a child process on PySpark ``native_spark_version()`` and return them."""
     version = native_spark_version()
-    python = NATIVE_VENV / "bin" / "python"
-    have = subprocess.run(
-        [str(python), "-c", "import pyspark; print(pyspark.__version__)"], capture_output=True, text=True
-    ).stdout.strip()
-    if have != version:
-        print(f"building {NATIVE_VENV.name} with PySpark {version} (it has {have or 'nothing'})")
-        subprocess.run(["bash", str(ROOT / "scripts" / "setup.sh"), "--spark", version, str(NATIVE_VENV)], check=True)
+    python = spark_venv_python(version, NATIVE_VENV)
     with tempfile.TemporaryDirectory(prefix="bench-kafka-native-") as out:
         command = [
             str(python), __file__, "--native-child", "--results", out, "--records", str(args.records),
@@ -475,7 +446,7 @@ def native_child(args) -> None:  # type: ignore[no-untyped-def]
         raise SystemExit(
             f"the native rows need PySpark {version} (bench/spark-kafka/pom.xml), not {pyspark.__version__}"
         )
-    jars = native_jars()
+    jars = maven_jars(NATIVE_POM, NATIVE_CACHE)
     spark = bench_spark("bench-kafka-native", master="local[2]", conf={"spark.jars": ",".join(map(str, jars))})
     on = f"PySpark {version} (.venv-spark-oldest: Maven Central serves spark-sql-kafka only up to {version})"
     with Bench("kafka-native", args, results=args.results, title=f"native rows, {on}") as bench:
