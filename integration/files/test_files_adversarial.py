@@ -130,7 +130,7 @@ def test_files_cut_mid_record_fail_or_give_complete_records(spark, tmp_path) -> 
     # A lines file cut inside a UTF-8 sequence: an error naming the byte where the sequence starts.
     (lines_dir / "cut.txt").write_bytes("line\nhalf a €".encode()[:-1])
     with pytest.raises(Exception, match=r"cut.txt': bytes at offset 12 are not valid utf-8"):
-        sources.files(directory=str(lines_dir)).read(spark).collect()
+        sources.files(directory=str(lines_dir), batch_reader="jetconnect").read(spark).collect()
 
 
 def test_hostile_strings_round_trip_through_spark(spark, tmp_path) -> None:

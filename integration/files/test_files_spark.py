@@ -51,7 +51,7 @@ def test_files_source_reads_every_line_once_across_splits(spark, tmp_path) -> No
 def test_files_source_errors_name_the_file_and_option(spark, tmp_path) -> None:
     (tmp_path / "bad.txt").write_bytes(b"good\n\xff\xfe bad\n")
     with pytest.raises(Exception, match=r"bad.txt': bytes at offset 5 are not valid utf-8"):
-        sources.files(directory=str(tmp_path)).read(spark).collect()
+        sources.files(directory=str(tmp_path), batch_reader="jetconnect").read(spark).collect()
     with pytest.raises(Exception, match=r"option 'include_file_name' must be true or false"):
         spark.read.format("jetconnect.files").option("directory", str(tmp_path)).option(
             "include_file_name", "maybe"

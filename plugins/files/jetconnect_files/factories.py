@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from jetconnect.api import GrowingLinesSource, LinesSource, LocalFileSystem, shared_path
+from jetconnect.api import GrowingLinesSource, LocalFileSystem, LocalLinesSource, shared_path
 from jetconnect.errors import OptionError
 from jetconnect_files.avro_sink import AvroSink
 from jetconnect_files.avro_source import AvroSource
@@ -25,8 +25,15 @@ def files_source(
     recursive: bool = False,
     max_split_bytes: int = 128 << 20,
     min_splits: int = 0,
-) -> LinesSource:
+    batch_reader: str = "auto",
+) -> LocalLinesSource:
     """Lines of the files in a directory (batch), large files split by byte ranges.
+
+    ``batch_reader``: ``auto`` hands a batch read whose rows Spark's own text reader gives
+    identically (UTF-8, no file-name column, nothing compressed, no byte order mark, ...) to
+    ``spark.read.text`` over the files jetconnect listed; ``jetconnect`` always reads in Python
+    workers; ``spark`` forces Spark's or fails saying why not (see
+    :mod:`jetconnect._files.batch_reader`, the decision the HDFS source shares).
 
     The driver lists the directory and executors read the splits, so the directory must be visible
     at the same path everywhere (local mode, or a shared mount): Jet's ``shared_file_system=True``.
@@ -41,7 +48,7 @@ def files_source(
             "leave the option out (it is true)"
         )
     directory = shared_path(directory, "files source: option 'directory'")
-    return LinesSource(
+    return LocalLinesSource(
         LocalFileSystem(),
         directory,
         glob,
@@ -50,6 +57,13 @@ def files_source(
         recursive=recursive,
         max_split_bytes=max_split_bytes,
         min_splits=min_splits or None,
+        batch_reader=batch_reader,
+        # split sizes asked for are honoured by jetconnect's reader only (Spark's has its own)
+        own_options=[
+            name
+            for name, value, default in (("max_split_bytes", max_split_bytes, 128 << 20), ("min_splits", min_splits, 0))
+            if value != default
+        ],
     )
 
 
