@@ -23,6 +23,7 @@ from typing import Final
 import google_crc32c
 import pyarrow as pa
 
+from jetconnect._locations import WAL_LOCATION
 from jetconnect.errors import ChecksumError
 
 _MAGIC: Final = b"JCCRC32C"
@@ -64,7 +65,7 @@ def verified(data: bytes, path: str, what: str) -> memoryview:
             raise ChecksumError(
                 f"{path} ({what}) is not what was written: its CRC32C is {actual:08x}, written as {expected:08x} "
                 f"(the disk or the file system changed its bytes); its rows are not read. Restore the file from a "
-                f"copy to go on, or start the query afresh with a new checkpoint and '{_WAL_OPTION}'"
+                f"copy to go on, or start the query afresh with a new checkpoint and '{WAL_LOCATION}'"
             )
         return payload
     if bytes(view[-len(_ARROW_EOS) :]) == _ARROW_EOS:
@@ -74,7 +75,5 @@ def verified(data: bytes, path: str, what: str) -> memoryview:
         f"or edited; its rows are not read"
     )
 
-
-_WAL_OPTION: Final = "wal_location"
 
 __all__ = ["TRAILER_BYTES", "crc32c", "trailer", "verified"]

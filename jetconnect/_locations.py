@@ -21,6 +21,9 @@ CHECKPOINT_CONF = "spark.sql.streaming.checkpointLocation"
 #: The option the Spark adapter passes a stream with the session's :data:`CHECKPOINT_CONF`: the
 #: adapter alone sees the session, and a source keeping state of its own defaults beside it.
 CHECKPOINT_ROOT = "jetconnect.checkpoint_root"
+#: The option naming where a builder stream keeps its round records and spools (its write-ahead
+#: log; :mod:`jetconnect._run_directory` knows the layout under it).
+WAL_LOCATION = "wal_location"
 #: The folder under the checkpoint root that holds the builder streams' state, one folder per source.
 WAL_FOLDER = "jetconnect-wal"
 
@@ -61,4 +64,11 @@ def default_wal_location(options: Mapping[str, str], source: str) -> str | None:
     return f"{root.rstrip('/')}/{WAL_FOLDER}/{folder}"
 
 
-__all__ = ["CHECKPOINT_CONF", "CHECKPOINT_ROOT", "WAL_FOLDER", "default_wal_location", "resolve_location"]
+__all__ = [
+    "CHECKPOINT_CONF",
+    "CHECKPOINT_ROOT",
+    "WAL_FOLDER",
+    "WAL_LOCATION",
+    "default_wal_location",
+    "resolve_location",
+]

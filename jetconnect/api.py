@@ -105,7 +105,7 @@ from jetconnect._redaction import (
     url_secrets,
 )
 from jetconnect._retry import Backoff, RetriesExhausted, retry_call
-from jetconnect._rounds import RoundLog
+from jetconnect._round_log import RoundLog
 from jetconnect._spool import Spool
 from jetconnect.errors import JetconnectError, OffsetError, OptionError, SchemaError, SinkError, SourceError
 

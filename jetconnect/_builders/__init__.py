@@ -18,13 +18,14 @@ Spark partition i. How a stream survives a restart is in :mod:`jetconnect._build
 
 The modules: ``_contexts`` (what user functions get), ``_source_builder`` (the builder and its
 spec), ``_processor`` (a processor and the live ones a worker keeps), ``_batch_source``,
-``_stream_source`` (the driver's planning), ``_position`` (a stream's offset), ``_rounds`` (the two
-replay strategies, in executor tasks) and ``_sink``.
+``_stream_source`` (the driver's planning), ``_position`` (a stream's offset), ``_round_reader``
+(one round in an executor task) with its two replay strategies ``_snapshot_rounds`` and
+``_log_rounds``, ``_receiver`` and ``_lease`` (the processors of streams that cannot replay) and
+``_sink``. The files of a run live where :mod:`jetconnect._run_directory` says.
 """
 
 from jetconnect._builders._batch_source import BuilderBatchSource
 from jetconnect._builders._contexts import ProcessorContext, SinkContext, SourceBuffer, fill_from_iterator
-from jetconnect._builders._rounds import spool_of
 from jetconnect._builders._sink import BuilderSink, SinkBuilder
 from jetconnect._builders._source_builder import SourceBuilder
 from jetconnect._builders._spec import MEMBERS
@@ -44,6 +45,7 @@ from jetconnect._builders._stream_source import (
     BuilderStreamSource,
     stop_receivers,
 )
+from jetconnect._round_log import spool_of
 
 __all__ = [
     "AVAILABLE_NOW_MAX_PULL_MS",

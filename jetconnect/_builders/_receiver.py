@@ -8,7 +8,7 @@ as Jet's processor does: it appends what it receives to the processor's durable
 :class:`~jetconnect._spool.Spool` and only then calls ``acknowledge_fn``. A round, in whatever
 worker Spark runs it, takes a range of the spool.
 
-A :class:`Lease` (files beside the spool, renewed every :data:`HEARTBEAT_S`) makes sure one
+A :class:`~jetconnect._builders._lease.Lease` (files beside the spool, renewed every :data:`HEARTBEAT_S`) makes sure one
 receiver per processor runs in the whole cluster: a round that finds a fresh lease held by
 another worker reads the spool that worker fills; one that finds it stale (the worker died, the
 query was restarted) takes the next generation of the lease, exclusively, and starts a receiver.
@@ -27,12 +27,8 @@ from __future__ import annotations
 import json
 import logging
 import os
-import posixpath
-import re
-import socket
 import threading
 import time
-import uuid
 import weakref
 from collections import deque
 from collections.abc import Callable
@@ -40,6 +36,7 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
+from jetconnect._builders._lease import Lease, owner_description
 from jetconnect._builders._processor import Items, Processor, destroy_quietly
 from jetconnect._files.filesystem import FileSystem
 from jetconnect._spool import Spool
@@ -49,8 +46,6 @@ log = logging.getLogger("jetconnect.source")
 
 #: How often a receiver renews its lease and looks whether it should stop.
 HEARTBEAT_S = 0.5
-#: A lease not renewed for this long belongs to a receiver that is gone.
-STALE_S = 3.0
 #: How long a receiver lingers, from the fill that brought a segment's first row, before it seals
 #: the segment (one file, one fsync; on HDFS a create, a rename and later a delete): a stream of
 #: any rate writes at most 1 / linger segments a second (see :class:`Sealing`).
@@ -133,101 +128,6 @@ class _SpooledBytes:
         while self._ends and self._ends[0][0] <= position:
             self._before = self._ends.popleft()[1]
         return self._total - self._before
-
-
-_LEASE = re.compile(r"lease-(\d{8})")
-
-
-class Lease:
-    """Generation-numbered lease files ``lease-<g>``: the highest generation owns the processor."""
-
-    def __init__(self, fs: FileSystem, folder: str) -> None:
-        self.fs = fs
-        self.folder = folder
-        self.generation: int | None = None
-
-    def _generations(self) -> list[int]:
-        # lease files have no extension: list_files' glob sees them, hidden files it does not
-        return sorted(
-            int(m.group(1))
-            for info in self.fs.list_files(self.folder, "lease-*")
-            if (m := _LEASE.fullmatch(posixpath.basename(info.path)))
-        )
-
-    def _path(self, generation: int) -> str:
-        return posixpath.join(self.folder, f"lease-{generation:08d}")
-
-    def holder(self) -> tuple[int, dict] | None:
-        """The current generation and what its holder wrote, if it is alive (renewed lately, not released)."""
-        generations = self._generations()
-        if not generations:
-            return None
-        path = self._path(generations[-1])
-        info = self.fs.status(path)
-        if info is None or time.time() - info.mtime > STALE_S:
-            return None
-        with self.fs.open(path) as handle:
-            raw = handle.read()
-        try:
-            content = json.loads(raw or b"{}")
-        except ValueError:  # caught mid-renewal: alive
-            return generations[-1], {}
-        return None if content.get("released") else (generations[-1], content)
-
-    def acquire(self, owner: dict) -> bool:
-        """Take the next generation, unless a live holder has it or another taker got there first."""
-        if self.holder() is not None:
-            return False
-        generations = self._generations()
-        generation = (generations[-1] if generations else 0) + 1
-        self.fs.mkdirs(self.folder)
-        # renamed without overwriting, as every FileSystem promises: of two takers one wins
-        scratch = posixpath.join(self.folder, f".tmp-lease-{uuid.uuid4().hex}")
-        with self.fs.create(scratch) as handle:
-            handle.write(json.dumps(owner).encode())
-        if not self.fs.rename(scratch, self._path(generation)):
-            self.fs.delete(scratch)
-            return False
-        self.generation = generation
-        self.owner = owner
-        return True
-
-    def renew(self, status: dict | None = None) -> bool:
-        """Renew the lease, with the holder's ``status`` for rounds in other workers to read.
-
-        False if a newer generation exists (this holder was given up for dead).
-        """
-        generations = self._generations()
-        if self.generation is None or not generations or generations[-1] != self.generation:
-            return False  # superseded, or the folder was deleted under it
-        with self.fs.create(self._path(self.generation), overwrite=True) as handle:
-            handle.write(json.dumps({**self.owner, **(status or {})}).encode())
-        return True
-
-    def release(self, error: str | None = None) -> None:
-        """Give the lease up at once (and leave an error for the next round to raise)."""
-        if self.generation is None:
-            return
-        with self.fs.create(self._path(self.generation), overwrite=True) as handle:
-            handle.write(json.dumps({**self.owner, "released": True, "error": error}).encode())
-
-    def error(self) -> str | None:
-        """The error the last holder released the lease with, if any."""
-        generations = self._generations()
-        if not generations:
-            return None
-        try:
-            with self.fs.open(self._path(generations[-1])) as handle:
-                return json.loads(handle.read() or b"{}").get("error")
-        except (ValueError, FileNotFoundError):
-            return None
-
-    def clear_error(self) -> None:
-        """The error was raised: the next round starts a receiver afresh."""
-        generations = self._generations()
-        if generations:
-            with self.fs.create(self._path(generations[-1]), overwrite=True) as handle:
-                handle.write(json.dumps({"released": True}).encode())
 
 
 class QueryBeacon(threading.Thread):
@@ -481,9 +381,58 @@ class Receiver(threading.Thread):
                 self.appended.wait(left)
 
 
-def owner_description() -> dict:
-    """Who holds a lease, for a person reading it."""
-    return {"host": socket.gethostname(), "pid": os.getpid(), "id": uuid.uuid4().hex}
+#: A receiver's key: (source token, run, processor index), as for the live processors.
+ReceiverKey = tuple[str, str, int]
+
+
+class Receivers:
+    """The receivers this Python worker runs, by (source, run, processor).
+
+    Rounds of several tasks may look at the same worker's receivers at once (task threads, a
+    test's rounds): every look and change holds the lock. A receiver that stopped stays until a
+    round takes it out, to raise its error once.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._running: dict[ReceiverKey, Receiver] = {}
+
+    def get(self, key: ReceiverKey) -> Receiver | None:
+        """The receiver kept under ``key`` (stopped or not), if any."""
+        with self._lock:
+            return self._running.get(key)
+
+    def add(self, key: ReceiverKey, receiver: Receiver) -> None:
+        """Keep a receiver that was just started (it replaces any under ``key``, which a round took out)."""
+        with self._lock:
+            self._running[key] = receiver
+
+    def discard(self, key: ReceiverKey, receiver: Receiver) -> None:
+        """Forget ``receiver`` (it stopped); a newer one under the same key stays."""
+        with self._lock:
+            if self._running.get(key) is receiver:
+                del self._running[key]
+
+    def all(self) -> list[Receiver]:
+        """Every receiver kept now."""
+        with self._lock:
+            return list(self._running.values())
+
+    def clear(self) -> None:
+        """Forget every receiver, leaving them running (a test acting as another worker)."""
+        with self._lock:
+            self._running.clear()
+
+    def stop_all(self) -> None:
+        """Stop and forget every receiver (the worker is going away, or a test ends)."""
+        with self._lock:
+            doomed, self._running = list(self._running.values()), {}
+        for receiver in doomed:
+            receiver.stop()
+
+
+#: This worker's receivers.
+RECEIVERS = Receivers()
 
 
 def raise_receiver_error(where: str, error: BaseException | str) -> None:
@@ -501,9 +450,10 @@ __all__ = [
     "DEFAULT_LINGER_MS",
     "DEFAULT_SEGMENT_ROWS",
     "Backlog",
-    "Lease",
+    "RECEIVERS",
     "Receiver",
-    "owner_description",
+    "ReceiverKey",
+    "Receivers",
     "Sealing",
     "raise_receiver_error",
 ]

@@ -4,8 +4,8 @@ Spark's driver fixes each micro-batch's ``[start, end)`` before any executor rea
 processor pulls for as long as the job runs. The offset therefore names a *round* per processor
 (:class:`~jetconnect._builders._position.RoundPosition`): the driver only opens rounds; processor
 i pulls its round in the read task of partition i, records what the round held under
-``wal_location`` (:mod:`jetconnect._rounds`), and a re-read of the round replays the record
-(:mod:`jetconnect._builders._rounds`). Each item is pulled once; the driver never calls
+``wal_location`` (:mod:`jetconnect._round_log`, laid out by :mod:`jetconnect._run_directory`), and
+a re-read of the round replays the record (:mod:`jetconnect._builders._round_reader`). Each item is pulled once; the driver never calls
 ``create_fn`` or ``fill_buffer_fn``.
 
 The driver decides from the last round's record whether to open the next one: at once if it
@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import copy
 import os
-import posixpath
 import signal
 import sys
 import threading
@@ -30,6 +29,7 @@ from typing import Any
 
 from pyspark.sql.types import StructType
 
+from jetconnect._builders._log_rounds import LogRounds
 from jetconnect._builders._position import RoundPosition, parse_offset, parse_position
 from jetconnect._builders._receiver import (
     DEFAULT_LINGER_MS,
@@ -40,23 +40,16 @@ from jetconnect._builders._receiver import (
     QueryBeacon,
     Sealing,
 )
-from jetconnect._builders._rounds import (
-    LogRounds,
-    RoundReader,
-    SnapshotRounds,
-    beacon_path,
-    spool_of,
-    stop_marker,
-)
+from jetconnect._builders._round_reader import ProcessorRun, RoundPlan, RoundReader
+from jetconnect._builders._snapshot_rounds import SnapshotRounds
 from jetconnect._builders._spec import SourceSpec
 from jetconnect._connector import Guarantee, Offset, Range, ReadOutput, StreamSource
-from jetconnect._locations import CHECKPOINT_CONF, WAL_FOLDER, default_wal_location, resolve_location
+from jetconnect._locations import CHECKPOINT_CONF, WAL_FOLDER, WAL_LOCATION, default_wal_location, resolve_location
 from jetconnect._options import Options
-from jetconnect._rounds import RoundFacts, RoundLog
+from jetconnect._round_log import RoundFacts, RoundLog
+from jetconnect._run_directory import RunDirectory
 from jetconnect.errors import OffsetError, OptionError
 
-#: Where the round records (and, for streams that cannot replay, the spooled rows) live.
-WAL_LOCATION = "wal_location"
 #: Rows a receiver (streams that cannot replay) may spool ahead of the rounds before it pauses.
 MAX_BACKLOG = "max_backlog"
 MAX_BACKLOG_BYTES = "max_backlog_bytes"
@@ -180,10 +173,10 @@ class BuilderStreamSource(StreamSource):
         if self._active is None:  # the query (re)starts: its receivers must not find a stop marker
             self._active = rounds
             if not self.replays_by_snapshot:
-                rounds.fs.delete(stop_marker(rounds))
+                rounds.run_dir.clear_stopped()
                 # beats while this reader's process lives: receivers stop within seconds of its end,
                 # even when Spark never calls stop() (or the driver was killed)
-                self._beacon = QueryBeacon(rounds.fs, beacon_path(rounds), self)
+                self._beacon = QueryBeacon(rounds.fs, rounds.run_dir.beacon, self)
                 self._beacon.start()
                 self._stop_on_sigterm()
         ready = [i for i, position in sorted(positions.items()) if self._opens_round(rounds, i, position)]
@@ -211,9 +204,7 @@ class BuilderStreamSource(StreamSource):
         if self._available_now_from is not None:
             first = self._available_now_from.setdefault(index, position.round)
             # a round since the trigger started that found nothing more: this processor is done
-            return not (
-                position.round > first and facts is not None and facts.ended in ("dry", "error") and not facts.carried
-            )
+            return not (position.round > first and facts is not None and facts.ended == "dry" and not facts.carried)
         if facts is None or facts.emitted:
             self._pause.pop(index, None)
             return True
@@ -270,7 +261,7 @@ class BuilderStreamSource(StreamSource):
             if not self.replays_by_snapshot and position.round:
                 facts = rounds.facts(i, position.round)
                 if facts is not None:
-                    spool_of(rounds, i).trim(facts.log_to - keep)
+                    rounds.run_dir.spool(i).trim(facts.log_to - keep)
 
     def stop(self) -> None:
         # the receivers in the executors stop (and close their connections) when they see this.
@@ -281,9 +272,7 @@ class BuilderStreamSource(StreamSource):
             self._beacon.stop()
             self._beacon = None
         if self._active is not None and not self.replays_by_snapshot:
-            self._active.fs.mkdirs(self._active.directory)
-            with self._active.fs.create(stop_marker(self._active), overwrite=True) as handle:
-                handle.write(b"stopped")
+            self._active.run_dir.mark_stopped()
 
     def _stop_on_sigterm(self) -> None:
         """In Spark's stream reader process, call :meth:`stop` when Spark ends the process.
@@ -322,14 +311,14 @@ class BuilderStreamSource(StreamSource):
         return parse_position(range_.partition, range_.end, self.name).run
 
     def rounds_of(self, run: str) -> RoundLog:
-        """The round records (and, through :func:`spool_of`, the spools) of stream run ``run``."""
+        """The round records (and, through their ``run_dir``, the spools) of stream run ``run``."""
         return self._rounds(run)
 
     def _check_wal_location(self, rounds: RoundLog) -> None:
         """``wal_location`` must be (or become) a directory: a file there fails naming the option."""
         where = self.options[WAL_LOCATION]
         try:
-            rounds.fs.mkdirs(posixpath.dirname(rounds.directory))  # the location itself, made once anyway
+            rounds.fs.mkdirs(rounds.run_dir.location)  # the location itself, made once anyway
         except Exception as exc:  # any file system's refusal (a file there, no permission): name the option
             raise OptionError(
                 f"source '{self.name}': option '{WAL_LOCATION}' {where!r} is not a directory jetconnect can "
@@ -369,8 +358,8 @@ class BuilderStreamSource(StreamSource):
 
     def read_range(self, range_: Range) -> ReadOutput:
         position = parse_position(range_.partition, range_.end, self.name)
-        strategy: type[RoundReader] = SnapshotRounds if self.replays_by_snapshot else LogRounds
-        reader = strategy(
+        before = parse_position(range_.partition, range_.start, self.name)
+        run = ProcessorRun(
             self.spec,
             self.options,
             self._rounds(position.run),
@@ -378,14 +367,13 @@ class BuilderStreamSource(StreamSource):
             position.total,
             max_pull_s=self._max_pull_ms(position) / 1000,
             keep_alive_s=self.options.get_int(KEEP_ALIVE_MS, DEFAULT_KEEP_ALIVE_MS, minimum=0) / 1000,
-            **(
-                {}
-                if self.replays_by_snapshot
-                else {"backlog": self._backlog(), "drain": position.drain, "sealing": self._sealing()}
-            ),
         )
-        before = parse_position(range_.partition, range_.start, self.name)
-        return reader.read(position.round, position.limit, before.limit)
+        reader: RoundReader
+        if self.replays_by_snapshot:
+            reader = SnapshotRounds(run)
+        else:
+            reader = LogRounds(run, self._backlog(), position.drain, self._sealing())
+        return reader.read(RoundPlan(position.round, position.limit, before.limit))
 
 
 def stop_receivers(wal_location: str) -> int:
@@ -398,14 +386,9 @@ def stop_receivers(wal_location: str) -> int:
     running query's receivers would stop too.
     """
     fs, path = resolve_location(wal_location, f"option '{WAL_LOCATION}'")
-    root = path.rstrip("/") + "/"
-    # a run is a directory of round records and spools; the file system lists files, not directories
-    runs = sorted(
-        {f.path[len(root) :].split("/", 1)[0] for f in fs.list_files(path, recursive=True) if f.path.startswith(root)}
-    )
+    runs = RunDirectory.runs(fs, path)
     for run in runs:
-        with fs.create(stop_marker(RoundLog(fs, path, run)), overwrite=True) as handle:
-            handle.write(b"stopped")
+        run.mark_stopped()
     return len(runs)
 
 

@@ -7,7 +7,7 @@ import pytest
 
 from jetconnect._checksums import TRAILER_BYTES, trailer, verified
 from jetconnect._files.filesystem import LocalFileSystem
-from jetconnect._rounds import Round, RoundFacts, RoundLog
+from jetconnect._round_log import Round, RoundFacts, RoundLog
 from jetconnect._spool import Spool
 from jetconnect.errors import ChecksumError, OffsetError
 

@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from jetconnect import sources
-from jetconnect._builders import _rounds
+from jetconnect._builders._receiver import RECEIVERS
 from jetconnect.fuzzing import JSON, edited, exercise
 from jetconnect.testing import counter_stream
 
@@ -47,8 +47,7 @@ def snapshot_stream(tmp_path):
 @pytest.fixture()
 def spool_stream(tmp_path):
     yield builder_stream(tmp_path, snapshots=False)
-    for key in list(_rounds.RECEIVERS):
-        _rounds.RECEIVERS.pop(key).stop()
+    RECEIVERS.stop_all()
 
 
 @pytest.fixture()

@@ -8,8 +8,8 @@ import time
 import pyarrow as pa
 import pytest
 
-from jetconnect._builders import _receiver
-from jetconnect._builders._receiver import Lease
+from jetconnect._builders import _lease
+from jetconnect._builders._lease import Lease
 from jetconnect._files.filesystem import LocalFileSystem
 from jetconnect._spool import Spool
 from jetconnect.errors import OffsetError
@@ -70,7 +70,7 @@ def test_one_lease_holder_at_a_time_and_a_stale_one_is_taken_over(tmp_path, monk
     assert first.acquire({"id": "a"})
     assert not second.acquire({"id": "b"})  # a live holder keeps it
     assert first.renew()
-    monkeypatch.setattr(_receiver, "STALE_S", 0.2)
+    monkeypatch.setattr(_lease, "STALE_S", 0.2)
     time.sleep(0.3)
     assert second.acquire({"id": "b"})  # the first stopped renewing: given up for dead
     assert not first.renew()  # and it learns it was superseded

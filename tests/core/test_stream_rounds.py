@@ -13,7 +13,8 @@ import pyarrow as pa
 import pytest
 
 from jetconnect import SourceBuilder, SourceError
-from jetconnect._builders import _processor, _rounds
+from jetconnect._builders import _processor, _snapshot_rounds
+from jetconnect._builders._receiver import RECEIVERS
 from jetconnect._connector import Range
 from jetconnect.errors import OffsetError, OptionError
 from jetconnect.testing import paced_stream
@@ -23,8 +24,7 @@ from jetconnect.testing import paced_stream
 def _fresh_workers():
     """Each test starts with no live processor in this "worker" and leaves none behind."""
     yield
-    for key in list(_rounds.RECEIVERS):
-        _rounds.RECEIVERS.pop(key).stop()
+    RECEIVERS.stop_all()
     for key in list(_processor.LIVE._live):
         live = _processor.LIVE.take(key)
         if live is not None:
@@ -183,7 +183,7 @@ def test_nondeterministic_restore_is_detected(tmp_path, monkeypatch):
         .with_options({"wal_location": str(tmp_path / "wal")})
     )
     _restart_workers()
-    monkeypatch.setattr(_rounds, "REPLAY_PATIENCE_S", 0.2)
+    monkeypatch.setattr(_snapshot_rounds, "REPLAY_PATIENCE_S", 0.2)
     with pytest.raises(SourceError, match="gave 0 of the 5 items it gave before: restore_snapshot_fn must make"):
         list(liar.read_range(Range("0", start["0"], end["0"])))
 
@@ -291,7 +291,7 @@ def test_a_log_round_delivers_rows_while_its_receiver_is_still_receiving(tmp_pat
 def test_a_log_round_another_attempt_recorded_first_with_another_range_fails(tmp_path, monkeypatch):
     import dataclasses
 
-    from jetconnect._rounds import Round, RoundLog
+    from jetconnect._round_log import Round, RoundLog
 
     def fill(state, buf):
         if state["n"] < 10:
@@ -565,7 +565,7 @@ def test_available_now_stops_the_receivers_when_every_processor_is_done(tmp_path
         seen += [v for r in source.ranges(position, end) for v in _values(source.read_range(r))]
         position = end
     assert seen == ["0", "1", "2", "3", "4"]
-    receivers = list(_rounds.RECEIVERS.values())
+    receivers = RECEIVERS.all()
     deadline = time.monotonic() + 5
     while any(not r.stopped.is_set() for r in receivers) and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -584,7 +584,7 @@ def test_stop_receivers_stops_the_receivers_of_a_run_whose_stop_was_never_called
     position = source.initial_offset()
     end = source.latest_offset(position, None)
     assert [v for r in source.ranges(position, end) for v in _values(source.read_range(r))] == ["0", "1", "2", "3"]
-    receivers = list(_rounds.RECEIVERS.values())
+    receivers = RECEIVERS.all()
     time.sleep(0.6)  # a receiver looks for the stop marker every 0.5 s: none yet, it goes on
     assert receivers and not any(r.stopped.is_set() for r in receivers)
     assert stop_receivers(str(tmp_path / "wal")) == 1  # one run under the location
@@ -598,7 +598,7 @@ def test_stop_receivers_stops_the_receivers_of_a_run_whose_stop_was_never_called
 def test_a_lease_whose_folder_was_deleted_is_given_up_not_an_error(tmp_path):
     import shutil
 
-    from jetconnect._builders._receiver import Lease
+    from jetconnect._builders._lease import Lease
     from jetconnect._files.filesystem import LocalFileSystem
 
     lease = Lease(LocalFileSystem(), str(tmp_path / "p"))
@@ -620,12 +620,12 @@ def test_a_receiver_lives_while_rounds_in_other_workers_read_its_spool_and_stops
         .with_options({"wal_location": str(tmp_path), "processor_keep_alive_ms": "1500", "max_pull_ms": "100"})
     )
     position, _ = _batch(source, source.initial_offset())
-    (receiver,) = _rounds.RECEIVERS.values()
-    _rounds.RECEIVERS.clear()  # from now on the rounds run in "another worker": they read the spool only
+    (receiver,) = RECEIVERS.all()
+    RECEIVERS.clear()  # from now on the rounds run in "another worker": they read the spool only
     deadline = time.monotonic() + 4  # well past the keep-alive
     while time.monotonic() < deadline:
         position, rows = _batch(source, position)
-        assert _rounds.RECEIVERS == {}, "a second receiver was started while the first was alive"
+        assert RECEIVERS.all() == [], "a second receiver was started while the first was alive"
     assert not receiver.stopped.is_set(), "the receiver stopped although rounds kept reading its spool"
     assert receiver.stopped.wait(6), "the receiver outlived the rounds by more than its keep-alive"
 
@@ -718,7 +718,7 @@ def test_a_receiver_stops_soon_after_its_querys_beacon_goes_quiet(tmp_path, monk
     monkeypatch.setattr(_receiver, "BEACON_LOOK_S", 0.2)
     source = paced_stream(1000).with_options({"wal_location": str(tmp_path)})  # keep-alive: 60 s
     _batch(source, source.initial_offset())
-    (receiver,) = _rounds.RECEIVERS.values()
+    (receiver,) = RECEIVERS.all()
     time.sleep(2.0)  # the beacon beats: the receiver goes on although no round comes
     assert not receiver.stopped.is_set()
     source._beacon.stop()  # the reader's process ended without stop(): no stop marker

@@ -16,8 +16,8 @@ import pyarrow as pa
 import pytest
 
 from jetconnect._arrow import rows_to_batch
-from jetconnect._builders import _rounds
 from jetconnect._builders._processor import Processor
+from jetconnect._builders._receiver import RECEIVERS
 from jetconnect.errors import SourceError
 from jetconnect_jms import jms_queue_source
 from jetconnect_jms.consumer import RUN_OPTION, run_spools
@@ -43,8 +43,7 @@ def activemq() -> Iterator[None]:
 @pytest.fixture(autouse=True)
 def _no_receiver_left():
     yield
-    for key in list(_rounds.RECEIVERS):
-        _rounds.RECEIVERS.pop(key).stop()
+    RECEIVERS.stop_all()
 
 
 def queue() -> str:

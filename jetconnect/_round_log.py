@@ -7,7 +7,8 @@ once, atomically, under the query's ``wal_location``. Every later read of the sa
 retried task, a replayed micro-batch, a second action on the batch) finds the record and
 reproduces exactly that round; nothing else may decide what a round holds.
 
-A record is one Arrow IPC *stream* file ``<directory>/<run>/<processor>/<round>.arrow``: its schema
+A record is one Arrow IPC *stream* file ``<wal_location>/<run>/<processor>/<round>.arrow``
+(:class:`~jetconnect._run_directory.RunDirectory` knows the layout): its schema
 message carries the round's facts (:class:`RoundFacts`) as metadata, so the driver reads a few
 hundred bytes to learn them (and its CRC32C trailer, :mod:`jetconnect._checksums`, checked on every
 read), and its batches hold the rows the round must keep: every row it
@@ -33,6 +34,8 @@ import pyarrow as pa
 
 from jetconnect._checksums import trailer, verified
 from jetconnect._files.filesystem import FileSystem
+from jetconnect._run_directory import RECORD_GLOB, RunDirectory
+from jetconnect._spool import Spool
 from jetconnect.errors import OffsetError
 
 #: Schema metadata key holding a record's facts.
@@ -48,7 +51,8 @@ class RoundFacts:
     emitted: int
     #: Items the processor's fills added during the round (replay pulls exactly this many).
     pulled: int
-    #: Why the round ended: ``"dry"`` (a fill added nothing), ``"limit"``, ``"time"`` or ``"error"``.
+    #: Why the round ended: ``"dry"`` (a fill added nothing), ``"limit"`` (the item limit) or ``"time"``
+    #: (``max_pull_ms`` was up, or, for a receiver's spool, it stopped growing).
     ended: str
     #: The attempt that wrote the record (so a cached processor knows it is the one recorded).
     attempt: str
@@ -118,28 +122,25 @@ def new_attempt_id() -> str:
 
 
 class RoundLog:
-    """The round records of one stream run under ``directory`` on ``fs``."""
+    """The round records of stream run ``run`` under ``location`` (a resolved ``wal_location``) on ``fs``."""
 
-    def __init__(self, fs: FileSystem, directory: str, run: str) -> None:
+    def __init__(self, fs: FileSystem, location: str, run: str) -> None:
         self.fs = fs
-        self.directory = posixpath.join(directory, run)
         self.run = run
+        #: Where the run's files live (records here; spools, leases and markers for the receivers).
+        self.run_dir = RunDirectory(fs, location, run)
 
     def __repr__(self) -> str:
-        return f"RoundLog({self.directory!r})"
-
-    def folder(self, processor: int) -> str:
-        """Where everything of ``processor`` lives: its records, and its lease and spool if it has them."""
-        return posixpath.join(self.directory, str(processor))
+        return f"RoundLog({self.run_dir.path!r})"
 
     def last_written(self, processor: int) -> float | None:
         """When the newest record of ``processor`` was written (seconds since the epoch), if any."""
-        times = [info.mtime for info in self.fs.list_files(self.folder(processor), "*.arrow")]
+        times = [info.mtime for info in self.fs.list_files(self.run_dir.processor(processor), RECORD_GLOB)]
         return max(times, default=None)
 
     def path(self, processor: int, round_: int) -> str:
         """Where the record of ``round_`` of ``processor`` lives."""
-        return posixpath.join(self.folder(processor), f"{round_:012d}.arrow")
+        return self.run_dir.record(processor, round_)
 
     def facts(self, processor: int, round_: int) -> RoundFacts | None:
         """The facts of a round, or None if it was never recorded.
@@ -187,7 +188,7 @@ class RoundLog:
         The record is written under a hidden name, made durable, and renamed without overwriting:
         the first rename wins, and a loser gets the winner's record back.
         """
-        folder = self.folder(processor)
+        folder = self.run_dir.processor(processor)
         self.fs.mkdirs(folder)
         facts = record.facts
         if facts.stored != record.rows.num_rows:
@@ -213,7 +214,7 @@ class RoundLog:
 
     def keep_orphan(self, processor: int, attempt: str, rows: pa.Table) -> str:
         """Keep rows no round holds (a losing concurrent attempt received them) where a person can find them."""
-        path = posixpath.join(self.folder(processor), f"orphan-{attempt}.arrow")
+        path = self.run_dir.orphan(processor, attempt)
         sink = io.BytesIO()
         with pa.ipc.new_stream(sink, rows.schema) as writer:
             writer.write_table(rows)
@@ -224,10 +225,15 @@ class RoundLog:
 
     def trim(self, processor: int, before: int) -> None:
         """Delete the records of rounds before ``before`` (Spark committed past them)."""
-        for info in self.fs.list_files(self.folder(processor), "*.arrow"):
-            stem = posixpath.basename(info.path).split(".", 1)[0]
-            if stem.isdigit() and int(stem) < before:
+        for info in self.fs.list_files(self.run_dir.processor(processor), RECORD_GLOB):
+            round_ = RunDirectory.round_of(info.path)
+            if round_ is not None and round_ < before:
                 self.fs.delete(info.path)
 
 
-__all__ = ["Round", "RoundFacts", "RoundLog", "new_attempt_id"]
+def spool_of(rounds: RoundLog, index: int) -> Spool:
+    """The spool of processor ``index`` of the run ``rounds`` records (what its receiver received)."""
+    return rounds.run_dir.spool(index)
+
+
+__all__ = ["Round", "RoundFacts", "RoundLog", "new_attempt_id", "spool_of"]
