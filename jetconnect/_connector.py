@@ -149,6 +149,17 @@ class StreamSource(Source):
     Contract: reading the same :class:`Range` twice yields the same records in the same order.
     Do not derive the latest offset from state in memory: derive it from ``start`` and from the
     external system (Spark does not check that offsets move forward after a restart).
+
+    Lifecycle, as Spark drives it (facts measured on PySpark 4.x, docs/ARCHITECTURE.md section 3):
+
+    * The driver-side methods run in one Python process per query, kept between micro-batches;
+      the object is pickled to it, so memory there is a cache, never the truth.
+    * :meth:`read_range` runs in executor tasks, each in whatever Python worker Spark picks: a
+      range may be read more than once (a retried task, a micro-batch replayed after a restart,
+      a second action on the batch), and a planned range may never be read at all.
+    * :meth:`stop` may never be called: Spark skips it now and then (e.g. after replacing the
+      reader's process under load) and ``query.stop()`` may end the process with SIGTERM instead.
+      Anything that must end with the query needs another sign that the query is gone.
     """
 
     #: ``(column, delay)`` for ``withWatermark``, e.g. ``("timestamp", "2 seconds")``; or None.
@@ -172,13 +183,19 @@ class StreamSource(Source):
 
     @abstractmethod
     def read_range(self, range_: Range) -> ReadOutput:
-        """Read exactly the records of ``range_`` (executor side)."""
+        """Read exactly the records of ``range_`` (executor side).
+
+        May be called again for the same range, in another worker: it must yield the same records.
+        """
 
     def commit(self, end: Offset) -> None:
         """Spark has processed everything up to ``end``: trim logs, acknowledge upstream."""
 
     def stop(self) -> None:
-        """The query stopped: release connections held by the driver-side reader."""
+        """The query stopped: release connections held by the driver-side reader.
+
+        Spark may never call it (see the class's lifecycle): never the only way something stops.
+        """
 
     def prepare_available_now(self) -> None:
         """Called before a ``Trigger.AvailableNow`` query: pin what 'available now' means."""
