@@ -13,32 +13,28 @@ receiver per processor runs in the whole cluster: a round that finds a fresh lea
 another worker reads the spool that worker fills; one that finds it stale (the worker died, the
 query was restarted) takes the next generation of the lease, exclusively, and starts a receiver.
 A receiver stops when the query stops (a marker the driver writes), when its query's
-:class:`QueryBeacon` stops beating for :data:`QUERY_GONE_S` (the driver's reader process ended
-without calling ``stop()``, which Spark does now and then, or was killed with its driver), when a
-newer lease exists, when no round of its processor was recorded, in any worker, for
-``keep_alive_s`` (the only sign left when no beacon exists), or on an error, which it leaves for
-the next round to raise. What it gathered before it stopped is spooled (and acknowledged); what
-its source holds unacknowledged, ``destroy_fn`` hands back (JMS closes its connection, and the
-broker redelivers its prefetched messages).
+:class:`~jetconnect._builders._query_beacon.QueryBeacon` stops beating for :data:`QUERY_GONE_S`
+(the driver's reader process ended without calling ``stop()``, which Spark does now and then, or
+was killed with its driver), when a newer lease exists, when no round of its processor was
+recorded, in any worker, for ``keep_alive_s`` (the only sign left when no beacon exists), or on
+an error, which it leaves for the next round to raise. What it gathered before it stopped is
+spooled (and acknowledged); what its source holds unacknowledged, ``destroy_fn`` hands back (JMS
+closes its connection, and the broker redelivers its prefetched messages).
 """
 
 from __future__ import annotations
 
-import json
 import logging
-import os
 import threading
 import time
-import weakref
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import pyarrow as pa
 
-from jetconnect._builders._lease import Lease, owner_description
+from jetconnect._builders._lease import Lease
 from jetconnect._builders._processor import Items, Processor, destroy_quietly
-from jetconnect._files.filesystem import FileSystem
 from jetconnect._spool import Spool
 from jetconnect.errors import SourceError
 
@@ -62,10 +58,10 @@ _DRY_PAUSE_S = 0.005
 DEFAULT_MAX_BACKLOG = 10_000_000
 DEFAULT_MAX_BACKLOG_BYTES = 256 * 1024 * 1024
 BACKLOG_LOOK_S = 0.02
-#: How often the driver's beacon beats, how often a receiver looks at it, and how long it may stay
-#: unchanged before the receiver takes its query for gone: a receiver stops within about
-#: ``QUERY_GONE_S + BEACON_LOOK_S + HEARTBEAT_S`` (6.5 s) of its query's reader process ending.
-BEACON_S = 1.0
+#: How often a receiver looks at its query's beacon (:mod:`~jetconnect._builders._query_beacon`,
+#: beating every second), and how long it may stay unchanged before the receiver takes its query
+#: for gone: a receiver stops within about ``QUERY_GONE_S + BEACON_LOOK_S + HEARTBEAT_S`` (6.5 s)
+#: of its query's reader process ending.
 BEACON_LOOK_S = 1.0
 QUERY_GONE_S = 5.0
 
@@ -128,40 +124,6 @@ class _SpooledBytes:
         while self._ends and self._ends[0][0] <= position:
             self._before = self._ends.popleft()[1]
         return self._total - self._before
-
-
-class QueryBeacon(threading.Thread):
-    """Beats in the driver's reader process while a query runs: rewrites ``path`` every :data:`BEACON_S`.
-
-    Spark runs a stream reader in one Python process per query, which ends with the query (or
-    its driver) whether or not Spark calls the reader's ``stop()``; so does this daemon thread.
-    The receivers of the query's run watch the file's content change, on their own clocks (the
-    driver's clock and the file system's times are not compared with theirs). It also stops when
-    ``owner`` is garbage (a reader nobody uses) or its process is orphaned (the JVM that started it
-    died).
-    """
-
-    def __init__(self, fs: FileSystem, path: str, owner: object) -> None:
-        super().__init__(name=f"jetconnect query beacon {path}", daemon=True)
-        self.fs = fs
-        self.path = path
-        self._done = threading.Event()
-        self._parent = os.getppid()
-        self._owner = weakref.ref(owner)
-
-    def stop(self) -> None:
-        self._done.set()
-
-    def run(self) -> None:
-        beat = 0
-        while not self._done.is_set() and self._owner() is not None and os.getppid() == self._parent:
-            beat += 1
-            try:
-                with self.fs.create(self.path, overwrite=True) as handle:
-                    handle.write(json.dumps({"beat": beat, **owner_description()}).encode())
-            except OSError as exc:  # a busy file system: the receivers allow QUERY_GONE_S
-                log.warning("query beacon %s: %s", self.path, exc)
-            self._done.wait(BEACON_S)
 
 
 class Receiver(threading.Thread):

@@ -4,9 +4,9 @@ Spark's driver fixes each micro-batch's ``[start, end)`` before any executor rea
 processor pulls for as long as the job runs. The offset therefore names a *round* per processor
 (:class:`~jetconnect._builders._position.RoundPosition`): the driver only opens rounds; processor
 i pulls its round in the read task of partition i, records what the round held under
-``wal_location`` (:mod:`jetconnect._round_log`, laid out by :mod:`jetconnect._run_directory`), and
-a re-read of the round replays the record (:mod:`jetconnect._builders._round_reader`). Each item is pulled once; the driver never calls
-``create_fn`` or ``fill_buffer_fn``.
+``wal_location`` (:mod:`jetconnect._round_log`, laid out by :mod:`jetconnect._run_directory`),
+and a re-read of the round replays the record (:mod:`jetconnect._builders._round_reader`). Each
+item is pulled once; the driver never calls ``create_fn`` or ``fill_buffer_fn``.
 
 The driver decides from the last round's record whether to open the next one: at once if it
 brought items, after a growing pause (up to ``idle_poll_ms``) if it brought none, so an idle
@@ -31,13 +31,13 @@ from pyspark.sql.types import StructType
 
 from jetconnect._builders._log_rounds import LogRounds
 from jetconnect._builders._position import RoundPosition, parse_offset, parse_position
+from jetconnect._builders._query_beacon import QueryBeacon
 from jetconnect._builders._receiver import (
     DEFAULT_LINGER_MS,
     DEFAULT_MAX_BACKLOG,
     DEFAULT_MAX_BACKLOG_BYTES,
     DEFAULT_SEGMENT_ROWS,
     Backlog,
-    QueryBeacon,
     Sealing,
 )
 from jetconnect._builders._round_reader import ProcessorRun, RoundPlan, RoundReader

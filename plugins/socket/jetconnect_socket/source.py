@@ -10,7 +10,7 @@ a server sends while no processor is connected are not received at all.
 from __future__ import annotations
 
 from jetconnect import SourceBuffer, SourceBuilder
-from jetconnect.api import ProcessorContext, StreamSource, check_charset
+from jetconnect.api import WAL_LOCATION, ProcessorContext, StreamSource, check_charset
 from jetconnect.errors import OptionError
 from jetconnect_socket.connection import DEFAULT_MAX_LINE_BYTES, Endpoint, LineReader, check_max_line_bytes
 
@@ -48,7 +48,7 @@ def socket_source(
     if parallelism > 1:  # Jet's way: that many connections on each member; else one in the whole job
         builder = builder.distributed(parallelism)
     source = builder.build()
-    return source.with_options({"wal_location": wal_location}) if wal_location else source
+    return source.with_options({WAL_LOCATION: wal_location}) if wal_location else source
 
 
 __all__ = ["socket_source"]
