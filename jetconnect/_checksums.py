@@ -1,6 +1,6 @@
 """A CRC32C trailer that lets a write-ahead file prove its bytes are the ones written.
 
-Spool segments and round records (:mod:`jetconnect._spool`, :mod:`jetconnect._rounds`) are Arrow
+Spool segments and round records (:mod:`jetconnect._spool`, :mod:`jetconnect._round_log`) are Arrow
 IPC streams. Arrow checks its own framing, so a truncated file fails, but nothing in the format
 checks the bytes of the rows: a flipped bit inside a column's buffer is read back as another
 value. Each file therefore ends with a trailer, appended after Arrow's end-of-stream marker
