@@ -198,6 +198,7 @@ class CacheSink(MapSink):
     name = "cache"
     kind = "cache"
     _stored_name = staticmethod(cache_store_name)
+    bulk_put = False  # Cache.putAll, and nulls refused: each value goes through _to_member_value
 
     def __init__(
         self,

@@ -319,7 +319,7 @@ def _entries_page(client: Any) -> Any:
         msg.next_frame()  # the initial frame: no fixed-size response parameters
         pointers = _decode_pointers(msg)
         raw = EntryListCodec.decode(msg, DataCodec.decode, DataCodec.decode)
-        to_object = client._serialization_service.to_object
+        to_object = _DataDecoder(client).object
         return pointers, [(to_object(k), to_object(v)) for k, v in raw]
 
     return decode
@@ -418,40 +418,57 @@ def _read_request(message_type: int, wire_name: str, start: int, min_size: int, 
 _STRING_TYPE, _LONG_TYPE = -11, -8  # SerializationConstants: String and Long, most keys and values
 
 
-class _EventDecoder:
-    """Decodes journal events as the client's serialization service would, faster.
+class _DataDecoder:
+    """Decodes ``Data`` as the client's serialization service would, faster.
 
-    A journal read of a million events spends most of its time here, so the fields are read
-    with ``struct`` straight from the item's bytes (in the stream byte order the client and the
-    members share, big-endian unless configured otherwise), and the two most common key and
-    value types, String and Long, are decoded in place; every other type goes through the
-    client's own ``to_object``.
+    A read of a million entries or journal events spends most of its time here, so the two most
+    common key and value types, String and Long, are decoded in place with ``struct`` (in the
+    stream byte order the client and the members share, big-endian unless configured otherwise);
+    every other type goes through the client's own ``to_object``.
     """
 
-    def __init__(self, client: Any, factory_id: int, class_ids: tuple[int, ...], types: Mapping[int, str]) -> None:
+    def __init__(self, client: Any) -> None:
         service = client._serialization_service
         order = ">" if getattr(service, "_is_big_endian", True) else "<"
         self._int = struct.Struct(order + "i").unpack_from
         self._long = struct.Struct(order + "q").unpack_from
         self._to_object = service.to_object
-        self.factory_id, self.class_ids, self.types = factory_id, class_ids, types
+
+    def _at(self, buf: bytes | bytearray, pos: int, end: int) -> Any:
+        """The serialized Data ``buf[pos:end]`` (partition hash and type id big-endian, as in
+        every Data) as a Python object."""
+        type_id = _BE_INT.unpack_from(buf, pos + 4)[0]
+        if type_id == _LONG_TYPE and end - pos == 16:
+            return self._long(buf, pos + 8)[0]
+        if type_id == _STRING_TYPE:
+            length = self._int(buf, pos + 8)[0]
+            if length >= 0 and pos + 12 + length == end:
+                return buf[pos + 12 : end].decode("utf-8")
+        return self._to_object(Data(bytes(buf[pos:end])))
+
+    def object(self, data: Data | None) -> Any:
+        """One Data (a key or value of a page) as a Python object (None stays None)."""
+        if data is None:
+            return None
+        buf = data.buffer
+        return self._at(buf, 0, len(buf)) if len(buf) >= 8 else self._to_object(data)
 
     def _value(self, buf: bytes | bytearray, pos: int) -> tuple[Any, int]:
-        """IOUtil.readData at ``pos``: an int length (-1: null), then a whole serialized Data
-        (partition hash and type id big-endian, as in every Data); the value and where it ends."""
+        """IOUtil.readData at ``pos``: an int length (-1: null), then a whole serialized Data;
+        the value and where it ends."""
         size = self._int(buf, pos)[0]
         pos += 4
         if size <= 0:
             return None, pos
-        end = pos + size
-        type_id = _BE_INT.unpack_from(buf, pos + 4)[0]
-        if type_id == _STRING_TYPE:
-            length = self._int(buf, pos + 8)[0]
-            if length >= 0:
-                return buf[pos + 12 : pos + 12 + length].decode("utf-8"), end
-        elif type_id == _LONG_TYPE:
-            return self._long(buf, pos + 8)[0], end
-        return self._to_object(Data(bytes(buf[pos:end]))), end
+        return self._at(buf, pos, pos + size), pos + size
+
+
+class _EventDecoder(_DataDecoder):
+    """Decodes journal events (their keys and values as :class:`_DataDecoder` does)."""
+
+    def __init__(self, client: Any, factory_id: int, class_ids: tuple[int, ...], types: Mapping[int, str]) -> None:
+        super().__init__(client)
+        self.factory_id, self.class_ids, self.types = factory_id, class_ids, types
 
     def event(self, data: Data, sequence: int) -> JournalEvent:
         """One journal event (its trailing "after lost events" flag is read past, not used)."""

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
@@ -268,6 +269,56 @@ class HazelcastStore:
         self.retrying(f"writing map '{name}'", write)
         return count
 
+    def put_serialized(self, name: str, keys: Sequence[bytes], values: Sequence[bytes | None]) -> int:
+        """:meth:`put_chunk` of keys and values already serialised (the bytes of their ``Data``,
+        from :func:`jetconnect_imap.hz_bulk.serialize_column`; a None value removes the key).
+        Returns the number of pairs."""
+        prepared = self.prepare_put(name, keys, values)
+        self.await_put(prepared, self.send_put(prepared))
+        return prepared.pairs
+
+    def prepare_put(self, name: str, keys: Sequence[bytes], values: Sequence[bytes | None]) -> PreparedPut:
+        """The requests that put serialised ``keys`` and ``values`` (a None value removes the
+        key; a key's last pair wins): partitioned and framed by :mod:`jetconnect_imap.hz_bulk`,
+        one ``putAll`` per partition. Nothing is sent yet: a sink prepares its next chunk while
+        the previous one is in flight."""
+        from hazelcast.serialization.data import Data
+
+        from jetconnect_imap import hz_bulk
+
+        last = dict(zip(keys, values))  # bytes hash in C; a key's last value wins
+        unique = list(last)
+        pids = hz_bulk.partition_ids(unique, self.partition_count()).tolist()
+        puts: dict[int, list[tuple[bytes, bytes]]] = {}
+        removals = []
+        for key, pid in zip(unique, pids):
+            value = last[key]
+            if value is None:
+                removals.append(Data(key))
+            else:
+                puts.setdefault(pid, []).append((key, value))
+        requests = {pid: hz_bulk.put_all_request(name, pairs) for pid, pairs in puts.items()}
+        return PreparedPut(name, requests, removals, len(keys))
+
+    def send_put(self, prepared: PreparedPut) -> Any:
+        """Every request of ``prepared`` in flight at once (a key is either put or removed, so
+        their order does not matter); the future of all of them."""
+        proxy = self.client.get_map(prepared.name)
+        futures = [proxy._invoke_on_partition(request.copy(), pid) for pid, request in prepared.requests.items()]
+        futures += [proxy.delete(key) for key in prepared.removals]
+        return combine_futures(futures)
+
+    def await_put(self, prepared: PreparedPut, sent: Any) -> None:
+        """Wait for ``sent`` (from :meth:`send_put`); when the cluster changed under it, send the
+        whole of ``prepared`` again until it lands (the same values again leave the same map)."""
+        first = [sent]
+
+        def write() -> None:
+            future = first.pop() if first else self.send_put(prepared)
+            future.result()
+
+        self.retrying(f"writing map '{prepared.name}'", write)
+
     def compare_and_set(
         self,
         name: str,
@@ -350,6 +401,17 @@ class HazelcastStore:
         return self.retrying(f"reading list '{name}'", lambda: list(self.client.get_list(name).blocking().get_all()))
 
 
+@dataclass(frozen=True)
+class PreparedPut:
+    """A chunk's ``putAll`` requests by partition and its removals, ready to send (and to send
+    again: each send copies the requests)."""
+
+    name: str
+    requests: Mapping[int, Any]
+    removals: Sequence[Any]
+    pairs: int
+
+
 _stores: dict[tuple[str, str], HazelcastStore] = {}
 
 
@@ -408,6 +470,7 @@ __all__ = [
     "FETCH_BATCH",
     "HazelcastStore",
     "PartitionPredicate",
+    "PreparedPut",
     "check_entry_processor",
     "hashable",
     "is_transient",

@@ -33,7 +33,14 @@ from pyspark.sql.types import StructType
 from jetconnect.api import Guarantee, GuaranteeOption, Sink, WriteContext
 from jetconnect.errors import OptionError, SchemaError, SinkError
 from jetconnect_imap.events import Change
-from jetconnect_imap.hz_store import HazelcastStore, check_entry_processor, hashable, is_hazelcast, open_hazelcast
+from jetconnect_imap.hz_store import (
+    HazelcastStore,
+    PreparedPut,
+    check_entry_processor,
+    hashable,
+    is_hazelcast,
+    open_hazelcast,
+)
 from jetconnect_imap.hz_values import ValueMappingError, from_hazelcast, to_hazelcast
 from jetconnect_imap.serde import dumps, dumps_column, dumps_keys, loads, partition_of, partitions_of
 from jetconnect_imap.store import (
@@ -227,6 +234,8 @@ class MapSink(_MapSinkBase):
         store = self._hazelcast()
         rows = 0
         key_name = self.key_column
+        if self.bulk_put:
+            return self._write_columns(store, data)
         for chunk in row_chunks(data, self.chunk_rows):
             entries = []
             for batch in chunk:
@@ -241,6 +250,46 @@ class MapSink(_MapSinkBase):
             except StoreError as exc:
                 raise self._fail(exc) from exc
         return WriteReport(rows, False)
+
+    #: Whether chunks go through :mod:`jetconnect_imap.hz_bulk` (whole columns serialised at
+    #: once, ~3x less time than per object); a sink that maps each value its own way says no.
+    bulk_put = True
+
+    def _write_columns(self, store: HazelcastStore, data: Iterator[pa.RecordBatch]) -> WriteReport:
+        """Each chunk serialised column by column (:func:`hz_bulk.serialize_column`: the same bytes
+        the client makes of each value) while the chunk before it is in flight; a chunk is sent
+        only once the one before it has landed, so a later row of a key still wins, even when a
+        chunk had to be sent again. At most two chunks are held."""
+        in_flight: tuple[PreparedPut, Any] | None = None
+        rows = 0
+        try:
+            for chunk in row_chunks(data, self.chunk_rows):
+                prepared = self._prepare_columns(store, chunk)
+                if in_flight is not None:
+                    store.await_put(*in_flight)
+                in_flight = prepared, store.send_put(prepared)
+                rows += prepared.pairs
+            if in_flight is not None:
+                store.await_put(*in_flight)
+        except StoreError as exc:
+            raise self._fail(exc) from exc
+        return WriteReport(rows, False)
+
+    def _prepare_columns(self, store: HazelcastStore, chunk: list[pa.RecordBatch]) -> PreparedPut:
+        from jetconnect_imap.hz_bulk import serialize_column
+
+        service = store.client._serialization_service
+        to_data, big_endian = service.to_data, getattr(service, "_is_big_endian", True)
+        keys: list[Any] = []
+        values: list[Any] = []
+        for batch in chunk:
+            key_column, value_column = self._columns(batch)
+            if key_column.null_count:
+                raise self._fail(SchemaError(f"column '{self.key_column}' holds a null key, which Hazelcast refuses"))
+            value_name = self.value_column if self.value_column in batch.schema.names else "<row>"
+            keys += serialize_column(key_column, self.key_column, to_data, big_endian)
+            values += serialize_column(value_column, value_name, to_data, big_endian)
+        return store.prepare_put(self.map_name, keys, values)
 
     def _to_member_value(self, value: Any, column: str) -> Any:
         """A row's value as the member keeps it (a cache wraps nothing: JCache expires itself)."""
