@@ -162,7 +162,7 @@ class SparkTextLinesSource(LinesSource):
         if self.mapper is not None:
             return "a mapper runs in Python", ()
         if self.path_column is not None:
-            return f"the {self.path_column} column is jetconnect's", ()
+            return f"the {self.path_column!r} column (include_file_name, include_path) is jetconnect's", ()
         if self.charset != "utf-8":
             return f"Spark's text reader reads UTF-8 only, the charset is {self.charset!r}", ()
         if options:

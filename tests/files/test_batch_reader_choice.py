@@ -36,7 +36,7 @@ def test_plain_utf8_lines_go_to_spark_over_exactly_the_listed_files(plain):
     ("options", "reason"),
     [
         ({"batch_reader": "jetconnect"}, "batch_reader='jetconnect'"),
-        ({"include_file_name": True}, "file_name column"),
+        ({"include_file_name": True}, "'file_name' column (include_file_name"),
         ({"charset": "latin-1"}, "UTF-8 only"),
         ({"max_split_bytes": 1000}, "max_split_bytes"),
         ({"min_splits": 3}, "min_splits"),
