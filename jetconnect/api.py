@@ -11,7 +11,8 @@ from __future__ import annotations
 
 # Arrow and Spark schemas, rows and admission control.
 from jetconnect._admission import admit_offsets, share_budget, spread
-from jetconnect._arrow import mapped_rows, parse_schema, rows_to_batch, spark_rows, to_arrow_schema
+from jetconnect._arrow_rows import mapped_rows, rows_to_batch, spark_rows
+from jetconnect._arrow_schema import to_arrow_schema
 
 # Builders and the write-ahead-logged stream they share with pull-based plugins (JMS, sockets).
 from jetconnect._builders import (
@@ -52,6 +53,9 @@ from jetconnect._connector import (
     WriteContext,
     WriteKey,
 )
+
+# Schemas written as Spark DDL text.
+from jetconnect._ddl import parse_schema
 
 # The files family: file systems, line splits, the lines sources, staged exactly-once file sinks, Avro.
 from jetconnect._files.avro_schema import (

@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 from pyspark.sql import types as T
 
 from jetconnect import sinks, sources
-from jetconnect._arrow import to_arrow_schema
+from jetconnect._arrow_schema import to_arrow_schema
 from jetconnect._connector import WriteContext
 from jetconnect.errors import OptionError, SinkError
 

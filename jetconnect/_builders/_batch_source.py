@@ -8,7 +8,7 @@ from typing import Any
 import pyarrow as pa
 from pyspark.sql.types import StructType
 
-from jetconnect._arrow import DEFAULT_BATCH_ROWS
+from jetconnect._arrow_conform import DEFAULT_BATCH_ROWS
 from jetconnect._builders._processor import Idle, Items, Processor
 from jetconnect._builders._spec import SourceSpec
 from jetconnect._connector import BatchSource, Guarantee, ReadOutput

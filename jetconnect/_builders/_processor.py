@@ -20,7 +20,8 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from jetconnect._arrow import rows_to_batch, to_arrow_schema
+from jetconnect._arrow_rows import rows_to_batch
+from jetconnect._arrow_schema import to_arrow_schema
 from jetconnect._builders._contexts import ProcessorContext, SourceBuffer
 from jetconnect._builders._spec import SourceSpec
 from jetconnect._options import Options

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
-from jetconnect._arrow import to_arrow_schema
+from jetconnect._arrow_schema import to_arrow_schema
 from jetconnect._builders._spec import SourceSpec
 from jetconnect._options import Options
 from jetconnect._round_log import Round, RoundFacts, RoundLog

@@ -15,7 +15,7 @@ from collections.abc import Generator, Iterator
 
 import pyarrow as pa
 
-from jetconnect._arrow import DEFAULT_BATCH_ROWS
+from jetconnect._arrow_conform import DEFAULT_BATCH_ROWS
 from jetconnect._builders._processor import LIVE, Items, LiveProcessor, Processor, destroy_quietly
 from jetconnect._builders._round_reader import RoundPlan, RoundReader
 from jetconnect._round_log import Round, RoundFacts, new_attempt_id

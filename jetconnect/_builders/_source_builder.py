@@ -9,11 +9,11 @@ from typing import Any, Generic, TypeVar, cast
 
 from pyspark.sql.types import StructType
 
-from jetconnect._arrow import parse_schema
 from jetconnect._builders._batch_source import BuilderBatchSource
 from jetconnect._builders._contexts import ProcessorContext, SourceBuffer
 from jetconnect._builders._spec import SourceSpec
 from jetconnect._builders._stream_source import BuilderStreamSource
+from jetconnect._ddl import parse_schema
 from jetconnect._options import PLAIN_NAME, check_count
 from jetconnect.errors import OptionError, SourceError
 

@@ -10,8 +10,8 @@ from typing import Any
 
 from pyspark.sql.types import StructField, StructType, TimestampType
 
-from jetconnect._arrow import parse_schema
 from jetconnect._builders._contexts import Kind, ProcessorContext, SourceBuffer
+from jetconnect._ddl import parse_schema
 from jetconnect._options import Options
 
 #: How many executors the job has (set by the Spark adapter): ``distributed(n)`` means n on each.

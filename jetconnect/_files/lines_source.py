@@ -87,7 +87,7 @@ class LinesSource(BatchSource):
 
     def schema(self) -> StructType:
         if self.mapper is not None:
-            from jetconnect._arrow import parse_schema
+            from jetconnect._ddl import parse_schema
 
             return parse_schema(self.mapped_schema or "value string")
         return lines_schema(self.path_column)
@@ -121,7 +121,7 @@ class LinesSource(BatchSource):
         return path if self.full_paths else relative_name(self.directory, path)
 
     def _mapped(self, lines: pa.StringArray, range_: FileRange) -> pa.RecordBatch:
-        from jetconnect._arrow import mapped_rows, rows_to_batch
+        from jetconnect._arrow_rows import mapped_rows, rows_to_batch
 
         name = self._shown_name(range_.path)
         # a line the mapper returns None for is left out (Jet's rule for mapping functions)

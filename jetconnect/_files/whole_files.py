@@ -63,7 +63,7 @@ class WholeFilesSource(BatchSource, StreamSource):
         self.mapper, self.mapped_schema = mapper, mapped_schema
 
     def schema(self) -> Any:
-        from jetconnect._arrow import parse_schema
+        from jetconnect._ddl import parse_schema
 
         if self.mapper is not None:
             return parse_schema(self.mapped_schema or "value string")
@@ -134,7 +134,7 @@ class WholeFilesSource(BatchSource, StreamSource):
         if self.mapper is None:
             yield pa.RecordBatch.from_pydict({"path": [range_.path], "content": [content]}, schema=_SCHEMA)
             return
-        from jetconnect._arrow import mapped_rows, rows_to_batch
+        from jetconnect._arrow_rows import mapped_rows, rows_to_batch
 
         owner = f"{self.owner}: the mapper of '{range_.path}' from byte {range_.start}"
         # a file the mapper returns None for is left out (Jet's rule for mapping functions)

@@ -10,7 +10,7 @@ from pyspark.sql.datasource import DataSourceReader, DataSourceStreamReader, Inp
 from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadLimit, ReadMaxRows, SupportsTriggerAvailableNow
 from pyspark.sql.types import StructType
 
-from jetconnect._arrow import to_batches
+from jetconnect._arrow_conform import to_batches
 from jetconnect._connector import BatchSource, StreamSource
 from jetconnect.spark._guard import guarded, guarded_iter
 from jetconnect.spark._worker import settle

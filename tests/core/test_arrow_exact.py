@@ -47,7 +47,10 @@ from pyspark.sql.types import (
 )
 
 from jetconnect import SchemaError
-from jetconnect._arrow import conform_batch, parse_schema, rows_to_batch, to_arrow_schema
+from jetconnect._arrow_conform import conform_batch
+from jetconnect._arrow_rows import rows_to_batch
+from jetconnect._arrow_schema import to_arrow_schema
+from jetconnect._ddl import parse_schema
 
 # --- the model -----------------------------------------------------------------------------------
 

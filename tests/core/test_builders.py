@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from jetconnect import SchemaError, SinkBuilder, SinkError, SourceBuilder, SourceError, WriteContext
-from jetconnect._arrow import parse_schema
 from jetconnect._builders import SourceBuffer, fill_from_iterator
+from jetconnect._ddl import parse_schema
 
 
 def _numbers(n: int, parallelism: int = 1):
@@ -132,7 +132,7 @@ def test_schema_mismatch_names_source_and_item():
 
 def test_wrong_number_of_fields_is_a_schema_error():
     with pytest.raises(SchemaError, match="2 values for 3 columns"):
-        from jetconnect._arrow import rows_to_batch
+        from jetconnect._arrow_rows import rows_to_batch
 
         rows_to_batch([(1, 2)], parse_schema("a int, b int, c int"), "source 'x'")
 

@@ -16,9 +16,10 @@ import pytest
 
 from jetconnect import SourceBuilder, sinks, sources
 from jetconnect._admission import admit_offsets, share_budget
-from jetconnect._arrow import mapped_rows, parse_schema, rows_to_batch
+from jetconnect._arrow_rows import mapped_rows, rows_to_batch
 from jetconnect._builders._contexts import SourceBuffer
 from jetconnect._charsets import check_charset
+from jetconnect._ddl import parse_schema
 from jetconnect._files.filesystem import LocalFileSystem
 from jetconnect._files.lines_source import LinesSource
 from jetconnect._options import Options, check_duration, check_name, check_option

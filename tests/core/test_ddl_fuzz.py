@@ -36,7 +36,7 @@ from pyspark.sql.types import (
 )
 
 from jetconnect import SchemaError
-from jetconnect._arrow import MAX_NESTING, parse_schema
+from jetconnect._ddl import MAX_NESTING, parse_schema
 
 #: CPU seconds any one parse may take (CPU, not wall time: other tests share the machine).
 TIME_BOUND = 2.0

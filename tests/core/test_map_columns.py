@@ -5,7 +5,7 @@ from __future__ import annotations
 import pyarrow as pa
 import pytest
 
-from jetconnect._arrow import conform_batch
+from jetconnect._arrow_conform import conform_batch
 from jetconnect.errors import JetconnectError
 
 HEADERS = pa.map_(pa.string(), pa.string())

@@ -163,7 +163,7 @@ def test_sink_schema_derivation_and_fastavro_reads_the_files(tmp_path) -> None:
     avro = to_avro_schema(schema)
     assert avro["fields"][0] == {"name": "id", "type": "long"}
     assert avro["fields"][1]["type"] == ["null", "int"]
-    from jetconnect._arrow import to_arrow_schema
+    from jetconnect._arrow_schema import to_arrow_schema
 
     batch = pa.RecordBatch.from_pylist(
         [{"id": 1, "n": None, "m": {"a": [1, None]}, "s": {"x": {"k": "v"}}}], schema=to_arrow_schema(schema)

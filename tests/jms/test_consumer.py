@@ -15,7 +15,7 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from jetconnect._arrow import rows_to_batch
+from jetconnect._arrow_rows import rows_to_batch
 from jetconnect._builders._processor import Processor
 from jetconnect._builders._receiver import RECEIVERS
 from jetconnect.errors import SourceError

@@ -8,7 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from jetconnect._arrow import parse_schema, rows_to_batch
+from jetconnect._arrow_rows import rows_to_batch
+from jetconnect._ddl import parse_schema
 from jetconnect._retry import RetriesExhausted
 from jetconnect.errors import OptionError
 from jetconnect_jms import jms_queue_sink, jms_queue_source, jms_topic_source
