@@ -488,6 +488,10 @@ class JdbcToJdbc(Pair):
 class _Kafka(Pair):
     server, servers_needed = "kafka", ("kafka",)
     chunk, partitions = 600, 3
+    # s the pipelines retry a broker that does not answer (broker_timeout_s; the connectors' default
+    # is 30): a SIGKILLed broker took 50-70 s to come back at load 30 here, and a run that gives up
+    # first dies by itself, so a restart mid-stream would not be survived in place
+    timeout = "240"
 
     def setup(self) -> None:
         conftest = from_tests("kafka/conftest.py")
@@ -511,7 +515,7 @@ class KafkaToParquet(_Kafka):
     name = "kafka -> parquet"
 
     def command(self, final: bool):
-        args = [self.kafka.bootstrap, self.topic, str(self.work / "out"), str(self.checkpoint), "50"]
+        args = [self.kafka.bootstrap, self.topic, str(self.work / "out"), str(self.checkpoint), "50", self.timeout]
         return PIPELINES / "kafka_to_parquet.py", [*args, *(["--until-done"] if final else [])], {}
 
     def count(self) -> Count:
@@ -531,7 +535,7 @@ class KafkaToKafka(_Kafka):
         self.out = self.kafka.topic(partitions=2, prefix="chaos-out")
 
     def command(self, final: bool):
-        args = [self.kafka.bootstrap, self.topic, self.out, str(self.checkpoint), "60"]
+        args = [self.kafka.bootstrap, self.topic, self.out, str(self.checkpoint), "60", self.timeout]
         return PIPELINES / "kafka_to_kafka.py", [*args, *(["--until-done"] if final else [])], {}
 
     def count(self) -> Count:
