@@ -302,9 +302,9 @@ class Receiver(threading.Thread):
                 buf = self.processor.fill()
                 dry = not buf.items
                 if dry:
-                    if not items or seal_when_dry:
+                    if first_at is None or seal_when_dry:  # nothing gathered yet (first_at comes with the first row)
                         break
-                    time.sleep(min(_DRY_PAUSE_S, max(0.0, first_at + linger_s - time.monotonic())))  # type: ignore[operator]  # items: first_at was set
+                    time.sleep(min(_DRY_PAUSE_S, max(0.0, first_at + linger_s - time.monotonic())))
                     continue
                 if first_at is None:
                     first_at = began
