@@ -228,3 +228,51 @@ def test_records_of_an_empty_schema_are_counted_and_a_crafted_count_is_refused(t
         AvroFileError, match=rf"block at byte {header.data_start}: it declares 274877906943 records in 0 bytes"
     ):
         list(source.read_split([FileRange(str(tmp_path / "e.avro"), 0, len(crafted))]))
+
+
+def test_sink_writes_timestamps_and_dates_as_avro_stores_them(tmp_path) -> None:
+    """Timestamps (with a zone other than UTC too, and without one) and dates go to fastavro as the
+    numbers Avro stores (#35); a timestamp-millis field of the user's still gets datetimes. Read
+    back by fastavro, every value and null is the one written."""
+    import pyarrow as pa
+
+    schema = StructType(
+        [
+            StructField("utc", TimestampType()),
+            StructField("paris", TimestampType()),
+            StructField("ntz", TimestampNTZType()),
+            StructField("day", DateType()),
+            StructField("ms", TimestampType()),
+        ]
+    )
+    user = to_avro_schema(schema)
+    user["fields"][4]["type"] = ["null", {"type": "long", "logicalType": "timestamp-millis"}]
+    at = dt.datetime(2024, 3, 31, 0, 59, 59, 123456, tzinfo=dt.UTC)
+    rows = [
+        {
+            "utc": at,
+            "paris": at,
+            "ntz": dt.datetime(1969, 12, 31, 23, 59, 59, 1),
+            "day": dt.date(1969, 12, 31),
+            "ms": at,
+        },
+        {"utc": None, "paris": None, "ntz": None, "day": None, "ms": None},
+    ]
+    arrow = pa.schema(
+        [
+            ("utc", pa.timestamp("us", tz="UTC")),
+            ("paris", pa.timestamp("us", tz="Europe/Paris")),
+            ("ntz", pa.timestamp("us")),
+            ("day", pa.date32()),
+            ("ms", pa.timestamp("us", tz="UTC")),
+        ]
+    )
+    batch = pa.RecordBatch.from_pylist(rows, schema=arrow)
+    sink = AvroSink(LocalFileSystem(), str(tmp_path), schema=json.dumps(user))
+    ctx = WriteContext(partition_id=0, attempt=0, batch_id=None, query_id=None, schema=schema)
+    sink.commit([sink.write_partition(iter([batch]), ctx)], CommitContext(None, None))
+    (written,) = list(tmp_path.glob("*.avro"))
+    with open(written, "rb") as f:
+        got = list(fastavro.reader(f))
+    millis = at.replace(microsecond=123000)
+    assert got == [{**rows[0], "ms": millis}, rows[1]]
