@@ -9,9 +9,10 @@ between the callers, so they say it (``on_error``, ``on_stall``).
 
 from __future__ import annotations
 
+import bisect
 import time
 from collections.abc import Callable, Iterator
-from typing import NoReturn
+from typing import NoReturn, cast
 
 from confluent_kafka import Consumer, KafkaError, Message, TopicPartition
 
@@ -42,6 +43,11 @@ class PartitionRange:
 
     def chunks(self) -> Iterator[list[Message]]:
         """Lists of the range's records in offset order; every record of the range once."""
+        for records, _ in self.chunks_with_offsets():
+            yield records
+
+    def chunks_with_offsets(self) -> Iterator[tuple[list[Message], list[int]]]:
+        """:meth:`chunks`, each list with its records' offsets (read once here: the callers need them too)."""
         if self.start >= self.end:
             return
         self.consumer.assign([self.tp])
@@ -52,27 +58,25 @@ class PartitionRange:
             # no record (a transaction's commit marker ends every transactional range), which the
             # position check below resolves without waiting longer.
             messages = self.consumer.consume(num_messages=min(self.chunk, end - position), timeout=self.wait_s)
-            records: list[Message] = []
-            past_end = False
-            last = position - 1  # the offset of the last record in ``records``
-            for message in messages:
-                error = message.error()
-                if error is not None:
-                    self.on_error(error, position)
-                offset = message.offset()
-                if offset is None:  # checked inline, not by record_offset: this loop is per record
-                    raise _no_offset(message)
-                if offset >= end:
-                    past_end = True
-                    break
-                records.append(message)
-                last = offset
-            if records:
-                position = last + 1
+            # Whole-list passes, not a loop with branches per record: this is the source's inner loop.
+            errors = [m.error() for m in messages]
+            if errors.count(None) < len(errors):
+                self.on_error(next(e for e in errors if e is not None), position)
+            found = [m.offset() for m in messages]
+            if None in found:  # librdkafka gives every record its offset; only error events lack one
+                raise _no_offset(messages[found.index(None)])
+            offsets = cast("list[int]", found)
+            # Offsets rise within a partition: records at or past the end (produced after the
+            # range was planned) are the list's tail.
+            kept = len(offsets) if not offsets or offsets[-1] < end else bisect.bisect_left(offsets, end)
+            past_end = kept < len(offsets)
+            if kept:
+                records = messages if not past_end else messages[:kept]
+                taken = offsets if not past_end else offsets[:kept]
+                position = taken[-1] + 1
                 idle_since = time.monotonic()
-                yield records
-            # With no record past the end, every message was kept: ``last`` is the last one's offset.
-            if past_end or (records and last >= end - 1):
+                yield records, taken
+            if past_end or position >= end:
                 break
             # Transaction markers and compacted gaps hold offsets that no record has; the consumer's
             # position has passed those it fetched. Asked at once, not after another wait: the
