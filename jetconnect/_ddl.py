@@ -221,6 +221,8 @@ def _parse(text: str) -> StructType:
         raise parser.error("it is empty")
     if first.lower() == "struct" and parser.peek(1) == "<":
         struct = parser.data_type()  # the whole schema as one struct<...>, as Spark allows
+        if parser.peek() is None and isinstance(struct, StructType) and not struct.fields:
+            raise parser.error("it has no columns")
     else:
         struct = parser.fields()
     if parser.peek() is not None:

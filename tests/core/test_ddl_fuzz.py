@@ -285,6 +285,7 @@ def test_not_null_is_kept_where_spark_keeps_it():
         ("a void NOT NULL", "void NOT NULL"),
         ("", "it is empty"),
         ("   \n ", "it is empty"),
+        ("struct<>", "it has no columns"),  # a nested struct<> is a column of no fields, as in Spark
     ],
 )
 def test_bad_ddl_is_a_schema_error_saying_where(ddl, says):
