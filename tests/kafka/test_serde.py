@@ -49,6 +49,16 @@ def test_json_values_decode_into_the_declared_struct() -> None:
         fmt.decode([b'{"id": "x"}'])
 
 
+def test_json_values_convert_exactly_or_name_the_record() -> None:
+    fmt = value_format("json", value_schema="id bigint, score double")
+    # a key the schema lacks is left out, as Spark's from_json leaves it
+    assert fmt.decode([b'{"id": 1, "score": 2, "extra": 7}']).to_pylist() == [{"id": 1, "score": 2.0}]
+    for value, says in ((b'{"id": 1.5}', "1.5 (float) is not an integer"), (b'{"score": true}', "is not a number")):
+        with pytest.raises(DecodeError) as err:
+            fmt.decode([b'{"id": 1}', None, value])
+        assert err.value.index == 2 and "does not fit the value_schema" in err.value.reason and says in err.value.reason
+
+
 def test_json_needs_a_schema() -> None:
     with pytest.raises(OptionError, match="value_schema"):
         value_format("json")

@@ -17,7 +17,7 @@ import fastavro
 import pyarrow as pa
 from pyspark.sql.types import BinaryType, DataType, StringType, StructField, StructType
 
-from jetconnect.api import needs_fixing, parse_schema, to_arrow_schema, to_spark_schema, value_fixer
+from jetconnect.api import needs_fixing, parse_schema, rows_to_batch, to_arrow_schema, to_spark_schema, value_fixer
 from jetconnect.errors import OptionError, SchemaError
 
 FORMATS = ("bytes", "string", "json", "avro")
@@ -76,6 +76,8 @@ class JsonFormat(ValueFormat):
     def __init__(self, schema: StructType) -> None:
         self.schema = schema
         self.arrow_type = pa.struct(list(to_arrow_schema(schema)))
+        self._fields = frozenset(schema.fieldNames())
+        self._one_column = StructType([StructField("value", schema)])
 
     def spark_type(self) -> DataType:
         return self.schema
@@ -92,8 +94,24 @@ class JsonFormat(ValueFormat):
                 raise DecodeError(i, f"value is not JSON ({exc})") from None
             if not isinstance(item, dict):
                 raise DecodeError(i, f"value is JSON {type(item).__name__}, not an object")
-            parsed.append(item)
-        return _to_arrow(parsed, self.arrow_type, "the value_schema")
+            # keys the value_schema lacks are left out, as Spark's from_json leaves them
+            parsed.append(item if item.keys() <= self._fields else {k: item[k] for k in self._fields if k in item})
+        return self._exact(parsed)
+
+    def _exact(self, parsed: list[dict[str, Any] | None]) -> pa.Array:
+        """The struct column, each value converted exactly by the core's rules: 1.5 is no bigint,
+        true no double; a value that does not fit is a :class:`DecodeError` naming the record."""
+        rows = [(item,) for item in parsed]
+        try:
+            return rows_to_batch(rows, self._one_column, "kafka").column(0)
+        except SchemaError:
+            for i, row in enumerate(rows):  # find the record at fault
+                try:
+                    rows_to_batch([row], self._one_column, "kafka")
+                except SchemaError as exc:
+                    reason = str(exc).split(": column ", 1)[-1]
+                    raise DecodeError(i, f"value does not fit the value_schema: column {reason}") from None
+            raise
 
     def encode(self, column: pa.Array) -> list[bytes | None]:
         return [
