@@ -34,6 +34,7 @@ import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from _harness import Bench, Row, bench_parser, bench_spark, best_of_turns
 
@@ -73,6 +74,21 @@ class RawSqlite:
         assert len(got) == rows
 
 
+def drain_to_noop(stream: Any, workdir: Path, rows: int) -> float:
+    """Run a streaming DataFrame to its end (AvailableNow) into Spark's noop sink; check that it
+    read ``rows`` rows and return the seconds its micro-batches took."""
+    query = (
+        stream.writeStream.format("noop")
+        .trigger(availableNow=True)
+        .option("checkpointLocation", str(workdir / f"cp-{uuid.uuid4().hex[:8]}"))
+        .start()
+    )
+    query.awaitTermination()
+    progress = [p for p in query.recentProgress if p["numInputRows"]]
+    assert sum(p["numInputRows"] for p in progress) == rows, [p["numInputRows"] for p in query.recentProgress]
+    return sum(p["durationMs"]["triggerExecution"] for p in progress) / 1000
+
+
 def through_spark(
     spark, url: str, rows: int, workdir: Path, made: list[str], batch_s: list[float]
 ) -> tuple[Callable[[], None], Callable[[], None]]:
@@ -89,16 +105,7 @@ def through_spark(
 
     def read() -> None:
         stream = sources.map_journal(made[-1], store=url).read_stream(spark)
-        query = (
-            stream.writeStream.format("noop")
-            .trigger(availableNow=True)
-            .option("checkpointLocation", str(workdir / f"cp-{uuid.uuid4().hex[:8]}"))
-            .start()
-        )
-        query.awaitTermination()
-        progress = [p for p in query.recentProgress if p["numInputRows"]]
-        assert sum(p["numInputRows"] for p in progress) == rows, [p["numInputRows"] for p in query.recentProgress]
-        batch_s.append(sum(p["durationMs"]["triggerExecution"] for p in progress) / 1000)
+        batch_s.append(drain_to_noop(stream, workdir, rows))
 
     return put, read
 
@@ -190,16 +197,7 @@ def hazelcast_main(args) -> None:
         stream = sources.map_journal(
             made[0], store=HAZELCAST, schema="key long, value long", parallelism=2
         ).read_stream(spark)
-        query = (
-            stream.writeStream.format("noop")
-            .trigger(availableNow=True)
-            .option("checkpointLocation", str(workdir / f"cp-{uuid.uuid4().hex[:8]}"))
-            .start()
-        )
-        query.awaitTermination()
-        progress = [p for p in query.recentProgress if p["numInputRows"]]
-        assert sum(p["numInputRows"] for p in progress) == rows, [p["numInputRows"] for p in query.recentProgress]
-        batch_s.append(sum(p["durationMs"]["triggerExecution"] for p in progress) / 1000)
+        batch_s.append(drain_to_noop(stream, workdir, rows))
 
     def raw_journal() -> None:
         bounds = hz_protocol.map_journal_bounds(client, made[0])
