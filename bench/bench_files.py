@@ -13,11 +13,11 @@ driver and of the Python workers per case) also go to ``bench/results/files.json
 
 from __future__ import annotations
 
-import datetime as dt
 from pathlib import Path
 
 import fastavro
 from _harness import Bench, Row, bench_parser, bench_spark, best_of
+from bench_avro import make_files  # the same 1M records bench_avro times against spark-avro
 
 from jetconnect import sinks, sources
 
@@ -45,42 +45,6 @@ def make_lines(directory: Path, gigabytes: float, files: int = 8) -> int:
     return sum(p.stat().st_size for p in directory.glob("*.txt"))
 
 
-AVRO_SCHEMA = {
-    "type": "record",
-    "name": "Event",
-    "fields": [
-        {"name": "id", "type": "long"},
-        {"name": "name", "type": "string"},
-        {"name": "score", "type": "double"},
-        {"name": "tag", "type": ["null", "string"], "default": None},
-        {"name": "at", "type": {"type": "long", "logicalType": "timestamp-micros"}},
-    ],
-}
-
-
-def make_avro(directory: Path, records: int, files: int = 4) -> int:
-    directory.mkdir(parents=True, exist_ok=True)
-    if len(list(directory.glob("*.avro"))) == files:
-        return sum(p.stat().st_size for p in directory.glob("*.avro"))
-    start = dt.datetime(2024, 1, 1, tzinfo=dt.UTC)
-    per_file = records // files
-    parsed = fastavro.parse_schema(AVRO_SCHEMA)
-    for f in range(files):
-        rows = (
-            {
-                "id": i,
-                "name": f"name-{i}",
-                "score": i * 0.5,
-                "tag": None if i % 3 else f"t{i % 10}",
-                "at": start + dt.timedelta(microseconds=i),
-            }
-            for i in range(f * per_file, (f + 1) * per_file)
-        )
-        with open(directory / f"events-{f}.avro", "wb") as out:
-            fastavro.writer(out, parsed, rows, codec="null", sync_interval=64000)
-    return sum(p.stat().st_size for p in directory.glob("*.avro"))
-
-
 def fastavro_read(directory: Path) -> int:
     """The plain alternative: fastavro reading every record in this one process."""
     total = 0
@@ -102,7 +66,7 @@ def main() -> None:
     data = Path(args.data)
     lines_dir, avro_dir = data / "lines", data / "avro"
     lines_bytes = make_lines(lines_dir, args.gb)
-    avro_bytes = make_avro(avro_dir, args.avro_records)
+    avro_bytes = make_files(avro_dir, args.avro_records, files=4)
 
     spark = bench_spark("bench-files", master=args.master)
     title = (
