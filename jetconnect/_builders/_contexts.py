@@ -12,6 +12,7 @@ from datetime import datetime
 from typing import Any, Literal
 
 from jetconnect._options import Options
+from jetconnect._short_repr import short_repr
 from jetconnect.errors import SourceError
 
 Kind = Literal["batch", "stream", "timestamped_stream"]
@@ -95,7 +96,7 @@ class SourceBuffer:
         if isinstance(items, (str, bytes, bytearray, memoryview, Mapping)) or items is None:
             raise SourceError(
                 f"source '{self._source}': buf.add_all() takes a collection of items, got a "
-                f"{type(items).__name__} ({_shortened(items)}): it would add its "
+                f"{type(items).__name__} ({short_repr(items, 80)}): it would add its "
                 f"{'keys' if isinstance(items, Mapping) else 'characters or bytes'} one by one; "
                 f"use buf.add(item) for one item"
             )
@@ -124,22 +125,17 @@ def check_event_time(timestamp: Any, source: str, item: Any) -> int | float | da
     """An event time as ``buf.add`` takes it: epoch ms (int or float) or a timezone-aware datetime."""
     if isinstance(timestamp, bool) or not isinstance(timestamp, (int, float, datetime)):
         raise SourceError(
-            f"source '{source}': the event time of item {_shortened(item)} must be epoch milliseconds or a "
+            f"source '{source}': the event time of item {short_repr(item, 80)} must be epoch milliseconds or a "
             f"timezone-aware datetime, got {timestamp!r} ({type(timestamp).__name__})"
         )
     if isinstance(timestamp, datetime) and timestamp.utcoffset() is None:
         raise SourceError(
-            f"source '{source}': the event time of item {_shortened(item)} is a naive datetime {timestamp!r}: "
+            f"source '{source}': the event time of item {short_repr(item, 80)} is a naive datetime {timestamp!r}: "
             f"say its zone (e.g. datetime(..., tzinfo=timezone.utc)), it is not taken for UTC"
         )
     if isinstance(timestamp, float) and not math.isfinite(timestamp):
-        raise SourceError(f"source '{source}': the event time of item {_shortened(item)} is {timestamp!r}")
+        raise SourceError(f"source '{source}': the event time of item {short_repr(item, 80)} is {timestamp!r}")
     return timestamp
-
-
-def _shortened(value: Any, limit: int = 80) -> str:
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def fill_from_iterator(state: Iterator[Any], buf: SourceBuffer, max_items: int = 1024) -> None:
