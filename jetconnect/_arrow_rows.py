@@ -9,7 +9,7 @@ the values looked at one by one, to name the item and column at fault.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 import pyarrow as pa
@@ -51,13 +51,46 @@ def rows_to_batch(rows: Sequence[Any], schema: StructType, owner: str) -> pa.Rec
     try:
         arrays = _arrays(items, fields, bare)
     except Mismatch as exc:
-        raise _item_error(owner, schema, items, exc) from None
+        raise _item_error(owner, schema, items.__getitem__, exc) from None
     try:
         return pa.RecordBatch.from_arrays(arrays, schema=arrow_schema)
     except ARROW_ERRORS as exc:  # e.g. more than 2 GiB of strings in one column
         raise SchemaError(
             f"{owner}: items do not fit one Arrow batch of schema <{schema_text(schema)}>: {exc}"
         ) from None
+
+
+def columns_to_batch(columns: Sequence[list[Any] | pa.Array], schema: StructType, owner: str) -> pa.RecordBatch:
+    """:func:`rows_to_batch` for items already held as columns (one list of Python values per field
+    of ``schema``, or an Arrow array of the field's own type, taken as it is): no split of items
+    into columns, the same exact conversion and the same :class:`SchemaError` naming the item (its
+    index, and its values across the columns) and the column at fault. For a connector that decodes
+    a column at a time, e.g. the keys and values of a page of journal events."""
+    arrow_schema = to_arrow_schema(schema)
+    fields = list(arrow_schema)
+    if len(columns) != len(fields):
+        raise ValueError(f"{owner}: {len(columns)} columns for the {len(fields)} of schema <{schema_text(schema)}>")
+    arrays = []
+    for field, values in zip(fields, columns):
+        if isinstance(values, pa.Array):
+            arrays.append(values)
+            continue
+        try:
+            arrays.append(column_array(values, field))
+        except Mismatch as exc:
+            failure = _first_bad(values, field, exc).under(field.name)
+            raise _item_error(owner, schema, lambda index: _column_item(columns, index), failure) from None
+    try:
+        return pa.RecordBatch.from_arrays(arrays, schema=arrow_schema)
+    except ARROW_ERRORS as exc:
+        raise SchemaError(
+            f"{owner}: items do not fit one Arrow batch of schema <{schema_text(schema)}>: {exc}"
+        ) from None
+
+
+def _column_item(columns: Sequence[list[Any] | pa.Array], index: int) -> tuple[Any, ...]:
+    """Item ``index`` of items held as columns: its value in each column."""
+    return tuple(c[index].as_py() if isinstance(c, pa.Array) else c[index] for c in columns)
 
 
 def _arrays(items: list[Any], fields: list[pa.Field], bare: bool) -> list[pa.Array]:
@@ -92,12 +125,12 @@ def _first_bad(values: list[Any], field: pa.Field, failure: Mismatch) -> Mismatc
     return failure  # no single value fails alone: the message says so without an item
 
 
-def _item_error(owner: str, schema: StructType, items: list[Any], exc: Mismatch) -> SchemaError:
+def _item_error(owner: str, schema: StructType, item_at: Callable[[int], Any], exc: Mismatch) -> SchemaError:
     where = f"column '{'.'.join(exc.path).replace('.[', '[')}': " if exc.path else ""
     if exc.index is None:
         return SchemaError(f"{owner}: items do not match schema <{schema_text(schema)}>: {where}{exc.reason}")
     return SchemaError(
-        f"{owner}: item #{exc.index} of the batch, {short_repr(items[exc.index])}, does not match schema "
+        f"{owner}: item #{exc.index} of the batch, {short_repr(item_at(exc.index))}, does not match schema "
         f"<{schema_text(schema)}>: {where}{exc.reason}"
     )
 
@@ -112,4 +145,4 @@ def spark_rows(batch: pa.RecordBatch) -> Iterator[Any]:
         yield make_row(*values)
 
 
-__all__ = ["mapped_rows", "rows_to_batch", "spark_rows"]
+__all__ = ["columns_to_batch", "mapped_rows", "rows_to_batch", "spark_rows"]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 # Arrow and Spark schemas, rows and admission control.
 from jetconnect._admission import admit_offsets, share_budget, spread
-from jetconnect._arrow_rows import mapped_rows, rows_to_batch, spark_rows
+from jetconnect._arrow_rows import columns_to_batch, mapped_rows, rows_to_batch, spark_rows
 from jetconnect._arrow_schema import to_arrow_schema
 
 # Builders and the write-ahead-logged stream they share with pull-based plugins (JMS, sockets).
@@ -181,6 +181,7 @@ __all__ = [
     "check_name",
     "check_charset",
     "check_count",
+    "columns_to_batch",
     "check_duration",
     "describe",
     "encode_lines",

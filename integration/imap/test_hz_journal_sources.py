@@ -119,3 +119,56 @@ def test_cache_journal_reads_jcache_events(spark, hz, tmp_path) -> None:
     run(sources.cache_journal(name, store=URL).read_stream(spark), tmp_path / "cache", batches)
     rows = sorted(row for rows in batches.values() for row in rows)
     assert rows == sorted([(f"k{i}", str(i)) for i in range(40)] + [("k0", "again")])
+
+
+def test_typed_columns_read_what_the_official_client_wrote(spark, hz, tmp_path) -> None:
+    """A schema of typed columns reads the members' values column by column: longs as longs, a
+    HazelcastJsonValue into a struct (or as its JSON text in a string column, as the map source
+    shows it), with the full event's old and new values typed too; a value that does not fit its
+    column fails naming the column and the event's values."""
+    import datetime as dt
+
+    from hazelcast.core import HazelcastJsonValue
+
+    name = unique("typed-journal-src")
+    m = hz.get_map(name).blocking()
+    m.put_all({f"k{i}": i * 2**40 for i in range(50)})  # past 32 bits: longs on the wire
+    m.put("k0", -1)
+    rows = run_rows(sources.map_journal(name, store=URL, schema="key string, value long"), spark, tmp_path / "a")
+    assert sorted(rows) == sorted([(f"k{i}", i * 2**40) for i in range(50)] + [("k0", -1)])
+    full = run_rows(
+        sources.map_journal(
+            name,
+            store=URL,
+            full_events=True,
+            schema="partition int, sequence long, type string, key string, old_value long, new_value long, "
+            "timestamp timestamp",
+        ),
+        spark,
+        tmp_path / "b",
+    )
+    assert [(r[2], r[4], r[5]) for r in full if r[3] == "k0"] == [("ADDED", None, 0), ("UPDATED", 0, -1)]
+
+    docs, days = unique("json-journal-src"), unique("date-journal-src")
+    j = hz.get_map(docs).blocking()
+    j.put("d1", HazelcastJsonValue('{"qty": 3, "name": "x"}'))
+    typed = sources.map_journal(docs, store=URL, schema="key string, value struct<qty: bigint, name: string>")
+    assert run_rows(typed, spark, tmp_path / "c") == [("d1", (3, "x"))]
+    hz.get_map(days).blocking().put("day", dt.date(2024, 2, 29))
+    dates = sources.map_journal(days, store=URL, schema="key string, value date")
+    assert run_rows(dates, spark, tmp_path / "d") == [("day", dt.date(2024, 2, 29))]
+    j.put("d2", HazelcastJsonValue('"just text"'))
+    j.put("d3", dt.date(2024, 2, 29))
+    texts = dict(run_rows(sources.map_journal(docs, store=URL), spark, tmp_path / "e"))
+    mapped = dict(tuple(r) for r in sources.map(docs, store=URL).read(spark).collect())
+    assert texts == mapped == {"d1": '{"qty": 3, "name": "x"}', "d2": '"just text"', "d3": "2024-02-29"}
+
+    with pytest.raises(Exception, match=r"item #\d+ of the batch, \('d[123]', .*\), does not match .*column 'value'"):
+        run_rows(sources.map_journal(docs, store=URL, schema="key string, value long"), spark, tmp_path / "f")
+
+
+def run_rows(source, spark, checkpoint: Path) -> list[tuple]:
+    """Every row ``source`` streams (availableNow), as tuples of plain values."""
+    batches: dict[int, list[tuple]] = {}
+    run(source.read_stream(spark), checkpoint, batches)
+    return [tuple(tuple(v) if hasattr(v, "asDict") else v for v in row) for rows in batches.values() for row in rows]

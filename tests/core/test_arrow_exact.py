@@ -20,6 +20,7 @@ from functools import cache
 from typing import Any
 from zoneinfo import ZoneInfo
 
+import pyarrow as pa
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -48,7 +49,7 @@ from pyspark.sql.types import (
 
 from jetconnect import SchemaError
 from jetconnect._arrow_conform import conform_batch
-from jetconnect._arrow_rows import rows_to_batch
+from jetconnect._arrow_rows import columns_to_batch, rows_to_batch
 from jetconnect._arrow_schema import to_arrow_schema
 from jetconnect._ddl import parse_schema
 
@@ -512,3 +513,38 @@ def test_a_schema_from_ddl_converts_like_the_same_struct_type(data):
     else:
         got = rows_to_batch(rows, schema, "source 'ddl'").to_pylist()
         assert all(same(g[n], w[n]) for g, w in zip(got, expected) for n in schema.fieldNames())
+
+
+@st.composite
+def column_cases(draw: st.DrawFn) -> tuple[StructType, list[tuple[Any, ...]]]:
+    """A schema and items as tuples (what columns hold), with one wrong value planted at times."""
+    schema = draw(SCHEMAS)
+    places = {f.name: valid(f.dataType, f.nullable) for f in schema.fields}
+    rows = draw(st.lists(st.fixed_dictionaries(places), min_size=1, max_size=4))
+    if schema.fields and draw(st.booleans()):
+        at, field = draw(st.integers(0, len(rows) - 1)), draw(st.sampled_from(schema.fields))
+        rows[at] = {**rows[at], field.name: draw(faulty(field.dataType))}
+    return schema, [tuple(row.values()) for row in rows]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(column_cases())
+def test_columns_convert_as_the_same_items_as_rows(case):
+    """``columns_to_batch`` is ``rows_to_batch`` for items held as columns: the same batch, or the
+    same error naming the same item and column."""
+    schema, rows = case
+    if not schema.fields:
+        return
+    columns = [list(values) for values in zip(*rows)]
+    try:
+        want: pa.RecordBatch | str = rows_to_batch(rows, schema, "source 'prop'")
+    except SchemaError as exc:
+        want = str(exc)
+    try:
+        got: pa.RecordBatch | str = columns_to_batch(columns, schema, "source 'prop'")
+    except SchemaError as exc:
+        got = str(exc)
+    if isinstance(want, str):
+        assert got == want
+    else:
+        assert isinstance(got, pa.RecordBatch) and got.equals(want)

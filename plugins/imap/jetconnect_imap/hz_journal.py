@@ -14,10 +14,10 @@ the members' own journals, through :mod:`jetconnect_imap.hz_protocol`:
   sequence shows the gap, so the source's own overflow rule (fail naming partition and range,
   or skip) decides, as for the embedded store.
 
-Keys and values arrive as the members keep them (``hz_values`` says how rows map to them) and
-are handed on as their canonical JSON text, as the embedded store keeps them: a
-``HazelcastJsonValue`` as its JSON, a byte[] as ``bytes``' JSON, anything else as ``dumps`` of
-it. Hazelcast's journal events carry no time: the ``timestamp`` of a full event row is null.
+Keys and values are handed on as the client decoded them (``hz_values`` says how rows map to
+them and how a column shows them, as for the map source), not as the embedded store's JSON text:
+a million events read would otherwise be a million ``dumps`` and ``loads`` for nothing.
+Hazelcast's journal events carry no time: the ``timestamp`` of a full event row is null.
 Event types are Jet's names; those the embedded store has no name for (a map's EXPIRED, MERGED,
 LOADED, ...; a cache's EVICTED, ...) are :class:`OtherEventType` members, shown by
 ``full_events`` but not selectable by ``event_types``.
@@ -29,12 +29,9 @@ import enum
 from collections.abc import Mapping
 from typing import Any, cast
 
-from hazelcast.core import HazelcastJsonValue
-
 from jetconnect_imap import hz_protocol
 from jetconnect_imap.events import EventType
 from jetconnect_imap.hz_client import connect
-from jetconnect_imap.serde import dumps
 from jetconnect_imap.store import RawEvent
 
 
@@ -52,17 +49,6 @@ class OtherEventType(str, enum.Enum):
     COMPLETED = "COMPLETED"
     EXPIRATION_TIME_UPDATED = "EXPIRATION_TIME_UPDATED"
     PARTITION_LOST = "PARTITION_LOST"
-
-
-def json_text(value: Any) -> str | None:
-    """A member's key or value as the canonical JSON text the embedded store would hold."""
-    if value is None:
-        return None
-    if isinstance(value, HazelcastJsonValue):
-        return value.to_string()
-    if isinstance(value, bytearray):
-        return dumps(bytes(value))
-    return dumps(value)
 
 
 def _other(name: str) -> OtherEventType:
@@ -113,26 +99,20 @@ class HazelcastJournal:
 
     def read(self, spans: Mapping[int, tuple[int, int]]) -> dict[int, list[RawEvent]]:
         """The events of each partition's ``[start, end)`` still kept, oldest first, as raw
-        events (sequence, type, key, old value, new value as JSON texts, no timestamp)."""
+        events (sequence, type, key, old value, new value as the client decoded them, no
+        timestamp)."""
         read = hz_protocol.cache_journal_read_ranges if self.cache else hz_protocol.map_journal_read_ranges
         pages = read(self._client, self.name, spans, allow_lost=True)  # the source's overflow rule decides
         types = self._types
         events = {
             partition: [
-                (
-                    e.sequence,
-                    types.get(e.type) or _other(e.type),
-                    json_text(e.key),
-                    json_text(e.old_value),
-                    json_text(e.new_value),
-                    None,
-                )
+                (e.sequence, types.get(e.type) or _other(e.type), e.key, e.old_value, e.new_value, None)
                 for e in page.events
             ]
             for partition, page in pages.items()
         }
-        # a RawEvent's type is the map's enum and its time an int; here the cache's enum or
-        # OtherEventType, and None (the sources read both alike)
+        # a RawEvent's type is the map's enum, its values JSON texts and its time an int; here the
+        # cache's enum or OtherEventType, decoded values, and None (the sources read both alike)
         return cast(dict[int, list[RawEvent]], events)
 
     def __repr__(self) -> str:
@@ -142,4 +122,4 @@ class HazelcastJournal:
         return f"HazelcastJournal({kind} {self.name!r}, {redact_url(self.url)!r})"
 
 
-__all__ = ["HazelcastJournal", "OtherEventType", "json_text"]
+__all__ = ["HazelcastJournal", "OtherEventType"]

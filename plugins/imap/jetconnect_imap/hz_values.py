@@ -77,6 +77,9 @@ def to_hazelcast(value: Any, column: str) -> Any:
 
 def from_hazelcast(value: Any) -> Any:
     """What a member handed over, as a plain Python value: JSON parsed, byte[] as ``bytes``."""
+    kind = type(value)
+    if kind is int or kind is str or value is None:  # most keys and values: a journal read asks millions
+        return value
     if isinstance(value, HazelcastJsonValue):
         return parse_json_text(value.to_string())
     if isinstance(value, bytearray):

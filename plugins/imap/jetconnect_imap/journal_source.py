@@ -21,7 +21,7 @@ from operator import itemgetter
 from typing import Any
 
 import pyarrow as pa
-from pyspark.sql.types import StructType
+from pyspark.sql.types import DataType, StringType, StructType
 
 from jetconnect.api import (
     Guarantee,
@@ -29,6 +29,7 @@ from jetconnect.api import (
     Range,
     ReadOutput,
     StreamSource,
+    columns_to_batch,
     integer_positions,
     parse_schema,
     share_budget,
@@ -39,9 +40,10 @@ from jetconnect.errors import OffsetError, OptionError
 from jetconnect_imap.events import EventType, JournalEvent, parse_event_types
 from jetconnect_imap.hz_journal import HazelcastJournal
 from jetconnect_imap.hz_store import is_hazelcast
+from jetconnect_imap.hz_values import from_hazelcast, reader_for
 from jetconnect_imap.map_source import DEFAULT_PROJECTED_SCHEMA
-from jetconnect_imap.rows import row_shaper
-from jetconnect_imap.serde import loads, text_of
+from jetconnect_imap.rows import raw_decoder, row_shaper
+from jetconnect_imap.serde import loads
 from jetconnect_imap.store import MapConfig, RawEvent, Store, check_name, default_url, open_store, redact_url
 
 log = logging.getLogger(__name__)
@@ -54,7 +56,6 @@ DEFAULT_SCHEMA = parse_schema(DEFAULT_JOURNAL_SCHEMA)
 ENTRY_SCHEMA_DDL = "key string, value string"
 ENTRY_SCHEMA = parse_schema(ENTRY_SCHEMA_DDL)
 PUT_EVENTS = (EventType.ADDED, EventType.UPDATED)
-_ENTRY_ARROW = to_arrow_schema(ENTRY_SCHEMA)
 _FULL_ARROW = to_arrow_schema(DEFAULT_SCHEMA)
 _SEQ = itemgetter(0)  # a RawEvent's sequence
 START_FROM_OLDEST = "oldest"
@@ -232,12 +233,8 @@ class MapJournalSource(StreamSource):
     def read_range(self, range_: Range) -> ReadOutput:
         store = None if self.on_hazelcast else open_store(self.store_url)
         shape = row_shaper(self._schema, f"source '{self.name}' {self.display_name!r}")
-        # the stored JSON text is what the default string columns show: no decoding
-        plain = (
-            self.predicate is None
-            and self.projection is None
-            and self._schema == (DEFAULT_SCHEMA if self.full_events else ENTRY_SCHEMA)
-        )
+        value_of = from_hazelcast if self.on_hazelcast else loads
+        columnar = self.predicate is None and self.projection is None and self._columnar()
         starts, ends = self._positions(range_.start), self._positions(range_.end)
         spans: dict[int, tuple[int, int]] = {}
         for p_text, end in ends.items():
@@ -250,12 +247,12 @@ class MapJournalSource(StreamSource):
             # One store call per group of partitions (one round trip on Redis), bounded in events
             # so that a task holds a group, not its whole range.
             read = self._read_events(store, group)
-            if plain:
-                yield from self._plain_batches(group, read)
+            if columnar:
+                yield from self._column_batches(group, read)
                 continue
             for partition, events in self._kept(group, read):
                 for seq, kind, key, old, new, ts in events:
-                    event = JournalEvent(partition, seq, kind, loads(key), loads(old), loads(new), ts)
+                    event = JournalEvent(partition, seq, kind, value_of(key), value_of(old), value_of(new), ts)
                     if self.predicate is not None and not self.predicate(event):
                         continue
                     if self.projection is not None:
@@ -264,6 +261,16 @@ class MapJournalSource(StreamSource):
                             yield shape(row)
                     else:
                         yield shape(_as_row(event) if self.full_events else (event.key, event.new_value))
+
+    def _columnar(self) -> bool:
+        """Whether rows can be built a column at a time: the entry rows' two columns, or the
+        full rows' seven with the default types for everything but the key and values."""
+        fields = self._schema.fields
+        if not self.full_events:
+            return len(fields) == 2
+        return len(fields) == len(DEFAULT_SCHEMA.fields) and all(
+            fields[i].dataType == DEFAULT_SCHEMA.fields[i].dataType for i in (0, 1, 2, 6)
+        )
 
     def _kept(
         self, spans: dict[int, tuple[int, int]], read: dict[int, list[RawEvent]]
@@ -281,38 +288,45 @@ class MapJournalSource(StreamSource):
                 events = [event for event in events if event[1] in types]
             yield partition, events
 
-    def _plain_batches(
+    def _column_batches(
         self, spans: dict[int, tuple[int, int]], read: dict[int, list[RawEvent]]
     ) -> Iterator[pa.RecordBatch]:
-        """The default rows as Arrow columns, built straight from the stored text."""
+        """The rows of events no function looks at, as Arrow columns: each key and value column
+        decoded straight from the stored form by its type (a string column shows the stored
+        text, see :mod:`jetconnect_imap.rows`), the fixed columns of full rows built whole."""
         runs = [(partition, events) for partition, events in self._kept(spans, read) if events]
         if not runs:
             return
         kept = list(chain.from_iterable(events for _, events in runs))
+        owner = f"source '{self.name}' {self.display_name!r}"
         if not self.full_events:
-            yield pa.RecordBatch.from_arrays(
-                [
-                    pa.array([text_of(e[2]) for e in kept], pa.string()),
-                    pa.array([text_of(e[4]) for e in kept], pa.string()),
-                ],
-                schema=_ENTRY_ARROW,
-            )
+            key_of, value_of = (self._decoder(field.dataType) for field in self._schema.fields)
+            yield columns_to_batch([[key_of(e[2]) for e in kept], [value_of(e[4]) for e in kept]], self._schema, owner)
             return
-        yield pa.RecordBatch.from_arrays(
+        key_of, old_of, new_of = (self._decoder(self._schema.fields[i].dataType) for i in (3, 4, 5))
+        yield columns_to_batch(
             [
                 pa.array(list(chain.from_iterable(repeat(p, len(events)) for p, events in runs)), pa.int32()),
                 pa.array([e[0] for e in kept], pa.int64()),
                 pa.array([e[1].value for e in kept], pa.string()),
-                pa.array([text_of(e[2]) for e in kept], pa.string()),
-                pa.array([text_of(e[3]) for e in kept], pa.string()),
-                pa.array([text_of(e[4]) for e in kept], pa.string()),
+                [key_of(e[2]) for e in kept],
+                [old_of(e[3]) for e in kept],
+                [new_of(e[4]) for e in kept],
                 # Hazelcast's events carry no time (None): a null timestamp
                 pa.array([None if e[5] is None else e[5] * 1000 for e in kept], pa.int64()).cast(
                     _FULL_ARROW.field("timestamp").type
                 ),
             ],
-            schema=_FULL_ARROW,
+            self._schema,
+            owner,
         )
+
+    def _decoder(self, data_type: DataType) -> Callable[[Any], Any]:
+        """How a stored key or value fills a column of ``data_type``: the embedded store's JSON
+        text, or on Hazelcast the value the client decoded (shown as the map source shows it)."""
+        if self.on_hazelcast:
+            return reader_for(isinstance(data_type, StringType))
+        return raw_decoder(data_type)
 
     def _read_events(self, store: Store | None, spans: dict[int, tuple[int, int]]) -> dict[int, list[RawEvent]]:
         """The stored events of each partition's ``[start, end)``; a subclass may rename types or
