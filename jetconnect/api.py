@@ -73,7 +73,7 @@ from jetconnect._files.batch_reader import (
     compressed_file_name,
     file_starting_with_bom,
 )
-from jetconnect._files.filesystem import FileInfo, FileSystem, LocalFileSystem, is_hidden, shared_path
+from jetconnect._files.filesystem import FileInfo, FileSystem, LocalFileSystem, is_hidden, read_exactly, shared_path
 from jetconnect._files.growing_files import GrowingLinesSource
 from jetconnect._files.line_splits import FileRange, plan_splits
 from jetconnect._files.lines_source import LinesSource
@@ -196,6 +196,7 @@ __all__ = [
     "parse_schema",
     "plan_splits",
     "raise_unchained",
+    "read_exactly",
     "redact",
     "redact_hosts",
     "redact_options",

@@ -170,6 +170,19 @@ def fsync_directory(directory: str) -> None:
         os.close(fd)
 
 
+def read_exactly(stream: BinaryIO, size: int) -> bytes:
+    """``size`` bytes of ``stream`` (fewer only at its end): a raw or remote stream may return
+    fewer bytes than asked from one ``read`` long before its end."""
+    parts, have = [], 0
+    while have < size:
+        part = stream.read(size - have)
+        if not part:
+            break
+        parts.append(part)
+        have += len(part)
+    return b"".join(parts)
+
+
 def shared_path(path: str | os.PathLike[str], what: str) -> str:
     """``path`` as given, if absolute; a relative path is an OptionError naming ``what``.
 
@@ -214,6 +227,7 @@ __all__ = [
     "child_path",
     "fsync_directory",
     "is_hidden",
+    "read_exactly",
     "relative_name",
     "shared_path",
 ]

@@ -28,7 +28,7 @@ import numpy as np
 import pyarrow as pa
 
 from jetconnect._charsets import check_charset
-from jetconnect._files.filesystem import FileInfo, FileSystem
+from jetconnect._files.filesystem import FileInfo, FileSystem, read_exactly
 from jetconnect._options import check_count
 from jetconnect.errors import OffsetError, SourceError
 
@@ -181,7 +181,7 @@ def last_line_end(fs: FileSystem, info: FileInfo, floor: int) -> int:
     while stop > floor:
         begin = max(floor, stop - SCAN_BLOCK)
         with fs.open(info.path, begin) as stream:
-            block = _read_exactly(stream, stop - begin)
+            block = read_exactly(stream, stop - begin)
         cut = block.rfind(b"\n")
         if cut >= 0:
             return begin + cut + 1
@@ -195,7 +195,7 @@ def advance_lines(fs: FileSystem, info: FileInfo, position: int, budget: int) ->
     with fs.open(info.path, position) as stream:
         offset = position
         while offset < info.size and taken < budget:
-            block = _read_exactly(stream, min(SCAN_BLOCK, info.size - offset))
+            block = read_exactly(stream, min(SCAN_BLOCK, info.size - offset))
             if not block:
                 break
             count = block.count(b"\n")
@@ -208,18 +208,6 @@ def advance_lines(fs: FileSystem, info: FileInfo, position: int, budget: int) ->
                 cut = block.find(b"\n", cut + 1)
             return offset + cut + 1, budget
     return last_line_end(fs, info, position) if taken else position, taken
-
-
-def _read_exactly(stream, size: int) -> bytes:
-    """``size`` bytes (fewer only at the end of the file): raw streams may return short reads."""
-    parts, have = [], 0
-    while have < size:
-        part = stream.read(size - have)
-        if not part:
-            break
-        parts.append(part)
-        have += len(part)
-    return b"".join(parts)
 
 
 def _skip_partial_line(stream, position: int, block_size: int) -> tuple[bytes, int]:

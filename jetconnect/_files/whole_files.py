@@ -14,7 +14,7 @@ from typing import Any
 import pyarrow as pa
 
 from jetconnect._connector import BatchSource, Guarantee, Offset, Range, ReadOutput, StreamSource
-from jetconnect._files.filesystem import FileInfo, FileSystem, child_path, relative_name
+from jetconnect._files.filesystem import FileInfo, FileSystem, child_path, read_exactly, relative_name
 from jetconnect._files.line_splits import FileRange, check_count
 from jetconnect._offsets import integer_positions
 from jetconnect._options import check_function_option
@@ -124,7 +124,7 @@ class WholeFilesSource(BatchSource, StreamSource):
     def _read(self, range_: FileRange) -> Iterator[pa.RecordBatch]:
         try:
             with self.fs.open(range_.path, range_.start) as stream:
-                content = _read_exactly(stream, range_.length)
+                content = read_exactly(stream, range_.length)
         except FileNotFoundError:
             raise SourceError(f"{self.owner}: '{range_.path}' was listed but is gone (deleted since?)") from None
         if len(content) < range_.length:
@@ -161,17 +161,6 @@ class _Files(Range):
     """A streaming range carrying the byte ranges (by file name) one Spark task reads."""
 
     files: tuple[FileRange, ...] = ()
-
-
-def _read_exactly(stream: Any, size: int) -> bytes:
-    parts, have = [], 0
-    while have < size:
-        part = stream.read(size - have)
-        if not part:
-            break
-        parts.append(part)
-        have += len(part)
-    return b"".join(parts)
 
 
 def _packed(ranges: Sequence[FileRange], max_split_bytes: int) -> list[list[FileRange]]:

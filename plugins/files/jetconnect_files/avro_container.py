@@ -23,7 +23,7 @@ from typing import Any, BinaryIO, cast
 import fastavro
 import fastavro.read
 
-from jetconnect.api import FileSystem, may_be_empty
+from jetconnect.api import FileSystem, may_be_empty, read_exactly
 from jetconnect.errors import SourceError
 
 MAGIC = b"Obj\x01"
@@ -170,7 +170,7 @@ def read_header(fs: FileSystem, path: str) -> AvroHeader:
         sync = data.take(SYNC_SIZE, "the sync marker")
         end = data.offset
     with fs.open(path) as stream:
-        raw = _read_exactly(stream, end)
+        raw = read_exactly(stream, end)
     if "avro.schema" not in meta:
         raise AvroFileError(f"avro: '{path}' at byte 4: its header has no writer schema ('avro.schema')")
     try:
@@ -186,17 +186,6 @@ def read_header(fs: FileSystem, path: str) -> AvroHeader:
             f"(known: {', '.join(sorted(fastavro.read.BLOCK_READERS))})"
         )
     return AvroHeader(schema, codec, sync, raw, where["avro.schema"])
-
-
-def _read_exactly(stream: BinaryIO, size: int) -> bytes:
-    parts, have = [], 0
-    while have < size:
-        part = stream.read(size - have)
-        if not part:
-            break
-        parts.append(part)
-        have += len(part)
-    return b"".join(parts)
 
 
 def read_block_groups(
