@@ -13,7 +13,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -271,12 +271,27 @@ def checkpoint_batches(checkpoint: str | Path, kind: str = "commits") -> list[in
     return sorted(int(p.name) for p in folder.iterdir() if p.name.isdigit())
 
 
+def read_rows(output: Iterable[Any]) -> list[tuple[Any, ...]]:
+    """The rows a source's ``read_split``/``read_range`` yields, as tuples, whether it yields rows
+    or Arrow batches (a unit test of a source, without Spark)."""
+    import pyarrow as pa
+
+    rows: list[tuple[Any, ...]] = []
+    for item in output:
+        if isinstance(item, (pa.RecordBatch, pa.Table)):
+            rows.extend(zip(*(column.to_pylist() for column in item.columns)))
+        else:
+            rows.append(tuple(item))
+    return rows
+
+
 __all__ = [
     "PipelineProcess",
     "checkpoint_batches",
     "counter_stream",
     "executor_process",
     "paced_stream",
+    "read_rows",
     "recorded_rows",
     "shared_spark_session",
     "spark_builder",

@@ -19,6 +19,7 @@ from pyspark.sql.types import StructType
 
 from jetconnect import sinks, sources
 from jetconnect._connector import WriteContext
+from jetconnect.testing import read_rows
 from jetconnect_imap.factories import map_sink, map_source
 
 from .conftest import HAZELCAST_URL
@@ -107,7 +108,7 @@ def test_each_task_reads_its_own_partitions_and_the_members_filter(spark, hz, na
     partition_of = hz.partition_service.get_partition_id
     seen: list[int] = []
     for split in splits:
-        keys = [k for k, _ in source.read_split(split)]
+        keys = [k for k, _ in read_rows(source.read_split(split))]
         assert {partition_of(k) for k in keys} <= set(split)  # a task reads only its partitions
         seen += keys
     assert sorted(seen) == list(range(3_000))
@@ -119,7 +120,7 @@ def test_each_task_reads_its_own_partitions_and_the_members_filter(spark, hz, na
 
     odd = EqualTo(("key",), "x")  # not a long: left to Spark
     assert pushed.push_filters([GreaterThan(("value",), 29_900), Not(EqualTo(("key",), 2_995)), odd]) == [odd]
-    assert sorted(k for split in pushed.splits() for k, _ in pushed.read_split(split)) == [
+    assert sorted(k for split in pushed.splits() for k, _ in read_rows(pushed.read_split(split))) == [
         k for k in range(2_991, 3_000) if k != 2_995
     ]
     where = sources.map(m, store=HAZELCAST_URL, schema="key long, value long").read(spark).where("value >= 29950")

@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 from pyspark.sql.types import StructType
 
 from jetconnect._connector import WriteContext
+from jetconnect.testing import read_rows
 from jetconnect_imap import connect
 from jetconnect_imap.factories import map_journal, map_sink, map_source
 from jetconnect_imap.serde import dumps, partition_of
@@ -156,7 +157,7 @@ def test_what_the_map_sink_wrote_the_map_source_reads_back_equal(store_url) -> N
             else:
                 expected[key] = read_back(value)
         source = map_source(name, store=store_url, schema=f"key string, value {spark_type}", parallelism=3)
-        rows = [row for split in source.splits() for row in source.read_split(split)]
+        rows = [row for split in source.splits() for row in read_rows(source.read_split(split))]
         assert len(rows) == len(expected)
         got = dict(rows)
         assert set(got) == set(expected)
@@ -233,14 +234,14 @@ def test_the_journal_replays_a_range_the_same_and_holds_exactly_the_changes(stor
         )
         start = source.initial_offset()
         end = source.latest_offset(start, None)
-        once = [row for r in source.ranges(start, end) for row in _rows_of(source.read_range(r))]
-        assert [row for r in source.ranges(start, end) for row in _rows_of(source.read_range(r))] == once
+        once = [row for r in source.ranges(start, end) for row in read_rows(source.read_range(r))]
+        assert [row for r in source.ranges(start, end) for row in read_rows(source.read_range(r))] == once
 
         stepped, offset = [], start  # the same events, admitted `step` at a time
         while offset != end:
             nxt = source.latest_offset(offset, step)
             assert sum(nxt.values()) - sum(offset.values()) <= step
-            stepped += [row for r in source.ranges(offset, nxt) for row in _rows_of(source.read_range(r))]
+            stepped += [row for r in source.ranges(offset, nxt) for row in read_rows(source.read_range(r))]
             offset = nxt
         assert sorted(stepped) == sorted(once)
 
@@ -253,14 +254,3 @@ def test_the_journal_replays_a_range_the_same_and_holds_exactly_the_changes(stor
         assert m.to_dict() == model
 
     check()
-
-
-def _rows_of(output) -> list[tuple]:
-    """What a ``read_range`` yielded, as rows: Arrow batches (the plain journal) cut into tuples."""
-    rows: list[tuple] = []
-    for item in output:
-        if isinstance(item, pa.RecordBatch):
-            rows.extend(zip(*(column.to_pylist() for column in item.columns)))
-        else:
-            rows.append(item)
-    return rows

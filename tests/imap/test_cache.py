@@ -16,6 +16,7 @@ from pyspark.sql.types import StructType
 from jetconnect._connector import WriteContext
 from jetconnect._registry import get_registry
 from jetconnect.errors import OptionError, SourceError
+from jetconnect.testing import read_rows
 from jetconnect_imap import connect
 from jetconnect_imap.cache_connectors import CacheEventType, expire
 from jetconnect_imap.factories import cache_journal, cache_sink, cache_source, map_journal, map_sink, map_source
@@ -47,13 +48,13 @@ def _write(sink, pairs, batch: int | None = None) -> None:
 
 
 def _read(source) -> list[tuple]:
-    return sorted(row for split in source.splits() for row in source.read_split(split))
+    return sorted(row for split in source.splits() for row in read_rows(source.read_split(split)))
 
 
 def _journal(source) -> list[tuple]:
     start = source.initial_offset()
     end = source.latest_offset(start, None)
-    return [row for r in source.ranges(start, end) for row in _rows_of(source.read_range(r))]
+    return [row for r in source.ranges(start, end) for row in read_rows(source.read_range(r))]
 
 
 def test_the_cache_source_reads_back_what_the_cache_sink_wrote(url: str) -> None:
@@ -198,14 +199,3 @@ def test_the_cache_family_is_registered_without_read_modify_write_sinks() -> Non
     assert {"cache", "cache_journal"} <= set(registry.sources)
     assert "cache" in registry.sinks
     assert not [n for n in registry.sinks if n.startswith("cache_with")]
-
-
-def _rows_of(output) -> list[tuple]:
-    """What a ``read_range`` yielded, as rows: Arrow batches (the plain journal) cut into tuples."""
-    rows: list[tuple] = []
-    for item in output:
-        if isinstance(item, pa.RecordBatch):
-            rows.extend(zip(*(column.to_pylist() for column in item.columns)))
-        else:
-            rows.append(item)
-    return rows

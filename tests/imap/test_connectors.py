@@ -14,6 +14,7 @@ from pyspark.sql.types import StructType
 from jetconnect._admission import share_budget
 from jetconnect._connector import WriteContext
 from jetconnect.errors import OffsetError, OptionError, SchemaError
+from jetconnect.testing import read_rows
 from jetconnect_imap import connect
 from jetconnect_imap.events import EventType
 from jetconnect_imap.factories import (
@@ -40,7 +41,7 @@ def _ctx(partition: int = 0, batch: int | None = 0, query: str | None = "q1") ->
 
 
 def _rows(source, ranges) -> list[tuple]:
-    return [row for r in ranges for row in _rows_of(source.read_range(r))]
+    return [row for r in ranges for row in read_rows(source.read_range(r))]
 
 
 def test_journal_offsets_cover_every_partition_and_replay_exactly(url: str) -> None:
@@ -144,7 +145,7 @@ def test_map_source_splits_partitions_and_applies_predicate(url: str) -> None:
     source = map_source(m.name, store=url, predicate=lambda k, v: v["n"] % 2 == 0, parallelism=3)
     splits = source.splits()
     assert sorted(p for s in splits for p in s) == list(range(10)) and len(splits) == 3
-    rows = [row for s in splits for row in source.read_split(s)]
+    rows = [row for s in splits for row in read_rows(source.read_split(s))]
     assert sorted(rows) == sorted((dumps(i), dumps({"n": i})) for i in range(0, 50, 2))
 
 
@@ -257,25 +258,14 @@ def test_a_projection_that_does_not_fit_the_schema_fails_naming_the_map_and_item
     m.put_all({1: {"n": 1}})
     source = map_source(m.name, store=url, projection=projection, schema="key long, n long")
     with pytest.raises(SourceError, match=f"source 'map' '{m.name}': {complaint}"):
-        [row for s in source.splits() for row in source.read_split(s)]
+        [row for s in source.splits() for row in read_rows(source.read_split(s))]
 
 
 def test_a_projection_may_leave_fields_out_of_a_dict(url: str) -> None:
     m = connect(url).map(_name(), partitions=1)
     m.put_all({1: {"n": 1, "other": 2}})
     source = map_source(m.name, store=url, projection=lambda k, v: {"key": k, **v}, schema="key long, n long")
-    assert [row for s in source.splits() for row in source.read_split(s)] == [(1, 1)]
-
-
-def _rows_of(output) -> list[tuple]:
-    """What a ``read_range`` yielded, as rows: Arrow batches (the plain journal) cut into tuples."""
-    rows: list[tuple] = []
-    for item in output:
-        if isinstance(item, pa.RecordBatch):
-            rows.extend(zip(*(column.to_pylist() for column in item.columns)))
-        else:
-            rows.append(item)
-    return rows
+    assert [row for s in source.splits() for row in read_rows(source.read_split(s))] == [(1, 1)]
 
 
 def test_a_projection_that_returns_none_filters_the_entry_out(url: str) -> None:
@@ -283,7 +273,7 @@ def test_a_projection_that_returns_none_filters_the_entry_out(url: str) -> None:
     m = connect(url).map(_name(), partitions=2)
     m.put_all({"a": 1, "b": 2, "c": 3})
     source = map_source(m.name, store=url, projection=lambda k, v: None if v == 2 else k)
-    assert sorted(row for s in source.splits() for row in source.read_split(s)) == [("a",), ("c",)]
+    assert sorted(row for s in source.splits() for row in read_rows(source.read_split(s))) == [("a",), ("c",)]
     journal = map_journal(m.name, store=url, projection=lambda e: None if e.new_value == 2 else e.key)
     start = journal.initial_offset()
     assert sorted(_rows(journal, journal.ranges(start, journal.latest_offset(start, None)))) == [("a",), ("c",)]

@@ -12,10 +12,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
+import pyarrow as pa
 from hazelcast.errors import HazelcastSerializationError
 from pyspark.sql.types import StringType, StructType
 
-from jetconnect.api import BatchSource, Guarantee, ReadOutput, parse_schema, spread
+from jetconnect.api import BatchSource, Guarantee, ReadOutput, columns_to_batch, parse_schema, spread
 from jetconnect.errors import OptionError, SchemaError, SourceError
 from jetconnect_imap.hz_store import HazelcastStore, is_hazelcast, open_hazelcast
 from jetconnect_imap.hz_values import from_hazelcast, reader_for
@@ -163,7 +164,7 @@ class MapSource(BatchSource):
         if local_predicate is None and local_projection is None:
             key_of, value_of = (reader_for(isinstance(f.dataType, StringType)) for f in self._schema.fields)
             for partition in partitions:
-                yield from ((key_of(k), value_of(v)) for k, v in entries(partition))
+                yield from self._column_batch(list(entries(partition)), key_of, value_of)
             return
         shape = row_shaper(self._schema, f"source '{self.name}' {self.display_name!r}")
         for partition in partitions:
@@ -175,12 +176,22 @@ class MapSource(BatchSource):
                 if row is not None:  # Jet's rule: a projection that returns None filters the entry out
                     yield shape(row)
 
+    def _column_batch(
+        self, entries: list[tuple[Any, Any]], key_of: Callable[[Any], Any], value_of: Callable[[Any], Any]
+    ) -> Iterator[pa.RecordBatch]:
+        """One partition's entries as one batch, a column at a time (no row tuples in between)."""
+        if entries:
+            owner = f"source '{self.name}' {self.display_name!r}"
+            yield columns_to_batch(
+                [[key_of(k) for k, _ in entries], [value_of(v) for _, v in entries]], self._schema, owner
+            )
+
     def _read(self, scan: Callable[[str, int], Iterator[tuple[str, str]]], partitions: list[int]) -> Iterator[Any]:
         predicate, projection = self.predicate, self.projection
         if predicate is None and projection is None:  # the common case: no decoding needed
             key_of, value_of = (raw_decoder(f.dataType) for f in self._schema.fields)
             for partition in partitions:
-                yield from ((key_of(k), value_of(v)) for k, v in scan(self.map_name, partition))
+                yield from self._column_batch(list(scan(self.map_name, partition)), key_of, value_of)
             return
         shape = row_shaper(self._schema, f"source '{self.name}' {self.display_name!r}")
         for partition in partitions:
