@@ -72,12 +72,22 @@ from jetconnect._files.batch_reader import (
     SparkTextLinesSource,
     compressed_file_name,
     file_starting_with_bom,
+    for_each_file,
+    local_file_uris,
+    skipping_files_conf,
 )
 from jetconnect._files.filesystem import FileInfo, FileSystem, LocalFileSystem, is_hidden, read_exactly, shared_path
 from jetconnect._files.growing_files import GrowingLinesSource
 from jetconnect._files.line_splits import FileRange, plan_splits
 from jetconnect._files.lines_source import LinesSource
 from jetconnect._files.sink import Encoder, FileWriters, StagedFileSink, encode_lines
+from jetconnect._files.spark_avro import (
+    rebased_by_spark,
+    schema_difference,
+    spark_avro_frame,
+    spark_avro_records,
+    spark_avro_refusal,
+)
 from jetconnect._files.spark_text import BATCH_READERS, check_batch_reader, spark_text_lines, unsafe_file_name
 from jetconnect._files.staged_commit import StagedCommit
 from jetconnect._files.whole_files import WholeFilesSource
@@ -186,10 +196,12 @@ __all__ = [
     "describe",
     "encode_lines",
     "file_starting_with_bom",
+    "for_each_file",
     "hookimpl",
     "integer_positions",
     "is_hidden",
     "load_avro_schema",
+    "local_file_uris",
     "mapped_rows",
     "may_be_empty",
     "needs_fixing",
@@ -197,6 +209,7 @@ __all__ = [
     "plan_splits",
     "raise_unchained",
     "read_exactly",
+    "rebased_by_spark",
     "redact",
     "redact_hosts",
     "redact_options",
@@ -204,9 +217,14 @@ __all__ = [
     "resolve_location",
     "retry_call",
     "rows_to_batch",
+    "schema_difference",
     "secrets_of",
     "share_budget",
     "shared_path",
+    "skipping_files_conf",
+    "spark_avro_frame",
+    "spark_avro_records",
+    "spark_avro_refusal",
     "spark_rows",
     "spark_text_lines",
     "split_credentials",

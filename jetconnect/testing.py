@@ -30,6 +30,10 @@ MASTER_ENV = "JETCONNECT_SPARK_MASTER"
 #: Overrides the master of the test run's own shared session only (the cluster profile's crash
 #: tests keep it local, so the pipelines under test get the cluster's cores).
 TEST_MASTER_ENV = "JETCONNECT_TEST_SPARK_MASTER"
+#: Jars (comma-separated paths) every session of tests and demos gets as ``spark.jars``: the
+#: oldest-PySpark profile puts Spark's own Avro reader there (scripts/test-spark-oldest.sh), so
+#: the Avro source's hand-off to it is what its tests read through.
+JARS_ENV = "JETCONNECT_SPARK_JARS"
 
 
 def spark_builder(app_name: str = "jetconnect", master: str | None = None) -> Any:
@@ -70,6 +74,8 @@ def spark_builder(app_name: str = "jetconnect", master: str | None = None) -> An
         # and failed streaming queries at their start
         .config("spark.python.authenticate.socketTimeout", "120s")
     )
+    if jars := os.environ.get(JARS_ENV, "").strip():
+        builder = builder.config("spark.jars", jars)
     if master.startswith("spark://"):
         # the test cluster's two one-core workers: two executors, and jobs wait for both, so the
         # number of members (jetconnect.spark.members) is the same in every run and restart

@@ -23,5 +23,21 @@ if ! bash scripts/setup.sh --spark "$floor" "$venv"; then
   echo "test-spark-oldest: SKIPPED, could not build $venv with pyspark $floor (fatal in CI)" >&2
   exit 0
 fi
+# Spark's own Avro reader (spark-avro, its jar from Maven Central at this PySpark's version,
+# cached in ~/.cache/jetconnect-spark-avro) is on this profile's sessions, so every Avro test of
+# integration/files reads through the Avro source's hand-off to it (#35); the main venv's PySpark
+# has no spark-avro jar on Maven Central.
+avro_pom=bench/spark-avro/pom.xml avro_jars=$HOME/.cache/jetconnect-spark-avro/test-jars
+avro_version=$(sed -nE '/spark-avro_2.13/{n;s/.*<version>([^<]+)<.*/\1/p}' "$avro_pom")
+if [ "$avro_version" != "$floor" ]; then
+  echo "test-spark-oldest: $avro_pom pins spark-avro $avro_version, not PySpark $floor: update it" >&2
+  [ "${CI:-}" = "true" ] && exit 1
+elif (source scripts/servers/_server.sh && maven_jars "$avro_pom" "$avro_jars" -DexcludeTransitive=true); then
+  JETCONNECT_SPARK_JARS=$(ls "$avro_jars"/*.jar | paste -sd, -)
+  export JETCONNECT_SPARK_JARS
+else
+  echo "test-spark-oldest: could not fetch spark-avro $avro_version with mvn" >&2
+  [ "${CI:-}" = "true" ] && exit 1
+fi
 export PYTHONUNBUFFERED=1
 exec "$venv/bin/python" -m pytest -m "not crash and not crash_matrix" -p no:cacheprovider tests integration/core integration/files "$@"

@@ -33,10 +33,10 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from jetconnect._files.filesystem import FileInfo, FileSystem, LocalFileSystem
 from jetconnect._files.lines_source import LinesSource
@@ -47,6 +47,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import DataFrame, SparkSession
 
 _log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 #: Suffixes Hadoop's ``CompressionCodecFactory`` decompresses by (its built-in codecs, plus the
 #: common add-ons: LZO, Brotli, XZ); compared ignoring case, as Hadoop 3 falls back to lower case.
@@ -80,12 +82,43 @@ class BatchReaderChoice:
     uris: tuple[str, ...] = ()
 
 
+def skipping_files_conf(spark: SparkSession) -> str | None:
+    """Why Spark's file reader would skip a file jetconnect's fails on (a ``spark.sql.files.ignore*``
+    setting that is true), or None."""
+    for conf in _SKIPPING_CONFS:
+        if str(spark.conf.get(conf, "false")).strip().lower() == "true":
+            return f"{conf} is true: Spark would skip a file jetconnect's reader fails on"
+    return None
+
+
+def local_file_uris(fs: FileSystem, files: Sequence[FileInfo]) -> tuple[str | None, tuple[str, ...]]:
+    """(None, the ``file://`` URIs Spark reads ``files`` of the local disk at), or (why it cannot, ())."""
+    if not isinstance(fs, LocalFileSystem):
+        return f"no Spark URI is known for files on {type(fs).__name__}", ()
+    for info in files:
+        # Hadoop's file:// file system verifies a file against a ".<name>.crc" beside it (the
+        # listing hides it from jetconnect): a stale one would fail Spark's read, not ours.
+        directory, name = os.path.split(info.path)
+        if os.path.exists(os.path.join(directory, f".{name}.crc")):
+            return f"'{info.path}' has a Hadoop checksum file beside it, which Spark's reader would check", ()
+    return None, tuple(f"file://{info.path}" for info in files)
+
+
 def compressed_file_name(paths: Sequence[str]) -> str | None:
     """The first of ``paths`` whose name Hadoop would decompress (see :data:`COMPRESSED_SUFFIXES`)."""
     for path in paths:
         if path.lower().endswith(COMPRESSED_SUFFIXES):
             return path
     return None
+
+
+def for_each_file(fn: Callable[[FileInfo], T], files: Sequence[FileInfo]) -> list[T]:
+    """``fn`` of each of ``files``, in order; in parallel when there are more than two (on a remote
+    file system each call is a request: the driver waits for the slowest, not for their sum)."""
+    if len(files) <= 2:
+        return [fn(info) for info in files]
+    with ThreadPoolExecutor(max_workers=min(8, len(files))) as pool:
+        return list(pool.map(fn, files))
 
 
 def file_starting_with_bom(fs: FileSystem, files: Sequence[FileInfo]) -> str | None:
@@ -107,11 +140,7 @@ def file_starting_with_bom(fs: FileSystem, files: Sequence[FileInfo]) -> str | N
         return bool(head == UTF8_BOM)
 
     candidates = [info for info in files if info.size >= len(UTF8_BOM)]
-    if len(candidates) <= 2:
-        found = [starts_with_bom(info) for info in candidates]
-    else:
-        with ThreadPoolExecutor(max_workers=min(8, len(candidates))) as pool:
-            found = list(pool.map(starts_with_bom, candidates))
+    found = for_each_file(starts_with_bom, candidates)
     return next((info.path for info, bom in zip(candidates, found, strict=True) if bom), None)
 
 
@@ -171,10 +200,8 @@ class SparkTextLinesSource(LinesSource):
             return f"option(s) {', '.join(self.own_options)} shape jetconnect's splits, not Spark's", ()
         if (refusal := self.spark_client_refusal()) is not None:
             return refusal, ()
-        if spark is not None:
-            for conf in _SKIPPING_CONFS:
-                if str(spark.conf.get(conf, "false")).strip().lower() == "true":
-                    return f"{conf} is true: Spark would skip a file jetconnect's reader fails on", ()
+        if spark is not None and (skipping := skipping_files_conf(spark)) is not None:
+            return skipping, ()
         if not self.fs.exists(self.directory):
             return f"'{self.directory}' does not exist (jetconnect's reader says so)", ()
         files = self.fs.list_files(self.directory, self.glob, recursive=self.recursive)
@@ -198,15 +225,7 @@ class LocalLinesSource(SparkTextLinesSource):
     ``file://`` URIs of the same paths."""
 
     def spark_uris(self, files: Sequence[FileInfo]) -> tuple[str | None, tuple[str, ...]]:
-        if not isinstance(self.fs, LocalFileSystem):
-            return super().spark_uris(files)
-        for info in files:
-            # Hadoop's file:// file system verifies a file against a ".<name>.crc" beside it (the
-            # listing hides it from jetconnect): a stale one would fail Spark's read, not ours.
-            directory, name = os.path.split(info.path)
-            if os.path.exists(os.path.join(directory, f".{name}.crc")):
-                return f"'{info.path}' has a Hadoop checksum file beside it, which Spark's reader would check", ()
-        return None, tuple(f"file://{info.path}" for info in files)
+        return local_file_uris(self.fs, files)
 
 
 __all__ = [
@@ -217,4 +236,7 @@ __all__ = [
     "SparkTextLinesSource",
     "compressed_file_name",
     "file_starting_with_bom",
+    "for_each_file",
+    "local_file_uris",
+    "skipping_files_conf",
 ]

@@ -1,37 +1,83 @@
-"""``sources.avro``: records of Avro Object Container Files, blocks split across partitions."""
+"""``sources.avro``: records of Avro Object Container Files, blocks split across partitions.
+
+A batch read that asks nothing only jetconnect can do goes to Spark's own Avro reader
+(spark-avro) when the session has it, over exactly the files jetconnect listed
+(``batch_reader="auto"``, see :meth:`AvroSource.batch_reader_choice`): the same rows, read in the
+JVM without a Python worker. jetconnect's reader stays where it adds something or where the two
+could differ:
+
+- a reader ``schema`` that is not every file's writer schema, or files written with different
+  schemas (jetconnect resolves each file to one schema; Spark's reader would take the first
+  file's and match the others by name);
+- a schema whose Spark form differs between the two (unions of several types, which jetconnect
+  refuses; a time of day) or field names equal but for case
+  (:func:`~jetconnect._files.spark_avro.schema_difference`);
+- a file Spark wrote in its legacy calendar (Spark would rebase its dates);
+- read options, split sizes the user set, ``spark.sql.files.ignoreMissingFiles`` or
+  ``ignoreCorruptFiles``, a name Spark reads as a glob or URI, a Hadoop ``.crc`` file beside one;
+- no file, a header jetconnect cannot read (its reader then says what is wrong), or no spark-avro
+  on the session; files on another file system than the local one (HDFS's Avro).
+
+``batch_reader="spark"`` forces Spark's reader or fails with an :class:`OptionError` saying why
+not; ``"jetconnect"`` always reads in Python workers. On Spark's path the DataFrame says every
+field is nullable (Spark's file sources always do); names, types and values are jetconnect's.
+"""
 
 from __future__ import annotations
 
+import io
+import logging
 import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+import fastavro
 import pyarrow as pa
 
 from jetconnect.api import (
+    BatchReaderChoice,
     BatchSource,
+    FileInfo,
     FileRange,
     FileSystem,
     Guarantee,
+    LocalFileSystem,
     ReadOutput,
+    check_batch_reader,
     check_count,
+    for_each_file,
     load_avro_schema,
+    local_file_uris,
     needs_fixing,
     plan_splits,
+    rebased_by_spark,
+    schema_difference,
+    skipping_files_conf,
+    spark_avro_frame,
+    spark_avro_records,
+    spark_avro_refusal,
     to_arrow_schema,
     to_spark_schema,
+    unsafe_file_name,
     value_fixer,
 )
-from jetconnect.errors import SourceError
-from jetconnect_files.avro_container import AvroFileError, decode_records, read_block_groups, read_header
+from jetconnect.errors import JetconnectError, OptionError, SourceError
+from jetconnect_files.avro_container import AvroFileError, AvroHeader, decode_records, read_block_groups, read_header
 
 if TYPE_CHECKING:  # pragma: no cover
+    from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.types import StructType
+
+_log = logging.getLogger(__name__)
+OWNER = "avro source"
 
 
 class AvroSource(BatchSource):
     """Every container file matching ``glob``; the Spark schema comes from ``schema`` (a reader
-    schema every file is projected onto) or else from the first file's writer schema."""
+    schema every file is projected onto) or else from the first file's writer schema.
+
+    ``batch_reader``: ``auto``, ``jetconnect`` or ``spark`` (see the module's docstring);
+    ``own_options``: options the user set that only jetconnect's reader honours (split sizes)."""
 
     name = "avro"
     guarantee = Guarantee.EXACTLY_ONCE
@@ -45,6 +91,8 @@ class AvroSource(BatchSource):
         recursive: bool = False,
         max_split_bytes: int = 128 << 20,
         min_splits: int | None = None,
+        batch_reader: str = "auto",
+        own_options: Sequence[str] = (),
     ) -> None:
         self.fs = fs
         self.directory = directory.rstrip("/") or "/"
@@ -54,6 +102,107 @@ class AvroSource(BatchSource):
         self.min_splits = check_count(min_splits or 0, "min_splits", "avro source", 0) or os.cpu_count() or 2
         self._avro: Any = load_avro_schema(schema) if schema is not None else None
         self._where = "avro source: option 'schema'"
+        self._schema_given = schema is not None
+        self.batch_reader = check_batch_reader(batch_reader, OWNER)
+        self.own_options = tuple(own_options)
+
+    def read(self, spark: SparkSession, **options: Any) -> DataFrame:
+        choice = self.batch_reader_choice(spark, **options)
+        _log.info("%s: batch read by %s's reader: %s", OWNER, choice.reader, choice.reason)
+        if choice.reader == "spark":
+            return spark_avro_records(spark, choice.uris, self.schema(), OWNER)
+        return super().read(spark, **options)
+
+    def batch_reader_choice(self, spark: SparkSession, **options: Any) -> BatchReaderChoice:
+        """The reader :meth:`read` would use now, and why (an :class:`OptionError` if
+        ``batch_reader="spark"`` cannot be honoured); ``options``: the read options :meth:`read`
+        would get (any keeps jetconnect's reader)."""
+        if self.batch_reader == "jetconnect":
+            return BatchReaderChoice("jetconnect", "batch_reader='jetconnect'")
+        reason, uris = self._why_not_spark(spark, options)
+        if reason is None:
+            return BatchReaderChoice("spark", f"Avro records of {len(uris)} files with one writer schema", uris)
+        if self.batch_reader == "spark":
+            raise OptionError(f"{OWNER}: option 'batch_reader' is 'spark' but {reason}")
+        return BatchReaderChoice("jetconnect", reason)
+
+    def spark_client_refusal(self) -> str | None:
+        """Why Spark's Hadoop client cannot read this source's files, or None; asked before anything
+        is listed. Only the local disk's files have a Spark URI here (:meth:`spark_uris`): another
+        file system (HDFS's WebHDFS) keeps jetconnect's reader unless it overrides both."""
+        if not isinstance(self.fs, LocalFileSystem):
+            return f"no Spark URI is known for files on {type(self.fs).__name__}"
+        return None
+
+    def spark_uris(self, files: Sequence[FileInfo]) -> tuple[str | None, tuple[str, ...]]:
+        """(None, the URIs Spark's Hadoop client reads ``files`` at), or (why it cannot, ()): the
+        local disk's ``file://`` URIs; another file system overrides it (or keeps jetconnect's)."""
+        return local_file_uris(self.fs, files)
+
+    def _why_not_spark(self, spark: SparkSession, options: dict[str, Any]) -> tuple[str | None, tuple[str, ...]]:
+        # Cheapest first: what the options alone decide needs no file system call.
+        if options:
+            return f"read options {sorted(options)} are jetconnect's", ()
+        if self.own_options:
+            return f"option(s) {', '.join(self.own_options)} shape jetconnect's splits, not Spark's", ()
+        if (skipping := skipping_files_conf(spark)) is not None:
+            return skipping, ()
+        if (refusal := self.spark_client_refusal()) is not None:
+            return refusal, ()
+        if not self.fs.exists(self.directory):
+            return f"'{self.directory}' does not exist (jetconnect's reader says so)", ()
+        files = self._files()
+        if not files:
+            return "no file matches (jetconnect's reader says so)", ()
+        if (odd := unsafe_file_name([f.path for f in files])) is not None:
+            return f"the name {odd!r} has characters Spark's reader takes for a glob or a URI", ()
+        reason, uris = self.spark_uris(files)
+        if reason is not None:
+            return reason, ()
+        if (missing := spark_avro_refusal(spark)) is not None:
+            return missing, ()
+        if (reason := self._why_not_spark_for_headers(files)) is not None:
+            return reason, ()
+        try:
+            ours = self.schema()
+        except JetconnectError as exc:
+            return f"jetconnect's reader refuses the schema ({exc})", ()
+        try:
+            theirs = spark_avro_frame(spark, uris).schema
+        except Exception as exc:  # whatever Spark's reader says about the files, jetconnect's reader has its say
+            return f"Spark's reader cannot take the files' schema: {str(exc).strip()[:300]}", ()
+        case_sensitive = str(spark.conf.get("spark.sql.caseSensitive", "false")).strip().lower() == "true"
+        if (different := schema_difference(ours, theirs, case_sensitive)) is not None:
+            return different, ()
+        return None, uris
+
+    def _why_not_spark_for_headers(self, files: Sequence[FileInfo]) -> str | None:
+        """Why the files' headers keep jetconnect's reader: one unreadable, a writer schema that is
+        not the reference one, a file Spark would rebase the dates of; or None."""
+
+        def header_of(info: FileInfo) -> AvroHeader | str:
+            try:
+                return read_header(self.fs, info.path)
+            except (AvroFileError, OSError) as exc:
+                return f"{exc}"
+
+        headers = for_each_file(header_of, files)
+        if (unreadable := next((h for h in headers if isinstance(h, str)), None)) is not None:
+            return f"a header jetconnect's reader cannot take ({unreadable})"
+        reference = _expanded(self._reference_schema())
+        for info, header in zip(files, headers, strict=True):
+            assert not isinstance(header, str)
+            if reference is None or _expanded(header.schema) != reference:
+                given = "option 'schema'" if self._schema_given else f"'{files[0].path}'"
+                return (
+                    f"'{info.path}' has another writer schema than {given}: jetconnect's reader resolves "
+                    f"each file to one schema, Spark's would read them by the first file's"
+                )
+            if SPARK_METADATA_MARK in header.raw and rebased_by_spark(_metadata(header)):
+                return (
+                    f"'{info.path}' was written by Spark in its legacy calendar: Spark's reader would rebase its dates"
+                )
+        return None
 
     def _reference_schema(self) -> Any:
         """The Avro schema rows are shaped by: the user's reader schema, or the first file's."""
@@ -98,6 +247,25 @@ class AvroSource(BatchSource):
                 if fix is not None:
                     records = [fix(r) for r in records]
                 yield _to_batch(records, arrow_schema, range_.path, offsets)
+
+
+#: Bytes every header whose metadata Spark wrote holds (its keys start so): only those are parsed.
+SPARK_METADATA_MARK = b"org.apache.spark."
+
+
+def _expanded(schema: Any) -> Any:
+    """``schema`` with every name made full (a namespace spelled apart, a ``{"type": "long"}`` for
+    ``"long"``): two schemas that say the same give the same; None for one fastavro refuses."""
+    try:
+        return fastavro.parse_schema(schema, _write_hint=False)
+    except Exception:  # fastavro raises many types for a malformed schema; jetconnect's reader says what is wrong
+        return None
+
+
+def _metadata(header: AvroHeader) -> dict[str, str]:
+    """The header's metadata as text (fastavro parses the header jetconnect has read already)."""
+    parsed = fastavro.reader(io.BytesIO(header.raw)).metadata
+    return {str(k): str(v) for k, v in parsed.items()}
 
 
 def _to_batch(records: list[dict], arrow_schema: pa.Schema, path: str, offsets: list[int]) -> pa.RecordBatch:

@@ -58,12 +58,7 @@ def files_source(
         max_split_bytes=max_split_bytes,
         min_splits=min_splits or None,
         batch_reader=batch_reader,
-        # split sizes asked for are honoured by jetconnect's reader only (Spark's has its own)
-        own_options=[
-            name
-            for name, value, default in (("max_split_bytes", max_split_bytes, 128 << 20), ("min_splits", min_splits, 0))
-            if value != default
-        ],
+        own_options=_split_options(max_split_bytes, min_splits),
     )
 
 
@@ -113,10 +108,37 @@ def avro_source(
     recursive: bool = False,
     max_split_bytes: int = 128 << 20,
     min_splits: int = 0,
+    batch_reader: str = "auto",
 ) -> AvroSource:
-    """Records of Avro container files; ``schema`` is an optional Avro reader schema (JSON)."""
+    """Records of Avro container files; ``schema`` is an optional Avro reader schema (JSON).
+
+    ``batch_reader``: ``auto`` hands a batch read to Spark's own Avro reader (spark-avro, when the
+    session has it) over the files jetconnect listed where its rows are provably the same (one
+    writer schema, no reader schema that differs from it, ...); ``jetconnect`` always reads in
+    Python workers; ``spark`` forces Spark's or fails saying why not (see
+    :mod:`jetconnect_files.avro_source`).
+    """
     directory = shared_path(directory, "avro source: option 'directory'")
-    return AvroSource(LocalFileSystem(), directory, glob, schema, recursive, max_split_bytes, min_splits or None)
+    return AvroSource(
+        LocalFileSystem(),
+        directory,
+        glob,
+        schema,
+        recursive,
+        max_split_bytes,
+        min_splits or None,
+        batch_reader=batch_reader,
+        own_options=_split_options(max_split_bytes, min_splits),
+    )
+
+
+def _split_options(max_split_bytes: int, min_splits: int) -> list[str]:
+    """The split sizes the user set: honoured by jetconnect's reader only (Spark's has its own)."""
+    return [
+        name
+        for name, value, default in (("max_split_bytes", max_split_bytes, 128 << 20), ("min_splits", min_splits, 0))
+        if value != default
+    ]
 
 
 def avro_sink(
