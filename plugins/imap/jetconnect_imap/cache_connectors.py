@@ -215,14 +215,14 @@ class CacheSink(MapSink):
     ) -> None:
         super().__init__(
             cache_name,
-            store,
-            key_column,
-            value_column,
-            partitions,
-            journal_capacity,
-            journal_ttl,
-            chunk_rows,
-            client_config,
+            store=store,
+            key_column=key_column,
+            value_column=value_column,
+            partitions=partitions,
+            journal_capacity=journal_capacity,
+            journal_ttl=journal_ttl,
+            chunk_rows=chunk_rows,
+            client_config=client_config,
         )
         self.expiry_s = check_expiry(self.name, expiry_s)
         if self.on_hazelcast and self.expiry_s is not None:

@@ -33,7 +33,15 @@ def map_source(
     client_config: Mapping[str, Any] | None = None,
 ) -> MapSource:
     """Read every entry of map ``name`` (batch); ``predicate(key, value)``, ``projection(key, value)``."""
-    return MapSource(name, store, predicate, projection, schema, parallelism, client_config)
+    return MapSource(
+        map_name=name,
+        store=store,
+        predicate=predicate,
+        projection=projection,
+        schema=schema,
+        parallelism=parallelism,
+        client_config=client_config,
+    )
 
 
 def map_journal(
@@ -52,17 +60,17 @@ def map_journal(
     """Stream the event journal of map ``name`` from the ``oldest`` kept event or the ``current`` end:
     as Jet, ADDED and UPDATED events as ``(key, value)``; ``full_events=True`` for every event, whole."""
     return MapJournalSource(
-        name,
-        store,
-        start,
-        predicate,
-        projection,
-        event_types,
-        on_overflow,
-        schema,
-        parallelism,
-        full_events,
-        client_config,
+        map_name=name,
+        store=store,
+        start=start,
+        predicate=predicate,
+        projection=projection,
+        event_types=event_types,
+        on_overflow=on_overflow,
+        schema=schema,
+        parallelism=parallelism,
+        full_events=full_events,
+        client_config=client_config,
     )
 
 
@@ -70,7 +78,7 @@ def list_source(
     name: str, store: str | None = None, schema: str | None = None, client_config: Mapping[str, Any] | None = None
 ) -> ListSource:
     """Read the items of list ``name`` (one partition)."""
-    return ListSource(name, store, schema, client_config)
+    return ListSource(list_name=name, store=store, schema=schema, client_config=client_config)
 
 
 def map_sink(
@@ -86,7 +94,15 @@ def map_sink(
 ) -> MapSink:
     """Put rows into map ``name`` (``key`` -> ``value``; a null value removes the key), ``chunk_rows`` at a time."""
     return MapSink(
-        name, store, key_column, value_column, partitions, journal_capacity, journal_ttl, chunk_rows, client_config
+        map_name=name,
+        store=store,
+        key_column=key_column,
+        value_column=value_column,
+        partitions=partitions,
+        journal_capacity=journal_capacity,
+        journal_ttl=journal_ttl,
+        chunk_rows=chunk_rows,
+        client_config=client_config,
     )
 
 
@@ -104,7 +120,16 @@ def map_with_merging(
 ) -> MapWithMergingSink:
     """Merge ``value_fn(row)`` into the entry at ``key_fn(row)`` with ``merge_fn(old, new)``."""
     return MapWithMergingSink(
-        name, key_fn, value_fn, merge_fn, store, partitions, journal_capacity, journal_ttl, chunk_rows, client_config
+        map_name=name,
+        key_fn=key_fn,
+        value_fn=value_fn,
+        merge_fn=merge_fn,
+        store=store,
+        partitions=partitions,
+        journal_capacity=journal_capacity,
+        journal_ttl=journal_ttl,
+        chunk_rows=chunk_rows,
+        client_config=client_config,
     )
 
 
@@ -121,7 +146,15 @@ def map_with_updating(
 ) -> MapWithUpdatingSink:
     """Set the entry at ``key_fn(row)`` to ``update_fn(old, row)`` (None removes it)."""
     return MapWithUpdatingSink(
-        name, key_fn, update_fn, store, partitions, journal_capacity, journal_ttl, chunk_rows, client_config
+        map_name=name,
+        key_fn=key_fn,
+        update_fn=update_fn,
+        store=store,
+        partitions=partitions,
+        journal_capacity=journal_capacity,
+        journal_ttl=journal_ttl,
+        chunk_rows=chunk_rows,
+        client_config=client_config,
     )
 
 
@@ -138,7 +171,15 @@ def map_with_entry_processor(
 ) -> MapWithEntryProcessorSink:
     """Run ``processor_fn(entry)`` on the entry at ``key_fn(row)``; it may set ``entry.value``."""
     return MapWithEntryProcessorSink(
-        name, key_fn, processor_fn, store, partitions, journal_capacity, journal_ttl, chunk_rows, client_config
+        map_name=name,
+        key_fn=key_fn,
+        processor_fn=processor_fn,
+        store=store,
+        partitions=partitions,
+        journal_capacity=journal_capacity,
+        journal_ttl=journal_ttl,
+        chunk_rows=chunk_rows,
+        client_config=client_config,
     )
 
 
@@ -149,7 +190,7 @@ def list_sink(
     client_config: Mapping[str, Any] | None = None,
 ) -> ListSink:
     """Append rows to list ``name``, ``chunk_rows`` at a time."""
-    return ListSink(name, store, chunk_rows, client_config)
+    return ListSink(list_name=name, store=store, chunk_rows=chunk_rows, client_config=client_config)
 
 
 def cache_source(
@@ -162,7 +203,15 @@ def cache_source(
     client_config: Mapping[str, Any] | None = None,
 ) -> CacheSource:
     """Read every live entry of cache ``name`` (batch), skipping and expiring the expired ones."""
-    return CacheSource(name, store, predicate, projection, schema, parallelism, client_config)
+    return CacheSource(
+        map_name=name,
+        store=store,
+        predicate=predicate,
+        projection=projection,
+        schema=schema,
+        parallelism=parallelism,
+        client_config=client_config,
+    )
 
 
 def cache_journal(
@@ -181,17 +230,17 @@ def cache_journal(
     """Stream the event journal of cache ``name``: as Jet, CREATED and UPDATED events as
     ``(key, value)``; ``full_events=True`` for every event (CREATED, UPDATED, REMOVED, EXPIRED), whole."""
     return CacheJournalSource(
-        name,
-        store,
-        start,
-        predicate,
-        projection,
-        event_types,
-        on_overflow,
-        schema,
-        parallelism,
-        full_events,
-        client_config,
+        map_name=name,
+        store=store,
+        start=start,
+        predicate=predicate,
+        projection=projection,
+        event_types=event_types,
+        on_overflow=on_overflow,
+        schema=schema,
+        parallelism=parallelism,
+        full_events=full_events,
+        client_config=client_config,
     )
 
 
@@ -210,14 +259,14 @@ def cache_sink(
     """Put rows into cache ``name`` (a null value removes the key); with ``expiry_s`` they expire
     that many seconds after being written."""
     return CacheSink(
-        name,
-        store,
-        key_column,
-        value_column,
-        partitions,
-        journal_capacity,
-        journal_ttl,
-        chunk_rows,
-        expiry_s,
-        client_config,
+        cache_name=name,
+        store=store,
+        key_column=key_column,
+        value_column=value_column,
+        partitions=partitions,
+        journal_capacity=journal_capacity,
+        journal_ttl=journal_ttl,
+        chunk_rows=chunk_rows,
+        expiry_s=expiry_s,
+        client_config=client_config,
     )

@@ -195,7 +195,15 @@ class MapSink(_MapSinkBase):
         chunk_rows: int = DEFAULT_CHUNK_ROWS,
         client_config: Mapping[str, Any] | None = None,
     ) -> None:
-        super().__init__(map_name, store, partitions, journal_capacity, journal_ttl, chunk_rows, client_config)
+        super().__init__(
+            map_name,
+            store=store,
+            partitions=partitions,
+            journal_capacity=journal_capacity,
+            journal_ttl=journal_ttl,
+            chunk_rows=chunk_rows,
+            client_config=client_config,
+        )
         self.key_column, self.value_column = key_column, value_column
 
     def check_schema(self, schema: StructType) -> None:
@@ -340,7 +348,15 @@ class _ReadModifyWriteSink(_MapSinkBase):
         chunk_rows: int,
         client_config: Mapping[str, Any] | None = None,
     ) -> None:
-        super().__init__(map_name, store, partitions, journal_capacity, journal_ttl, chunk_rows, client_config)
+        super().__init__(
+            map_name,
+            store=store,
+            partitions=partitions,
+            journal_capacity=journal_capacity,
+            journal_ttl=journal_ttl,
+            chunk_rows=chunk_rows,
+            client_config=client_config,
+        )
         self.key_fn = key_fn
 
     def _new_value(self, key: Any, old: Any, rows: list[dict[str, Any]]) -> Any:
@@ -444,7 +460,16 @@ class MapWithMergingSink(_ReadModifyWriteSink):
         chunk_rows: int = DEFAULT_CHUNK_ROWS,
         client_config: Mapping[str, Any] | None = None,
     ) -> None:
-        super().__init__(map_name, key_fn, store, partitions, journal_capacity, journal_ttl, chunk_rows, client_config)
+        super().__init__(
+            map_name,
+            key_fn,
+            store=store,
+            partitions=partitions,
+            journal_capacity=journal_capacity,
+            journal_ttl=journal_ttl,
+            chunk_rows=chunk_rows,
+            client_config=client_config,
+        )
         self.value_fn, self.merge_fn = value_fn, merge_fn
 
     def _new_value(self, key: Any, old: Any, rows: list[dict[str, Any]]) -> Any:
@@ -473,7 +498,16 @@ class MapWithUpdatingSink(_ReadModifyWriteSink):
         chunk_rows: int = DEFAULT_CHUNK_ROWS,
         client_config: Mapping[str, Any] | None = None,
     ) -> None:
-        super().__init__(map_name, key_fn, store, partitions, journal_capacity, journal_ttl, chunk_rows, client_config)
+        super().__init__(
+            map_name,
+            key_fn,
+            store=store,
+            partitions=partitions,
+            journal_capacity=journal_capacity,
+            journal_ttl=journal_ttl,
+            chunk_rows=chunk_rows,
+            client_config=client_config,
+        )
         self.update_fn = update_fn
 
     def _new_value(self, key: Any, old: Any, rows: list[dict[str, Any]]) -> Any:
@@ -537,7 +571,16 @@ class MapWithEntryProcessorSink(_ReadModifyWriteSink):
         chunk_rows: int = DEFAULT_CHUNK_ROWS,
         client_config: Mapping[str, Any] | None = None,
     ) -> None:
-        super().__init__(map_name, key_fn, store, partitions, journal_capacity, journal_ttl, chunk_rows, client_config)
+        super().__init__(
+            map_name,
+            key_fn,
+            store=store,
+            partitions=partitions,
+            journal_capacity=journal_capacity,
+            journal_ttl=journal_ttl,
+            chunk_rows=chunk_rows,
+            client_config=client_config,
+        )
         self.processor_fn = processor_fn
 
     def _new_value(self, key: Any, old: Any, rows: list[dict[str, Any]]) -> Any:
