@@ -6,9 +6,12 @@ Usage: python bench/bench_avro.py [--records 1000000] [--files 4] [--sink-record
 
 Source: ``--records`` records (id long, name string, score double, tag nullable string, at
 timestamp-micros) in ``--files`` uncompressed container files, generated once under ``--data``,
-read whole by ``sources.avro(...)``, by ``spark.read.format("avro")`` and by ``fastavro.reader`` in
-this one process; each side computes the same checksum of every value (count, sums of the numbers,
-of the CRC-32 of the strings, of the timestamps' microseconds), and the run stops if any differs.
+read whole by ``sources.avro(...)`` as users get it (``batch_reader="auto"``: with spark-avro on
+the session it hands the read to Spark's reader, #35), by ``sources.avro(...,
+batch_reader="jetconnect")`` (jetconnect's own reader in Python workers), by
+``spark.read.format("avro")`` and by ``fastavro.reader`` in this one process; each side computes
+the same checksum of every value (count, sums of the numbers, of the CRC-32 of the strings, of the
+timestamps' microseconds), and the run stops if any differs.
 Sink: one cached DataFrame of ``--sink-records`` rows in 2 partitions written uncompressed by
 ``sinks.avro(...)``, by ``df.write.format("avro")`` and, from the same rows already in Python, by
 ``fastavro.writer`` (one file per partition); every output is read back and checked against the
@@ -19,7 +22,8 @@ only up to 4.2.0 while the main venv has PySpark 4.3.0: so every row runs in a c
 PySpark 4.2.0 (``.venv-spark-oldest``, built by ``bash scripts/setup.sh --spark 4.2.0
 .venv-spark-oldest`` when missing; jetconnect's and fastavro's sides too, so the three share one
 SparkSession and one machine state), with the jar of ``bench/spark-avro/pom.xml`` (cached in
-``~/.cache/jetconnect-spark-avro``) given through ``spark.jars``. Rows go to ``bench/results/avro.json``.
+``~/.cache/jetconnect-spark-avro``) given through ``spark.jars``. Rows go to ``bench/results/avro.json``;
+a run of some ``--cases`` keeps the other cases' rows of the file's last run (their note says so).
 """
 
 from __future__ import annotations
@@ -150,14 +154,19 @@ def bench_source(spark, bench: Bench, args, on: str) -> None:  # type: ignore[no
 
     directory = Path(args.data) / f"source-{args.records}-{args.files}"
     size = make_files(directory, args.records, args.files)
-    native, raw = (
+    native, python, raw = (
         f"source: {args.files} files, every value, vs spark.read.format('avro')",
+        "source: the same with batch_reader='jetconnect', vs spark.read.format('avro')",
         "source: the same, vs fastavro.reader in 1 process",
     )
-    with bench.measure(native, raw):
-        (ours_s, spark_s, raw_s), sums = timed_turns(
+    choice = sources.avro(directory=str(directory)).batch_reader_choice(spark)
+    if choice.reader != "spark":
+        raise RuntimeError(f"{directory}: batch_reader='auto' keeps jetconnect's reader: {choice.reason}")
+    with bench.measure(native, python, raw):
+        (ours_s, python_s, spark_s, raw_s), sums = timed_turns(
             [
                 lambda: spark_checksum(sources.avro(directory=str(directory)).read(spark)),
+                lambda: spark_checksum(sources.avro(directory=str(directory), batch_reader="jetconnect").read(spark)),
                 lambda: spark_checksum(spark.read.format("avro").load(str(directory))),
                 lambda: fastavro_checksum(directory),
             ],
@@ -165,9 +174,11 @@ def bench_source(spark, bench: Bench, args, on: str) -> None:  # type: ignore[no
             args.warmup,
         )
     if len(set(sums)) != 1 or sums[0][0] != args.records:
-        raise RuntimeError(f"{directory}: checksums differ (jetconnect, Spark, fastavro): {sums}")
+        raise RuntimeError(f"{directory}: checksums differ (auto, jetconnect, Spark, fastavro): {sums}")
     extra = {"records": args.records, "files": args.files, "bytes": size, "checksum": list(sums[0])}
-    bench.add(Row(native, ours_s, spark_s, target=1.0, note=on, extra=extra))
+    handed = f"{on}; batch_reader='auto' hands the read to Spark's reader ({choice.reason})"
+    bench.add(Row(native, ours_s, spark_s, target=1.0, note=handed, extra=extra))
+    bench.add(Row(python, python_s, spark_s, note=f"{on}; jetconnect's reader in Python workers", extra=extra))
     bench.add(Row(raw, ours_s, raw_s, note="fastavro decoding and the same checksum in this one process", extra=extra))
 
 
@@ -287,8 +298,22 @@ def main() -> None:
             subprocess.run([str(python), __file__, "--child", "--results", out, *options], check=True)
             rows = json.loads((Path(out) / "avro-child.json").read_text())["rows"]
         fields = set(Row.__dataclass_fields__)
-        for row in rows:
+        for row in [*rows, *rows_not_run(args)]:
             bench.add(Row(**{k: v for k, v in row.items() if k in fields}))
+
+
+def rows_not_run(args) -> list[dict]:  # type: ignore[no-untyped-def]
+    """The rows of the cases this run leaves out, from the last run's file, their note dated."""
+    cases = set(args.cases.split(","))
+    path = Path(args.results) / "avro.json"
+    if not path.exists():
+        return []
+    last = json.loads(path.read_text())
+    kept = [dict(row) for row in last["rows"] if row["case"].split(":")[0] not in cases]
+    for row in kept:
+        if "(kept from the run of" not in (row.get("note") or ""):
+            row["note"] = f"{row.get('note') or ''} (kept from the run of {last['date_utc']})".strip()
+    return kept
 
 
 if __name__ == "__main__":
