@@ -255,6 +255,16 @@ def test_what_keeps_jetconnects_reader(spark, need_spark_avro, awkward_dir, tmp_
     assert choice(legacy).reader == "spark"
     (legacy / ".new.avro.crc").write_bytes(b"stale")
     assert "checksum file" in choice(legacy).reason
+    # a file without the .avro suffix (a glob of "*"), with Spark told to skip such files: read
+    named = tmp_path / "named"
+    named.mkdir()
+    write(named / "part-0", SCHEMA, [record(5)])
+    with spark_conf(spark, "avro.mapred.ignore.inputs.without.extension", "true"):
+        with pytest.raises(Exception, match="No Avro files found"):  # Spark alone skips it (beside others: silently)
+            spark.read.format("avro").load(f"file://{named}/part-0").count()
+        handed = sources.avro(directory=str(named), glob="*")
+        assert handed.batch_reader_choice(spark).reader == "spark"
+        assert [r.id for r in handed.read(spark).collect()] == [5]
     # a header jetconnect's reader cannot take: it says what is wrong, not Spark's
     (odd / "junk.avro").write_bytes(b"not avro at all")
     (odd / "a[1].avro").unlink()

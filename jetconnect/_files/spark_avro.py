@@ -23,6 +23,9 @@ What makes Spark's rows jetconnect's, found by reading spark-avro (``AvroOptions
 - strings: a string that is not UTF-8 fails jetconnect's read naming the block; Spark's reader
   would pass the bytes on (Python then shows replacement characters). :func:`spark_avro_records`
   checks every string (nested ones too) and fails the query naming the file instead;
+- file names: Spark's reader skips files without the ``.avro`` suffix when the Hadoop setting
+  ``avro.mapred.ignore.inputs.without.extension`` is true; :func:`spark_avro_frame` tells it not to
+  where a listed file has another name;
 - field names equal but for case: Spark matches fields ignoring case (by default) and fails;
   :func:`schema_difference` keeps jetconnect's reader for them.
 """
@@ -62,7 +65,13 @@ def spark_avro_frame(spark: SparkSession, uris: Sequence[str]) -> DataFrame:
     """Spark's Avro reader over ``uris``, as it is (a lazy read: its ``schema`` reads one header)."""
     if not uris:
         raise ValueError("spark_avro_frame needs at least one file")
-    return spark.read.format("avro").options(**SPARK_AVRO_OPTIONS).load(list(uris))
+    options = dict(SPARK_AVRO_OPTIONS)
+    if not all(uri.endswith(".avro") for uri in uris):
+        # Spark skips a file without the suffix, without a word, when the Hadoop setting
+        # avro.mapred.ignore.inputs.without.extension is true; this (deprecated) option overrides it.
+        # Set only where needed: Spark logs a deprecation warning for it.
+        options["ignoreExtension"] = "true"
+    return spark.read.format("avro").options(**options).load(list(uris))
 
 
 def as_nullable(data_type: DataType) -> DataType:

@@ -145,10 +145,10 @@ class AvroSource(BatchSource):
             return f"read options {sorted(options)} are jetconnect's", ()
         if self.own_options:
             return f"option(s) {', '.join(self.own_options)} shape jetconnect's splits, not Spark's", ()
-        if (skipping := skipping_files_conf(spark)) is not None:
-            return skipping, ()
         if (refusal := self.spark_client_refusal()) is not None:
             return refusal, ()
+        if (skipping := skipping_files_conf(spark)) is not None:
+            return skipping, ()
         if not self.fs.exists(self.directory):
             return f"'{self.directory}' does not exist (jetconnect's reader says so)", ()
         files = self._files()
