@@ -190,9 +190,11 @@ class AvroSource(BatchSource):
         if (unreadable := next((h for h in headers if isinstance(h, str)), None)) is not None:
             return f"a header jetconnect's reader cannot take ({unreadable})"
         reference = _expanded(self._reference_schema())
+        if reference is None:
+            return f"{self._where}: fastavro cannot parse the schema (jetconnect's reader says what is wrong)"
         for info, header in zip(files, headers, strict=True):
             assert not isinstance(header, str)
-            if reference is None or _expanded(header.schema) != reference:
+            if _expanded(header.schema) != reference:
                 given = "option 'schema'" if self._schema_given else f"'{files[0].path}'"
                 return (
                     f"'{info.path}' has another writer schema than {given}: jetconnect's reader resolves "
