@@ -54,17 +54,24 @@ def best_of(fn: Callable[[], object], repeat: int, warmup: int = 1) -> float:
     return best
 
 
-def best_of_turns(fns: Sequence[Callable[[], object]], repeat: int, warmup: int = 1) -> list[float]:
+def best_of_turns(
+    fns: Sequence[Callable[[], object]], repeat: int, warmup: int = 1, between: Callable[[], object] | None = None
+) -> list[float]:
     """The best time of each of ``fns`` over ``repeat`` rounds in which they take turns, after
-    ``warmup`` untimed rounds: a load spike or the JVM warming up over the run favours none."""
+    ``warmup`` untimed rounds: a load spike or the JVM warming up over the run favours none.
+    ``between`` runs untimed before each call (e.g. dropping what the previous call wrote)."""
     if repeat < 1:
         raise ValueError(f"repeat must be at least 1, got {repeat}")
     for _ in range(warmup):
         for fn in fns:
+            if between is not None:
+                between()
             fn()
     best = [float("inf")] * len(fns)
     for _ in range(repeat):
         for i, fn in enumerate(fns):
+            if between is not None:
+                between()
             started = time.perf_counter()
             fn()
             best[i] = min(best[i], time.perf_counter() - started)
