@@ -307,14 +307,14 @@ class JournalToMap(Pair):
     def setup(self) -> None:
         from jetconnect_imap import connect
 
-        self.imap = from_tests("imap/test_imap_crash.py")
+        self.imap = from_tests("imap/journal_workload.py")
         self.store = f"sqlite:///{self.work}/imap.db"
         self.grid = connect(self.store)
         self.source = self.grid.map(f"src-{uuid.uuid4().hex[:8]}", journal_capacity=1_000_000)
         self.target = f"dst-{uuid.uuid4().hex[:8]}"
 
     def add_input(self, cycle: int) -> None:
-        self.imap._changes(self.source, cycle)
+        self.imap.changes(self.source, cycle)
 
     def command(self, final: bool):
         args = [self.store, self.source.name, self.target, str(self.checkpoint), "150"]
@@ -359,7 +359,7 @@ class JournalToMapOnHazelcast(Pair):
         from hazelcast import HazelcastClient
         from hazelcast.config import IntType
 
-        self.crash = from_tests("imap/test_hazelcast_crash.py")
+        self.crash = from_tests("imap/journal_workload.py")
         self.store = from_tests("imap/conftest.py").HAZELCAST_URL
         members, _, cluster = self.store.removeprefix("hazelcast://").partition("/")
         # configured as the crash test's client (imap/conftest.py's ``hz``): 64-bit ints
@@ -375,7 +375,7 @@ class JournalToMapOnHazelcast(Pair):
         self.clean = False
 
     def add_input(self, cycle: int) -> None:
-        self.crash._changes(self.source, cycle)
+        self.crash.changes(self.source, cycle)
 
     def command(self, final: bool):
         args = [self.store, self.source_name, self.target_name, str(self.checkpoint), "150"]
@@ -397,13 +397,13 @@ class JournalToMapOnHazelcast(Pair):
             time.sleep(0.5)
 
     def count(self) -> Count:
-        theirs = self.crash._history(self.client, self.source_name)
-        ours = self.crash._history(self.client, self.target_name)
+        theirs = self.crash.history(self.client, self.source_name)
+        ours = self.crash.history(self.client, self.target_name)
         source: dict[str, Any] = dict(self.source.entry_set())
         target: dict[str, Any] = dict(self.client.get_map(self.target_name).blocking().entry_set())
         lost = sorted(k for k in theirs if target.get(k) != source.get(k))
         out_of_order = sorted(
-            k for k, values in ours.items() if k in theirs and not self.crash._is_subsequence(values, theirs[k])
+            k for k, values in ours.items() if k in theirs and not self.crash.is_subsequence(values, theirs[k])
         )
         never = sorted((set(ours) | set(target)) - set(theirs))
         result = Count(len(theirs), len(lost), len(out_of_order) + len(never))

@@ -12,20 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from jetconnect.testing import checkpoint_batches, start_pipeline, wait_until
 from jetconnect_imap import EventType, connect
 
-PIPELINE = Path(__file__).resolve().parent.parent / "pipelines" / "imap_journal_to_map.py"
-
-
-def _changes(source, round_: int) -> None:
-    """One round of changes: new keys, updates of old ones, and a few removals."""
-    base = round_ * 100
-    source.put_all({f"k{base + i}": f"v{round_}-{i}" for i in range(100)})
-    if round_:
-        source.put_all({f"k{i}": f"u{round_}-{i}" for i in range(0, base, 7)})
-        for i in range(1, base, 23):
-            source.remove(f"k{i}")
+from .journal_workload import changes, run_killed_and_restarted
 
 
 def _run_crash_test(store_url: str, name, tmp_path: Path) -> None:
@@ -34,28 +23,7 @@ def _run_crash_test(store_url: str, name, tmp_path: Path) -> None:
     target_name = name("dst")
     checkpoint = tmp_path / "checkpoint"
     args = [store_url, source.name, target_name, str(checkpoint), "150"]
-    _changes(source, 0)
-
-    pipeline = start_pipeline(PIPELINE, args, tmp_path / "run1.log")
-    try:
-        for round_ in (1, 2):
-            wait_until(lambda r=round_: len(checkpoint_batches(checkpoint)) >= r, 300, f"commit #{round_}", pipeline)
-            _changes(source, round_)
-        # Kill with a batch in flight (planned in offsets/, not yet in commits/) when we catch one.
-        wait_until(
-            lambda: (
-                len(checkpoint_batches(checkpoint, "offsets")) > len(checkpoint_batches(checkpoint))
-                or len(checkpoint_batches(checkpoint)) >= 4
-            ),
-            120,
-            "a batch in flight",
-            pipeline,
-        )
-    finally:
-        pipeline.kill()
-    _changes(source, 3)  # written while the pipeline is down
-
-    start_pipeline(PIPELINE, [*args, "--until-done"], tmp_path / "run2.log").wait(timeout=400)
+    run_killed_and_restarted(args, lambda round_: changes(source, round_), checkpoint, tmp_path)
 
     target = grid.map(target_name)
     assert target.to_dict() == source.to_dict()
