@@ -409,7 +409,7 @@ def bench_latency(spark, bench: Bench, args) -> None:  # type: ignore[no-untyped
             else ""
         )
         note = (
-            f"p50 {ours['p50_s'] * 1000:.0f} ms, p99 {ours['p99_s'] * 1000:.0f} ms (goal p99 < {LATENCY_GOAL_S:.0f} s: "
+            f"p50 {ours['p50_s'] * 1000:.0f} ms, p99 {ours['p99_s'] * 1000:.0f} ms (goal p99 < {LATENCY_GOAL_S:g} s: "
             f"{'met' if ours['p99_s'] < LATENCY_GOAL_S else 'NOT met'}); by hand p50 {raw['p50_s'] * 1000:.0f} ms; "
             f"median micro-batch ms: {parts}; Spark's floor (rate → noop, same session) "
             f"{floor.get('triggerExecution', 0):.0f} ms a micro-batch; "
