@@ -144,6 +144,23 @@ def file_starting_with_bom(fs: FileSystem, files: Sequence[FileInfo]) -> str | N
     return next((info.path for info, bom in zip(candidates, found, strict=True) if bom), None)
 
 
+def choose_batch_reader(
+    batch_reader: str, owner: str, why_not_spark: Callable[[], tuple[str | None, tuple[str, ...]]], what: str
+) -> BatchReaderChoice:
+    """The reader a batch read of a source of ``owner`` uses, by its ``batch_reader`` option:
+    Spark's when ``why_not_spark()`` finds no reason against it (and gives the URIs it reads, of
+    files holding ``what``), else jetconnect's, or with ``batch_reader="spark"`` an
+    :class:`OptionError` naming the reason. One rule for every source that can hand a read over."""
+    if batch_reader == "jetconnect":
+        return BatchReaderChoice("jetconnect", "batch_reader='jetconnect'")
+    reason, uris = why_not_spark()
+    if reason is None:
+        return BatchReaderChoice("spark", f"{what} of {len(uris)} files", uris)
+    if batch_reader == "spark":
+        raise OptionError(f"{owner}: option 'batch_reader' is 'spark' but {reason}")
+    return BatchReaderChoice("jetconnect", reason)
+
+
 class SparkTextLinesSource(LinesSource):
     """A :class:`LinesSource` whose batch read goes to Spark's text reader when the rows are
     provably the same (see the module's docstring); ``batch_reader``: ``auto``, ``jetconnect`` or
@@ -168,14 +185,9 @@ class SparkTextLinesSource(LinesSource):
         """The reader :meth:`read` would use now, and why (an :class:`OptionError` if
         ``batch_reader="spark"`` cannot be honoured). ``spark``: also check its settings; ``options``:
         the read options :meth:`read` would get (any keeps jetconnect's reader)."""
-        if self.batch_reader == "jetconnect":
-            return BatchReaderChoice("jetconnect", "batch_reader='jetconnect'")
-        reason, uris = self._why_not_spark(spark, options)
-        if reason is None:
-            return BatchReaderChoice("spark", f"plain UTF-8 lines of {len(uris)} files", uris)
-        if self.batch_reader == "spark":
-            raise OptionError(f"{self.owner}: option 'batch_reader' is 'spark' but {reason}")
-        return BatchReaderChoice("jetconnect", reason)
+        return choose_batch_reader(
+            self.batch_reader, self.owner, lambda: self._why_not_spark(spark, options), "plain UTF-8 lines"
+        )
 
     def spark_client_refusal(self) -> str | None:
         """Why Spark's Hadoop client cannot read as this source does (authentication, identity),

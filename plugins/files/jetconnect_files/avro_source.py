@@ -45,6 +45,7 @@ from jetconnect.api import (
     ReadOutput,
     check_batch_reader,
     check_count,
+    choose_batch_reader,
     for_each_file,
     load_avro_schema,
     local_file_uris,
@@ -61,7 +62,7 @@ from jetconnect.api import (
     unsafe_file_name,
     value_fixer,
 )
-from jetconnect.errors import JetconnectError, OptionError, SourceError
+from jetconnect.errors import JetconnectError, SourceError
 from jetconnect_files.avro_container import AvroFileError, AvroHeader, decode_records, read_block_groups, read_header
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -117,14 +118,9 @@ class AvroSource(BatchSource):
         """The reader :meth:`read` would use now, and why (an :class:`OptionError` if
         ``batch_reader="spark"`` cannot be honoured); ``options``: the read options :meth:`read`
         would get (any keeps jetconnect's reader)."""
-        if self.batch_reader == "jetconnect":
-            return BatchReaderChoice("jetconnect", "batch_reader='jetconnect'")
-        reason, uris = self._why_not_spark(spark, options)
-        if reason is None:
-            return BatchReaderChoice("spark", f"Avro records of {len(uris)} files with one writer schema", uris)
-        if self.batch_reader == "spark":
-            raise OptionError(f"{OWNER}: option 'batch_reader' is 'spark' but {reason}")
-        return BatchReaderChoice("jetconnect", reason)
+        return choose_batch_reader(
+            self.batch_reader, OWNER, lambda: self._why_not_spark(spark, options), "Avro records with one writer schema"
+        )
 
     def spark_client_refusal(self) -> str | None:
         """Why Spark's Hadoop client cannot read this source's files, or None; asked before anything
