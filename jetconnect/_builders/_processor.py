@@ -48,7 +48,9 @@ class Processor:
         )
         self.state = self._call("create_fn", spec.create_fn, self.ctx)
 
-    def _call(self, what: str, fn: Callable[..., Any], *args: Any) -> Any:
+    def _call(self, what: str, fn: Callable[..., Any] | None, *args: Any) -> Any:
+        if fn is None:  # build() requires fill_buffer_fn, and only sources with snapshots snapshot
+            raise SourceError(f"{self.where}: {what} is not set, yet it was to be called")
         try:
             return fn(*args)
         except SourceError:
@@ -58,11 +60,11 @@ class Processor:
 
     def fill(self) -> SourceBuffer:
         buf = SourceBuffer(self.spec.name, self.spec.kind)
-        self._call("fill_buffer_fn", self.spec.fill_buffer_fn, self.state, buf)  # type: ignore[arg-type]  # build() requires it
+        self._call("fill_buffer_fn", self.spec.fill_buffer_fn, self.state, buf)
         return buf
 
     def snapshot(self) -> Any:
-        position = self._call("create_snapshot_fn", self.spec.create_snapshot_fn, self.state)  # type: ignore[arg-type]  # called only with snapshots
+        position = self._call("create_snapshot_fn", self.spec.create_snapshot_fn, self.state)
         try:
             json.dumps(position)
         except (TypeError, ValueError) as exc:
@@ -72,7 +74,7 @@ class Processor:
         return position
 
     def restore(self, position: Any) -> None:
-        self._call("restore_snapshot_fn", self.spec.restore_snapshot_fn, self.state, position)  # type: ignore[arg-type]  # called only with snapshots
+        self._call("restore_snapshot_fn", self.spec.restore_snapshot_fn, self.state, position)
 
     def acknowledge(self) -> None:
         if self.spec.acknowledge_fn is not None:

@@ -195,3 +195,18 @@ def test_sink_batch_variant_gets_lists_of_rows_and_errors_name_the_sink():
     bad = SinkBuilder.sink("bad", lambda ctx: None).receive_fn(lambda s, r: 1 / 0).build()
     with pytest.raises(SinkError, match=r"sink 'bad' partition 3: receive_fn raised ZeroDivisionError"):
         _write(bad, [1])
+
+
+def test_a_processor_asked_for_a_function_its_source_lacks_names_it() -> None:
+    """A stream built without snapshot functions is never snapshotted; were a processor asked to,
+    the error names the function and the processor instead of calling None."""
+    from jetconnect._builders._processor import Processor
+    from jetconnect._options import Options
+
+    source = SourceBuilder.stream("plain", lambda ctx: None).fill_buffer_fn(lambda state, buf: buf.add("a")).build()
+    processor = Processor(source.spec, 0, 1, Options())
+    assert processor.fill().items == ["a"]
+    with pytest.raises(SourceError, match=r"source 'plain' processor 0/1: create_snapshot_fn is not set"):
+        processor.snapshot()
+    with pytest.raises(SourceError, match=r"restore_snapshot_fn is not set"):
+        processor.restore(3)
