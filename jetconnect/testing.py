@@ -8,12 +8,13 @@ the process group, restarts the same program, and then counts what arrived.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -291,6 +292,21 @@ def read_rows(output: Iterable[Any]) -> list[tuple[Any, ...]]:
     return rows
 
 
+@contextlib.contextmanager
+def spark_conf(spark: SparkSession, name: str, value: str) -> Iterator[None]:
+    """Set Spark setting ``name`` to ``value`` for the ``with`` block, then put back what it was
+    (unset if it was unset): a test of a setting leaves the shared session as it found it."""
+    before = spark.conf.get(name, None)
+    spark.conf.set(name, value)
+    try:
+        yield
+    finally:
+        if before is None:
+            spark.conf.unset(name)
+        else:
+            spark.conf.set(name, before)
+
+
 __all__ = [
     "PipelineProcess",
     "checkpoint_batches",
@@ -300,6 +316,7 @@ __all__ = [
     "read_rows",
     "recorded_rows",
     "shared_spark_session",
+    "spark_conf",
     "spark_builder",
     "start_pipeline",
     "wait_until",

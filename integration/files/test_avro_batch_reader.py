@@ -9,7 +9,6 @@ spark-avro runs instead.
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
 import decimal
 import json
@@ -25,6 +24,7 @@ import pytest
 from jetconnect import sources
 from jetconnect.api import spark_avro_refusal
 from jetconnect.errors import OptionError
+from jetconnect.testing import spark_conf
 from jetconnect_files.avro_source import AvroSource
 
 IN_CI = os.environ.get("CI", "").lower() == "true"
@@ -163,19 +163,6 @@ def awkward_dir(tmp_path):
     write(directory / "a name with spaces #1 \u00e9.avro", SCHEMA, [record(90)])
     (directory / "_SUCCESS").write_bytes(b"")  # hidden: neither reader sees it
     return directory
-
-
-@contextlib.contextmanager
-def spark_conf(spark, name: str, value: str):
-    before = spark.conf.get(name, None)
-    spark.conf.set(name, value)
-    try:
-        yield
-    finally:
-        if before is None:
-            spark.conf.unset(name)
-        else:
-            spark.conf.set(name, before)
 
 
 def rows_by_id(df) -> list:

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import contextlib
-
 import pytest
 
 from jetconnect import sources
 from jetconnect.errors import OptionError
+from jetconnect.testing import spark_conf
 
 #: Bytes where the two readers could disagree, each file a case.
 AWKWARD = {
@@ -40,19 +39,6 @@ def awkward_dir(tmp_path):
     (directory / "_staging").mkdir()
     (directory / "_staging" / "x.txt").write_bytes(b"staged\n")
     return directory
-
-
-@contextlib.contextmanager
-def spark_conf(spark, name: str, value: str):
-    before = spark.conf.get(name, None)
-    spark.conf.set(name, value)
-    try:
-        yield
-    finally:
-        if before is None:
-            spark.conf.unset(name)
-        else:
-            spark.conf.set(name, before)
 
 
 def rows(spark, directory, reader: str, **options) -> list[str]:
