@@ -21,7 +21,7 @@ from operator import itemgetter
 from typing import Any
 
 import pyarrow as pa
-from pyspark.sql.types import DataType, StringType, StructType
+from pyspark.sql.types import StructType
 
 from jetconnect.api import (
     Guarantee,
@@ -40,10 +40,8 @@ from jetconnect.errors import OffsetError, OptionError
 from jetconnect_imap.events import EventType, JournalEvent, parse_event_types
 from jetconnect_imap.hz_journal import HazelcastJournal
 from jetconnect_imap.hz_store import is_hazelcast
-from jetconnect_imap.hz_values import from_hazelcast, reader_for
 from jetconnect_imap.map_source import DEFAULT_PROJECTED_SCHEMA
-from jetconnect_imap.rows import raw_decoder, row_shaper
-from jetconnect_imap.serde import loads
+from jetconnect_imap.rows import column_decoder, row_shaper, value_decoder
 from jetconnect_imap.store import MapConfig, RawEvent, Store, check_name, default_url, open_store, redact_url
 
 log = logging.getLogger(__name__)
@@ -233,7 +231,7 @@ class MapJournalSource(StreamSource):
     def read_range(self, range_: Range) -> ReadOutput:
         store = None if self.on_hazelcast else open_store(self.store_url)
         shape = row_shaper(self._schema, f"source '{self.name}' {self.display_name!r}")
-        value_of = from_hazelcast if self.on_hazelcast else loads
+        value_of = value_decoder(self.on_hazelcast)
         columnar = self.predicate is None and self.projection is None and self._columnar()
         starts, ends = self._positions(range_.start), self._positions(range_.end)
         spans: dict[int, tuple[int, int]] = {}
@@ -300,10 +298,10 @@ class MapJournalSource(StreamSource):
         kept = list(chain.from_iterable(events for _, events in runs))
         owner = f"source '{self.name}' {self.display_name!r}"
         if not self.full_events:
-            key_of, value_of = (self._decoder(field.dataType) for field in self._schema.fields)
+            key_of, value_of = (column_decoder(f.dataType, self.on_hazelcast) for f in self._schema.fields)
             yield columns_to_batch([[key_of(e[2]) for e in kept], [value_of(e[4]) for e in kept]], self._schema, owner)
             return
-        key_of, old_of, new_of = (self._decoder(self._schema.fields[i].dataType) for i in (3, 4, 5))
+        key_of, old_of, new_of = (column_decoder(self._schema.fields[i].dataType, self.on_hazelcast) for i in (3, 4, 5))
         yield columns_to_batch(
             [
                 pa.array(list(chain.from_iterable(repeat(p, len(events)) for p, events in runs)), pa.int32()),
@@ -320,13 +318,6 @@ class MapJournalSource(StreamSource):
             self._schema,
             owner,
         )
-
-    def _decoder(self, data_type: DataType) -> Callable[[Any], Any]:
-        """How a stored key or value fills a column of ``data_type``: the embedded store's JSON
-        text, or on Hazelcast the value the client decoded (shown as the map source shows it)."""
-        if self.on_hazelcast:
-            return reader_for(isinstance(data_type, StringType))
-        return raw_decoder(data_type)
 
     def _read_events(self, store: Store | None, spans: dict[int, tuple[int, int]]) -> dict[int, list[RawEvent]]:
         """The stored events of each partition's ``[start, end)``; a subclass may rename types or

@@ -15,12 +15,12 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import pyarrow as pa
-from pyspark.sql.types import StringType, StructType
+from pyspark.sql.types import StructType
 
 from jetconnect.api import BatchSource, Guarantee, GuaranteeOption, ReadOutput, Sink, WriteContext, parse_schema
 from jetconnect.errors import SinkError, SourceError
 from jetconnect_imap.hz_store import is_hazelcast, open_hazelcast
-from jetconnect_imap.hz_values import ValueMappingError, from_hazelcast, reader_for, to_hazelcast
+from jetconnect_imap.hz_values import ValueMappingError, from_hazelcast, to_hazelcast
 from jetconnect_imap.map_sinks import (
     DEFAULT_CHUNK_ROWS,
     WriteReport,
@@ -29,7 +29,7 @@ from jetconnect_imap.map_sinks import (
     progress_of,
     row_chunks,
 )
-from jetconnect_imap.rows import row_shaper
+from jetconnect_imap.rows import column_decoder, row_shaper
 from jetconnect_imap.serde import dumps, loads
 from jetconnect_imap.store import StoreError, check_name, default_url, open_store, redact_url
 
@@ -70,7 +70,7 @@ class ListSource(BatchSource):
             except StoreError as exc:
                 raise SourceError(f"source 'list' {self.list_name!r}: {exc}") from exc
             if len(self._schema.fields) == 1:  # a string column shows a JSON value's own text
-                read = reader_for(isinstance(self._schema.fields[0].dataType, StringType))
+                read = column_decoder(self._schema.fields[0].dataType, on_hazelcast=True)
                 return ((read(v),) for v in items)
             return (shape(from_hazelcast(v)) for v in items)
         return (shape(loads(v)) for v in open_store(self.store_url).list_read(split))

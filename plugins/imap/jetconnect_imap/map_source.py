@@ -14,14 +14,14 @@ from typing import Any
 
 import pyarrow as pa
 from hazelcast.errors import HazelcastSerializationError
-from pyspark.sql.types import StringType, StructType
+from pyspark.sql.types import StructType
 
 from jetconnect.api import BatchSource, Guarantee, ReadOutput, columns_to_batch, parse_schema, spread
 from jetconnect.errors import OptionError, SchemaError, SourceError
 from jetconnect_imap.hz_store import HazelcastStore, is_hazelcast, open_hazelcast
-from jetconnect_imap.hz_values import from_hazelcast, reader_for
+from jetconnect_imap.hz_values import from_hazelcast
 from jetconnect_imap.pushdown import is_member_side, to_plain, to_predicate
-from jetconnect_imap.rows import raw_decoder, row_shaper
+from jetconnect_imap.rows import column_decoder, row_shaper
 from jetconnect_imap.serde import loads
 from jetconnect_imap.store import StoreError, check_name, default_url, open_store, redact_url
 
@@ -162,7 +162,7 @@ class MapSource(BatchSource):
                 yield from (shape(from_hazelcast(item)) for item in entries(partition))
             return
         if local_predicate is None and local_projection is None:
-            key_of, value_of = (reader_for(isinstance(f.dataType, StringType)) for f in self._schema.fields)
+            key_of, value_of = (column_decoder(f.dataType, on_hazelcast=True) for f in self._schema.fields)
             for partition in partitions:
                 yield from self._column_batch(list(entries(partition)), key_of, value_of)
             return
@@ -189,7 +189,7 @@ class MapSource(BatchSource):
     def _read(self, scan: Callable[[str, int], Iterator[tuple[str, str]]], partitions: list[int]) -> Iterator[Any]:
         predicate, projection = self.predicate, self.projection
         if predicate is None and projection is None:  # the common case: no decoding needed
-            key_of, value_of = (raw_decoder(f.dataType) for f in self._schema.fields)
+            key_of, value_of = (column_decoder(f.dataType, on_hazelcast=False) for f in self._schema.fields)
             for partition in partitions:
                 yield from self._column_batch(list(scan(self.map_name, partition)), key_of, value_of)
             return
