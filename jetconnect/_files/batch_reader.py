@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -144,6 +144,39 @@ def file_starting_with_bom(fs: FileSystem, files: Sequence[FileInfo]) -> str | N
     return next((info.path for info, bom in zip(candidates, found, strict=True) if bom), None)
 
 
+def files_for_spark(
+    spark: SparkSession | None,
+    options: Mapping[str, Any],
+    own_options: Sequence[str],
+    client_refusal: str | None,
+    fs: FileSystem,
+    directory: str,
+    list_files: Callable[[], Sequence[FileInfo]],
+) -> tuple[str | None, Sequence[FileInfo]]:
+    """What every hand-off of a batch read to Spark's reader checks first, cheapest first (the
+    options alone need no file system call): ``(why not, ())``, or ``(None, the files listed)``.
+    Read options and split sizes the user set (``own_options``) are jetconnect's; so is a file
+    system Spark's client cannot read as the source does (``client_refusal``), a session skipping
+    missing or corrupt files, no directory or no file (jetconnect's reader says so), a name Spark
+    reads as a glob or URI. A source then adds the checks of its own format."""
+    if options:
+        return f"read options {sorted(options)} are jetconnect's", ()
+    if own_options:
+        return f"option(s) {', '.join(own_options)} shape jetconnect's splits, not Spark's", ()
+    if client_refusal is not None:
+        return client_refusal, ()
+    if spark is not None and (skipping := skipping_files_conf(spark)) is not None:
+        return skipping, ()
+    if not fs.exists(directory):
+        return f"'{directory}' does not exist (jetconnect's reader says so)", ()
+    files = list_files()
+    if not files:
+        return "no file matches (jetconnect's reader says so)", ()
+    if (odd := unsafe_file_name([f.path for f in files])) is not None:
+        return f"the name {odd!r} has characters Spark's reader takes for a glob or a URI", ()
+    return None, files
+
+
 def choose_batch_reader(
     batch_reader: str, owner: str, why_not_spark: Callable[[], tuple[str | None, tuple[str, ...]]], what: str
 ) -> BatchReaderChoice:
@@ -206,22 +239,18 @@ class SparkTextLinesSource(LinesSource):
             return f"the {self.path_column!r} column (include_file_name, include_path) is jetconnect's", ()
         if self.charset != "utf-8":
             return f"Spark's text reader reads UTF-8 only, the charset is {self.charset!r}", ()
-        if options:
-            return f"read options {sorted(options)} are jetconnect's", ()
-        if self.own_options:
-            return f"option(s) {', '.join(self.own_options)} shape jetconnect's splits, not Spark's", ()
-        if (refusal := self.spark_client_refusal()) is not None:
-            return refusal, ()
-        if spark is not None and (skipping := skipping_files_conf(spark)) is not None:
-            return skipping, ()
-        if not self.fs.exists(self.directory):
-            return f"'{self.directory}' does not exist (jetconnect's reader says so)", ()
-        files = self.fs.list_files(self.directory, self.glob, recursive=self.recursive)
-        if not files:
-            return "no file matches", ()
+        reason, files = files_for_spark(
+            spark,
+            options,
+            self.own_options,
+            self.spark_client_refusal(),
+            self.fs,
+            self.directory,
+            lambda: self.fs.list_files(self.directory, self.glob, recursive=self.recursive),
+        )
+        if reason is not None:
+            return reason, ()
         paths = [f.path for f in files]
-        if (odd := unsafe_file_name(paths)) is not None:
-            return f"the name {odd!r} has characters Spark's reader takes for a glob or a URI", ()
         if (packed := compressed_file_name(paths)) is not None:
             return f"Spark's reader would decompress {packed!r} by its name, jetconnect reads its bytes", ()
         reason, uris = self.spark_uris(files)

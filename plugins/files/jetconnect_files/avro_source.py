@@ -46,6 +46,7 @@ from jetconnect.api import (
     check_batch_reader,
     check_count,
     choose_batch_reader,
+    files_for_spark,
     for_each_file,
     load_avro_schema,
     local_file_uris,
@@ -53,13 +54,11 @@ from jetconnect.api import (
     plan_splits,
     rebased_by_spark,
     schema_difference,
-    skipping_files_conf,
     spark_avro_frame,
     spark_avro_records,
     spark_avro_refusal,
     to_arrow_schema,
     to_spark_schema,
-    unsafe_file_name,
     value_fixer,
 )
 from jetconnect.errors import JetconnectError, SourceError
@@ -136,22 +135,17 @@ class AvroSource(BatchSource):
         return local_file_uris(self.fs, files)
 
     def _why_not_spark(self, spark: SparkSession, options: dict[str, Any]) -> tuple[str | None, tuple[str, ...]]:
-        # Cheapest first: what the options alone decide needs no file system call.
-        if options:
-            return f"read options {sorted(options)} are jetconnect's", ()
-        if self.own_options:
-            return f"option(s) {', '.join(self.own_options)} shape jetconnect's splits, not Spark's", ()
-        if (refusal := self.spark_client_refusal()) is not None:
-            return refusal, ()
-        if (skipping := skipping_files_conf(spark)) is not None:
-            return skipping, ()
-        if not self.fs.exists(self.directory):
-            return f"'{self.directory}' does not exist (jetconnect's reader says so)", ()
-        files = self._files()
-        if not files:
-            return "no file matches (jetconnect's reader says so)", ()
-        if (odd := unsafe_file_name([f.path for f in files])) is not None:
-            return f"the name {odd!r} has characters Spark's reader takes for a glob or a URI", ()
+        reason, files = files_for_spark(
+            spark,
+            options,
+            self.own_options,
+            self.spark_client_refusal(),
+            self.fs,
+            self.directory,
+            lambda: self.fs.list_files(self.directory, self.glob, recursive=self.recursive),
+        )
+        if reason is not None:
+            return reason, ()
         reason, uris = self.spark_uris(files)
         if reason is not None:
             return reason, ()
