@@ -165,6 +165,8 @@ def test_typed_columns_read_what_the_official_client_wrote(spark, hz, tmp_path) 
 
     with pytest.raises(Exception, match=r"item #\d+ of the batch, \('d[123]', .*\), does not match .*column 'value'"):
         run_rows(sources.map_journal(docs, store=URL, schema="key string, value long"), spark, tmp_path / "f")
+    with pytest.raises(Exception, match=r"item #\d+ of the batch, \('d[123]', .*\), does not match .*column 'value'"):
+        sources.map(docs, store=URL, schema="key string, value long").read(spark).collect()  # the map alike
 
 
 def run_rows(source, spark, checkpoint: Path) -> list[tuple]:
