@@ -62,11 +62,17 @@ def _start(name: str) -> str | None:
             _started[name] = (
                 None
                 if result.returncode == 0
-                else (
-                    f"{script.name} start exited {result.returncode}:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
-                )
+                else f"{script.name} start exited {result.returncode}:\n{_head_and_tail(result.stdout)}\n{_head_and_tail(result.stderr)}"
             )
     return _started[name]
+
+
+def _head_and_tail(text: str, keep: int = 3000) -> str:
+    """``text`` cut to its start and end: a start script says *why* it failed first (fail_start),
+    then shows the end of the server's logs, which alone may be lines from an older run."""
+    if len(text) <= 2 * keep:
+        return text
+    return f"{text[:keep]}\n[... {len(text) - 2 * keep} characters left out ...]\n{text[-keep:]}"
 
 
 @pytest.fixture(scope="session")

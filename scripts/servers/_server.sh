@@ -47,9 +47,32 @@ maven_jars() {  # maven_jars POM DIR [MVN-ARGS...]: POM's dependencies into DIR,
     rm -rf "$dir" && mv "$dir.tmp" "$dir"
 }
 
-pid_alive() {  # pid_alive PIDFILE: the process it names is running
-    [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null
+# A pidfile holds "PID START", START being the process's start time (clock ticks since boot,
+# /proc/PID/stat field 22). Pids wrap (pid_max is 32768 on many machines and a test run forks
+# thousands of processes), so a pidfile left by a server that died with its machine's session may
+# name another process by now: only the process with that pid *and* that start time is ours.
+# pid_alive ignores any other, and stop_pid never signals it.
+start_time_of() {  # start_time_of PID: the process's start time; fails if there is no such process
+    local stat fields
+    stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+    stat=${stat##*) }  # the fields after the command name, which may hold spaces and parentheses
+    read -ra fields <<<"$stat"
+    echo "${fields[19]}"  # field 22; this array starts at field 3
 }
+
+write_pidfile() {  # write_pidfile PIDFILE PID: record PID (just started, e.g. $!) as the server's
+    echo "$2 $(start_time_of "$2" || echo gone)" >"$1"
+}
+
+pid_of() {  # pid_of PIDFILE: print the pid it records if that very process still runs; else fail
+    local pid="" start=""
+    [ -f "$1" ] || return 1
+    read -r pid start <"$1" || [ -n "$pid" ] || return 1
+    [ -n "$start" ] && [ "$(start_time_of "$pid")" = "$start" ] || return 1
+    echo "$pid"
+}
+
+pid_alive() { pid_of "$1" >/dev/null; }  # pid_alive PIDFILE: the process it records is running
 
 wait_until() {  # wait_until SECONDS PIDFILES CHECK [ARGS...]: poll CHECK every 0.1 s until it succeeds
     # (true); false after SECONDS, or at once when the process of one of the comma-separated
@@ -83,9 +106,9 @@ stop_pid() {  # stop_pid PIDFILE [SECONDS] [--group]: SIGTERM the process (its w
     # then), and remove PIDFILE
     local pidfile=$1 seconds=${2:-10} group=${3:-}
     STOP_FORCED=0
-    [ -f "$pidfile" ] || return 0
     local pid target
-    pid=$(cat "$pidfile")
+    # a pidfile whose process is gone (or whose pid another process has taken) is only removed
+    pid=$(pid_of "$pidfile") || { rm -f "$pidfile"; return 0; }
     target=$pid
     [ "$group" = --group ] && target=-$pid
     kill -TERM -- "$target" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || true

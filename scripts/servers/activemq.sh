@@ -140,14 +140,14 @@ start() {
         -Dactivemq.data="$DATA" \
         -jar "$HOME_DIR/bin/activemq.jar" start "xbean:file:$CONF/activemq.xml" \
         >>"$LOG" 2>&1 </dev/null &
-    echo $! >"$PIDFILE"
+    write_pidfile "$PIDFILE" $!
     # Usually ~2 s; KahaDB recovering a large journal after a hard kill can take minutes.
     if ! wait_until 180 "$PIDFILE" answers; then
         is_running || fail_start "activemq exited during start-up" "$LOG"
         stop >/dev/null  # a broker left starting would answer later, unknown to the next start
         fail_start "activemq did not answer STOMP on $HOST:$PORT within 180 s; stopped it" "$LOG"
     fi
-    echo "activemq up on $HOST:$PORT (pid $(cat "$PIDFILE"), data $DATA)"
+    echo "activemq up on $HOST:$PORT (pid $(pid_of "$PIDFILE"), data $DATA)"
 }
 
 stop() {
@@ -162,7 +162,7 @@ stop() {
 
 status() {
     if is_running && answers; then
-        echo "activemq running on $HOST:$PORT (pid $(cat "$PIDFILE"))"
+        echo "activemq running on $HOST:$PORT (pid $(pid_of "$PIDFILE"))"
     else
         echo "activemq not running"
         return 1

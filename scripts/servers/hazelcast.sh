@@ -144,6 +144,8 @@ launch_member() {  # launch_member N: start member N in the background (no wait)
     port=$(port_of "$n")
     port_taken "$port" && die "something else listens on $HOST:$port (not member $n of $(pidfile_of "$n")); stop it first"
     mkdir -p "$BASE"
+    # logs are appended to: a line per launch shows where this run's lines begin
+    echo "--- $(date -u '+%F %T') $SERVER_SCRIPT: launching member $n" >>"$(log_of "$n")"
     # JDK flags of Hazelcast's own start script (bin/common.sh) for Java 9+; an OutOfMemoryError
     # ends the member at once (a clear crash, backups take over) instead of a member that limps on.
     setsid "$(java_bin)" -Xms64m -Xmx"$HEAP" -XX:+ExitOnOutOfMemoryError \
@@ -160,7 +162,7 @@ launch_member() {  # launch_member N: start member N in the background (no wait)
         -cp "$JARS/*:$PROCESSORS_JAR" \
         com.hazelcast.core.server.HazelcastMemberStarter \
         >>"$(log_of "$n")" 2>&1 </dev/null 9>&- &  # 9>&-: a member must not hold the script's lock
-    echo $! >"$(pidfile_of "$n")"
+    write_pidfile "$(pidfile_of "$n")" $!
 }
 
 all_pidfiles() { local n out=(); for n in "${MEMBERS[@]}"; do out+=("$(pidfile_of "$n")"); done; (IFS=,; echo "${out[*]}"); }
@@ -221,7 +223,7 @@ stop() {
     local n any=0
     # SIGTERM to all first: the members shut down side by side instead of one after another.
     for n in "${MEMBERS[@]}"; do
-        if member_alive "$n"; then any=1; kill -TERM "$(cat "$(pidfile_of "$n")")" 2>/dev/null || true; fi
+        if member_alive "$n"; then any=1; kill -TERM "$(pid_of "$(pidfile_of "$n")")" 2>/dev/null || true; fi
     done
     for n in "${MEMBERS[@]}"; do stop_pid "$(pidfile_of "$n")" 20; done
     if [ "$any" = 1 ]; then echo "hazelcast stopped"; else echo "hazelcast not running"; fi
@@ -252,7 +254,7 @@ verb_kill_member() {
     local n pid
     n=$(member_number)
     if ! member_alive "$n"; then echo "hazelcast member $n not running"; rm -f "$(pidfile_of "$n")"; return 0; fi
-    pid=$(cat "$(pidfile_of "$n")")
+    pid=$(pid_of "$(pidfile_of "$n")")
     kill -KILL "$pid"
     while kill -0 "$pid" 2>/dev/null; do sleep 0.05; done
     rm -f "$(pidfile_of "$n")"

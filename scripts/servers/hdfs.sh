@@ -114,7 +114,7 @@ start_daemon() {  # start_daemon namenode|datanode
     java_cmd "$class"
     # setsid: the daemon outlives this script and the test run's process group.
     setsid "${JAVA_CMD[@]}" </dev/null >>"$LOGS/$1.log" 2>&1 9>&- &
-    echo $! >"$ROOT/$1.pid"
+    write_pidfile "$ROOT/$1.pid" $!
 }
 
 # Readiness: a real WebHDFS write and read-back (proves NameNode, DataNode and the redirect work).
@@ -181,7 +181,7 @@ verb_restart_namenode() { stop_daemon namenode; start_daemon namenode; wait_read
 verb_kill_datanode() {
     if daemon_alive datanode; then
         local pid
-        pid=$(cat "$ROOT/datanode.pid")
+        pid=$(pid_of "$ROOT/datanode.pid")
         kill -KILL "$pid"
         while kill -0 "$pid" 2>/dev/null; do sleep 0.1; done  # its ports are free once it is gone
     fi

@@ -98,7 +98,7 @@ PROPS
 start() {
     install_kcat
     if is_running && answers; then
-        echo "kafka (Apache Kafka) already running on $HOST:$PORT (pid $(cat "$PIDFILE"))"
+        echo "kafka (Apache Kafka) already running on $HOST:$PORT (pid $(pid_of "$PIDFILE"))"
         return 0
     fi
     if ! is_running && answers; then
@@ -106,7 +106,7 @@ start() {
     fi
     if is_running; then  # started but not answering yet: another start's broker, still recovering
         if wait_until 180 "$PIDFILE" answers; then
-            echo "kafka (Apache Kafka) running on $HOST:$PORT (pid $(cat "$PIDFILE"))"
+            echo "kafka (Apache Kafka) running on $HOST:$PORT (pid $(pid_of "$PIDFILE"))"
             return 0
         fi
         stop_pid "$PIDFILE" 30
@@ -128,14 +128,14 @@ start() {
             >>"$LOG" 2>&1 || fail_start "StorageTool format failed" "$LOG"
     fi
     setsid "$java" "${jvm[@]}" kafka.Kafka "$CONF/server.properties" >>"$LOG" 2>&1 </dev/null &
-    echo $! >"$PIDFILE"
+    write_pidfile "$PIDFILE" $!
     # A few seconds on a quiet machine; recovering the log after `kill` takes longer.
     if ! wait_until 180 "$PIDFILE" answers; then
         is_running || fail_start "kafka exited during start-up" "$LOG"
         stop >/dev/null  # a broker left starting would answer later, unknown to the next start
         fail_start "kafka did not answer a metadata request on $HOST:$PORT within 180 s; stopped it" "$LOG"
     fi
-    echo "kafka (Apache Kafka) listening on $HOST:$PORT (pid $(cat "$PIDFILE"), data $DATA)"
+    echo "kafka (Apache Kafka) listening on $HOST:$PORT (pid $(pid_of "$PIDFILE"), data $DATA)"
 }
 
 stop() {
@@ -150,7 +150,7 @@ stop() {
 
 status() {
     if is_running && answers; then
-        echo "kafka (Apache Kafka) running on $HOST:$PORT (pid $(cat "$PIDFILE"))"
+        echo "kafka (Apache Kafka) running on $HOST:$PORT (pid $(pid_of "$PIDFILE"))"
     else
         echo "kafka not running"
         return 1
@@ -164,7 +164,7 @@ verb_kill() {  # SIGKILL, as a crash: the data stays on disk, and `start` recove
         return 0
     fi
     local pid
-    pid=$(cat "$PIDFILE")
+    pid=$(pid_of "$PIDFILE")
     kill -KILL "$pid" 2>/dev/null || true
     while kill -0 "$pid" 2>/dev/null; do sleep 0.05; done
     rm -f "$PIDFILE"

@@ -30,7 +30,7 @@ launch() {  # launch NAME ARGS...: a daemon in its own session, its pid in $DIR/
     local name=$1; shift
     SPARK_HOME="$(spark_home)" SPARK_LOCAL_IP=127.0.0.1 SPARK_LOG_DIR="$DIR" \
         PYSPARK_PYTHON="$PY" setsid "$(spark_home)/bin/spark-class" "$@" >"$DIR/$name.log" 2>&1 < /dev/null &
-    echo $! > "$DIR/$name.pid"
+    write_pidfile "$DIR/$name.pid" $!
 }
 
 workers_alive() { [ "$(alive_workers)" -ge "$WORKERS" ]; }

@@ -32,7 +32,7 @@ start() {
         --conf spark.ui.enabled=false --conf spark.sql.shuffle.partitions=2 \
         --conf spark.sql.streaming.forceDeleteTempCheckpointLocation=true \
         >"$DIR/server.log" 2>&1 < /dev/null &
-    echo $! > "$DIR/server.pid"
+    write_pidfile "$DIR/server.pid" $!
     # readiness: the gRPC port answers
     wait_until 120 "$DIR/server.pid" answers || fail_start "the server did not open port $PORT" "$DIR/server.log"
     echo "spark connect up on sc://127.0.0.1:$PORT"
