@@ -89,6 +89,8 @@ from jetconnect._files.spark_avro import (
     spark_avro_frame,
     spark_avro_records,
     spark_avro_refusal,
+    spark_avro_write,
+    spark_avro_write_refusal,
 )
 from jetconnect._files.spark_text import BATCH_READERS, check_batch_reader, spark_text_lines, unsafe_file_name
 from jetconnect._files.staged_commit import StagedCommit
@@ -229,6 +231,8 @@ __all__ = [
     "spark_avro_frame",
     "spark_avro_records",
     "spark_avro_refusal",
+    "spark_avro_write",
+    "spark_avro_write_refusal",
     "spark_rows",
     "spark_text_lines",
     "split_credentials",

@@ -178,19 +178,25 @@ def files_for_spark(
 
 
 def choose_batch_reader(
-    batch_reader: str, owner: str, why_not_spark: Callable[[], tuple[str | None, tuple[str, ...]]], what: str
+    batch_reader: str,
+    owner: str,
+    why_not_spark: Callable[[], tuple[str | None, tuple[str, ...]]],
+    what: str,
+    option: str = "batch_reader",
 ) -> BatchReaderChoice:
     """The reader a batch read of a source of ``owner`` uses, by its ``batch_reader`` option:
     Spark's when ``why_not_spark()`` finds no reason against it (and gives the URIs it reads, of
     files holding ``what``), else jetconnect's, or with ``batch_reader="spark"`` an
-    :class:`OptionError` naming the reason. One rule for every source that can hand a read over."""
+    :class:`OptionError` naming the reason. One rule for every source that can hand a read over,
+    and for a sink handing a batch write to Spark's writer (``option="batch_writer"``; the URIs
+    are then the one directory it writes)."""
     if batch_reader == "jetconnect":
-        return BatchReaderChoice("jetconnect", "batch_reader='jetconnect'")
+        return BatchReaderChoice("jetconnect", f"{option}='jetconnect'")
     reason, uris = why_not_spark()
     if reason is None:
-        return BatchReaderChoice("spark", f"{what} of {len(uris)} files", uris)
+        return BatchReaderChoice("spark", f"{what} of {len(uris)} files" if option == "batch_reader" else what, uris)
     if batch_reader == "spark":
-        raise OptionError(f"{owner}: option 'batch_reader' is 'spark' but {reason}")
+        raise OptionError(f"{owner}: option '{option}' is 'spark' but {reason}")
     return BatchReaderChoice("jetconnect", reason)
 
 

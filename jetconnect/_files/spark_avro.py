@@ -28,14 +28,36 @@ What makes Spark's rows jetconnect's, found by reading spark-avro (``AvroOptions
   where a listed file has another name;
 - field names equal but for case: Spark matches fields ignoring case (by default) and fails;
   :func:`schema_difference` keeps jetconnect's reader for them.
+
+The same holds for a plain batch *write* of an Avro sink (no Avro schema of the user's, no file
+rolling): ``df.write.format("avro")`` writes in the JVM what jetconnect's sink would write through
+Python workers, the same records under the same schema but for names (Spark's decimals are
+``fixed``, jetconnect's ``bytes``; both read back as the same decimal).
+:func:`spark_avro_write_refusal` says where it would not: a name Avro's Java library refuses
+(fastavro writes it), a type jetconnect's sink refuses (its error is the user's answer), a session
+that rebases dates on write. :func:`spark_avro_write` writes as the sink would leave a directory:
+no ``_SUCCESS`` marker, no Hadoop ``.crc`` beside each file (which would keep a later read from
+Spark's reader, see :func:`~jetconnect._files.batch_reader.local_file_uris`), files named
+``part-*.avro`` and visible only once the job commits.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from pyspark.sql.types import ArrayType, DataType, MapType, StringType, StructField, StructType
+from pyspark.sql.types import (
+    ArrayType,
+    DataType,
+    DateType,
+    MapType,
+    StringType,
+    StructField,
+    StructType,
+    TimestampNTZType,
+    TimestampType,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import Column, DataFrame, SparkSession
@@ -199,8 +221,71 @@ def _valid_utf8(column: Column, data_type: DataType) -> Column | None:
     return column.isNull() | valid
 
 
+#: The sink's codecs (Avro's names) as spark-avro's ``compression`` option names them.
+SPARK_AVRO_CODECS = {"null": "uncompressed", "deflate": "deflate", "snappy": "snappy", "zstandard": "zstandard"}
+
+#: Write options given to spark-avro, in the job's Hadoop configuration: no ``_SUCCESS`` file, and
+#: Hadoop's raw local file system (no ``.crc`` file beside each Avro file; a new instance, since
+#: Hadoop caches file systems by scheme, not by configuration).
+SPARK_AVRO_WRITE_OPTIONS = {
+    "mapreduce.fileoutputcommitter.marksuccessfuljobs": "false",
+    "fs.file.impl": "org.apache.hadoop.fs.RawLocalFileSystem",
+    "fs.file.impl.disable.cache": "true",
+}
+
+#: A name Avro's Java library accepts (``Schema.validateName``); fastavro does not check.
+_AVRO_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def spark_avro_write_refusal(spark: SparkSession, schema: StructType) -> str | None:
+    """Why ``df.write.format("avro")`` would not write rows of ``schema`` as an Avro sink without
+    a schema of the user's does (or why it is not there), or None. The caller has checked that the
+    sink takes ``schema`` at all (:func:`~jetconnect._files.avro_schema.to_avro_schema`): Spark's
+    writer takes every such type too."""
+    for path, _ in _fields(schema, ""):
+        if not _AVRO_NAME.fullmatch(path.rsplit(".", 1)[-1]):
+            return f"field '{path}' is not a name Avro's Java library (Spark's writer) accepts"
+    if (twins := _names_equal_but_for_case(schema)) is not None:
+        return f"fields {twins} differ only by case, which Spark's writer refuses"
+    dated = any(isinstance(t, (DateType, TimestampType, TimestampNTZType)) for _, t in _fields(schema, ""))
+    rebase = str(spark.conf.get("spark.sql.avro.datetimeRebaseModeInWrite", "CORRECTED")).strip().upper()
+    if dated and rebase != "CORRECTED":
+        return f"spark.sql.avro.datetimeRebaseModeInWrite is {rebase}: Spark's writer would rebase the dates"
+    return spark_avro_refusal(spark)
+
+
+def _fields(data_type: DataType, path: str) -> list[tuple[str, DataType]]:
+    """Every field of ``data_type`` (nested ones too) as ``(dotted path, type)``, and the element,
+    key and value types of its arrays and maps under their field's path."""
+    found: list[tuple[str, DataType]] = []
+    if isinstance(data_type, StructType):
+        for f in data_type.fields:
+            inner = f"{path}.{f.name}" if path else f.name
+            found.append((inner, f.dataType))
+            found += _fields(f.dataType, inner)
+    elif isinstance(data_type, ArrayType):
+        found += [(path, data_type.elementType), *_fields(data_type.elementType, path)]
+    elif isinstance(data_type, MapType):
+        found += [(path, data_type.valueType), *_fields(data_type.valueType, path)]
+    return found
+
+
+def spark_avro_write(df: DataFrame, uri: str, codec: str) -> None:
+    """Append ``df`` to the directory at ``uri`` with Spark's Avro writer, compressed with
+    ``codec`` (an Avro codec name, see :data:`SPARK_AVRO_CODECS`); see the module's docstring."""
+    (
+        df.write.format("avro")
+        .mode("append")
+        .option("compression", SPARK_AVRO_CODECS[codec])
+        .options(**SPARK_AVRO_WRITE_OPTIONS)
+        .save(uri)
+    )
+
+
 __all__ = [
+    "SPARK_AVRO_CODECS",
     "SPARK_AVRO_OPTIONS",
+    "SPARK_AVRO_WRITE_OPTIONS",
     "SPARK_LEGACY_DATETIME_KEY",
     "SPARK_VERSION_KEY",
     "as_nullable",
@@ -209,4 +294,6 @@ __all__ = [
     "spark_avro_frame",
     "spark_avro_records",
     "spark_avro_refusal",
+    "spark_avro_write",
+    "spark_avro_write_refusal",
 ]

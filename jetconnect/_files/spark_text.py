@@ -34,10 +34,11 @@ BATCH_READERS = ("auto", "jetconnect", "spark")
 _PATH_SYNTAX = set("*?[]{}\\:%")
 
 
-def check_batch_reader(value: str, owner: str) -> str:
-    """``value`` if it is one of :data:`BATCH_READERS`, else an :class:`OptionError` naming the option."""
+def check_batch_reader(value: str, owner: str, option: str = "batch_reader") -> str:
+    """``value`` if it is one of :data:`BATCH_READERS`, else an :class:`OptionError` naming the
+    option (``batch_writer`` for a sink that can hand a write to Spark's writer: the same values)."""
     if value not in BATCH_READERS:
-        raise OptionError(f"{owner}: option 'batch_reader' must be one of {', '.join(BATCH_READERS)}; got {value!r}")
+        raise OptionError(f"{owner}: option '{option}' must be one of {', '.join(BATCH_READERS)}; got {value!r}")
     return value
 
 

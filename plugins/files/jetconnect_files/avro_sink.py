@@ -2,11 +2,15 @@
 
 The Avro schema is the user's, or derived from the DataFrame's (nullable columns become unions
 with null). Files are staged, rolled and committed like the lines sink (:mod:`jetconnect._files.sink`);
-this module only writes the records of each file.
+this module only writes the records of each file. A plain batch :meth:`AvroSink.write` (no schema
+of the user's, no rolling, the default names) goes to Spark's own Avro writer, spark-avro, when the
+session has it (``batch_writer``; the conditions are :meth:`AvroSink.batch_writer_choice`'s and
+:func:`jetconnect.api.spark_avro_write_refusal`'s).
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, BinaryIO
 
@@ -15,19 +19,32 @@ import fastavro.write
 import pyarrow as pa
 
 from jetconnect.api import (
+    BatchReaderChoice,
     FileSystem,
     FileWriters,
+    LocalFileSystem,
     StagedCommit,
     StagedFileSink,
     WriteContext,
+    check_batch_reader,
     check_count,
+    choose_batch_reader,
     load_avro_schema,
+    spark_avro_write,
+    spark_avro_write_refusal,
     to_avro_schema,
+    unsafe_file_name,
 )
-from jetconnect.errors import OptionError, SinkError
+from jetconnect.errors import JetconnectError, OptionError, SinkError
 
 if TYPE_CHECKING:  # pragma: no cover
+    from pyspark.sql import DataFrame
     from pyspark.sql.types import DataType, StructType
+
+_log = logging.getLogger(__name__)
+
+#: fastavro's default, and what Spark's writer uses (Avro's ``DataFileWriter``: 64000 bytes).
+SYNC_INTERVAL = 64000
 
 #: Our option values -> the codec names of the Avro specification.
 CODECS = {"null": "null", "deflate": "deflate", "snappy": "snappy", "zstd": "zstandard", "zstandard": "zstandard"}
@@ -47,7 +64,8 @@ class AvroSink(StagedFileSink):
         prefix: str = "part",
         suffix: str = ".avro",
         roll_bytes: int = 0,
-        sync_interval: int = 64000,
+        sync_interval: int = SYNC_INTERVAL,
+        batch_writer: str = "auto",
     ) -> None:
         if codec.lower() not in CODECS:
             raise OptionError(f"avro sink: option 'codec' must be one of null, deflate, snappy, zstd; got {codec!r}")
@@ -56,6 +74,62 @@ class AvroSink(StagedFileSink):
         self.avro_schema = load_avro_schema(schema) if schema is not None else None
         self.roll_bytes = check_count(roll_bytes, "roll_bytes", "avro sink", 0)
         self.sync_interval = sync_interval
+        self.batch_writer = check_batch_reader(batch_writer, "avro sink", "batch_writer")
+
+    def write(self, df: DataFrame, **options: Any) -> None:
+        """Write a batch DataFrame: by Spark's Avro writer where it writes what this sink would
+        (see :meth:`batch_writer_choice`), else by jetconnect's, in Python workers."""
+        choice = self.batch_writer_choice(df, **options)
+        _log.info("avro sink: batch write by %s's writer: %s", choice.reader, choice.reason)
+        if choice.reader == "spark":
+            spark_avro_write(df, choice.uris[0], self.codec)
+            return
+        super().write(df, **options)
+
+    def batch_writer_choice(self, df: DataFrame, **options: Any) -> BatchReaderChoice:
+        """The writer :meth:`write` would use for ``df`` now, and why (an :class:`OptionError` if
+        ``batch_writer="spark"`` cannot be honoured); for Spark's, ``uris`` holds the directory's."""
+        return choose_batch_reader(
+            self.batch_writer,
+            "avro sink",
+            lambda: self._why_not_spark(df, options),
+            "a plain batch write",
+            option="batch_writer",
+        )
+
+    def spark_directory_uri(self) -> tuple[str | None, str]:
+        """(None, the URI Spark's Hadoop client writes this sink's directory at), or (why it
+        cannot, ""): the local disk's ``file://`` URI; another file system overrides it."""
+        if not isinstance(self._staged.fs, LocalFileSystem):
+            return f"no Spark URI is known for {type(self._staged.fs).__name__}", ""
+        return None, f"file://{self._staged.directory}"
+
+    def _why_not_spark(self, df: DataFrame, options: dict[str, Any]) -> tuple[str | None, tuple[str, ...]]:
+        # Cheapest first: what the options alone decide needs no call to Spark.
+        if options:
+            return f"write options {sorted(options)} are jetconnect's", ()
+        for given, why in (
+            (self.avro_schema is not None, "option 'schema' (an Avro schema of the user's)"),
+            (self.roll_bytes != 0, "option 'roll_bytes'"),
+            (self.sync_interval != SYNC_INTERVAL, "option 'sync_interval'"),
+            ((self._staged.prefix, self._staged.suffix) != ("part", ".avro"), "options 'prefix' and 'suffix'"),
+        ):
+            if given:
+                return f"{why} is jetconnect's", ()
+        if df.isStreaming:
+            return "a streaming DataFrame is written by write_stream (jetconnect's writer says so)", ()
+        try:
+            to_avro_schema(df.schema)
+        except JetconnectError as exc:
+            return f"jetconnect's writer refuses the schema ({exc})", ()
+        reason, uri = self.spark_directory_uri()
+        if reason is not None:
+            return reason, ()
+        if unsafe_file_name([self._staged.directory]) is not None:
+            return f"the directory {self._staged.directory!r} has characters Spark takes for a glob or a URI", ()
+        if (refusal := spark_avro_write_refusal(df.sparkSession, df.schema)) is not None:
+            return refusal, ()
+        return None, (uri,)
 
     def _parsed_schema(self, schema: StructType) -> Any:
         try:

@@ -148,7 +148,22 @@ def avro_sink(
     prefix: str = "part",
     suffix: str = ".avro",
     roll_bytes: int = 0,
+    batch_writer: str = "auto",
 ) -> AvroSink:
-    """Avro container files (codec null, deflate, snappy or zstd), committed atomically per micro-batch."""
+    """Avro container files (codec null, deflate, snappy or zstd), committed atomically per micro-batch.
+
+    ``batch_writer``: ``auto`` hands a plain batch ``write`` (no ``schema``, no ``roll_bytes``, the
+    default names) to Spark's own Avro writer (spark-avro, when the session has it); ``jetconnect``
+    always writes in Python workers; ``spark`` forces Spark's or fails saying why not.
+    """
     directory = shared_path(directory, "avro sink: option 'directory'")
-    return AvroSink(LocalFileSystem(), directory, schema, codec, prefix, suffix, roll_bytes)
+    return AvroSink(
+        LocalFileSystem(),
+        directory,
+        schema=schema,
+        codec=codec,
+        prefix=prefix,
+        suffix=suffix,
+        roll_bytes=roll_bytes,
+        batch_writer=batch_writer,
+    )
