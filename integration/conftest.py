@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import gc
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -24,6 +26,12 @@ IN_CI = os.environ.get("CI", "").lower() == "true"
 # the whole process to Connect), so the Connect tests run in a pytest run of their own:
 # `JETCONNECT_TEST_PROFILE=connect pytest integration/connect` (scripts/test-connect.sh).
 CONNECT_PROFILE = os.environ.get("JETCONNECT_TEST_PROFILE") == "connect"
+
+#: The PySpark version the pinned spark-avro jar (bench/spark-avro/pom.xml) is built for: on it, the
+#: jar must be on the session (scripts/test-spark-oldest.sh puts it there).
+SPARK_AVRO_VERSION = re.search(  # type: ignore[union-attr]
+    r"spark-avro_2.13</artifactId>\s*<version>([^<]+)<", (ROOT / "bench" / "spark-avro" / "pom.xml").read_text()
+).group(1)
 
 
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
@@ -99,3 +107,20 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     for name, reason in _started.items():
         if reason is None and name not in _already_running and os.environ.get("JETCONNECT_KEEP_SERVERS") != "1":
             subprocess.run(["bash", str(SERVERS / f"{name}.sh"), "stop"], capture_output=True, timeout=120)
+
+
+@pytest.fixture
+def need_spark_avro(spark: Any) -> None:
+    """Skip (or, on the PySpark spark-avro's jar is built for, fail in CI) when the session lacks
+    Spark's Avro connector, which the hand-offs of Avro reads and writes need."""
+    import pyspark
+
+    from jetconnect.api import spark_avro_refusal
+
+    refusal = spark_avro_refusal(spark)
+    if refusal is not None:
+        if IN_CI and pyspark.__version__ == SPARK_AVRO_VERSION:
+            pytest.fail(
+                f"PySpark {pyspark.__version__} in CI must have spark-avro (scripts/test-spark-oldest.sh): {refusal}"
+            )
+        pytest.skip(refusal)

@@ -23,10 +23,11 @@ if ! bash scripts/setup.sh --spark "$floor" "$venv"; then
   echo "test-spark-oldest: SKIPPED, could not build $venv with pyspark $floor (fatal in CI)" >&2
   exit 0
 fi
-# Spark's own Avro reader (spark-avro, its jar from Maven Central at this PySpark's version,
-# cached in ~/.cache/jetconnect-spark-avro) is on this profile's sessions, so every Avro test of
-# integration/files reads through the Avro source's hand-off to it (#35); the main venv's PySpark
-# has no spark-avro jar on Maven Central.
+# Spark's own Avro reader and writer (spark-avro, its jar from Maven Central at this PySpark's
+# version, cached in ~/.cache/jetconnect-spark-avro) are on this profile's sessions, so every Avro
+# test of integration/files, and integration/hdfs/test_avro.py, reads and writes through the Avro
+# source's and sink's hand-offs to it (#35); the main venv's PySpark has no spark-avro jar on
+# Maven Central.
 avro_pom=bench/spark-avro/pom.xml avro_jars=$HOME/.cache/jetconnect-spark-avro/test-jars
 avro_version=$(sed -nE '/spark-avro_2.13/{n;s/.*<version>([^<]+)<.*/\1/p}' "$avro_pom")
 if [ "$avro_version" != "$floor" ]; then
@@ -40,4 +41,5 @@ else
   [ "${CI:-}" = "true" ] && exit 1
 fi
 export PYTHONUNBUFFERED=1
-exec "$venv/bin/python" -m pytest -m "not crash and not crash_matrix" -p no:cacheprovider tests integration/core integration/files "$@"
+exec "$venv/bin/python" -m pytest -m "not crash and not crash_matrix" -p no:cacheprovider tests integration/core integration/files \
+    integration/hdfs/test_avro.py "$@"

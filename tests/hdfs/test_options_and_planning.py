@@ -220,8 +220,8 @@ def test_the_batch_reader_stays_jetconnects_where_spark_would_change_the_rows_or
     assert choice(batch_reader="jetconnect").reader == "jetconnect"
     with pytest.raises(OptionError, match="batch_reader.*mapper"):
         choice(batch_reader="spark", mapper=lambda path, line: (line,))
-    assert hdfs_source(URL, "hdfs://nn:8020/data").rpc_address == "hdfs://nn:8020"
-    assert hdfs_source(URL, "/data", rpc_address="nn:8020").rpc_address == "hdfs://nn:8020"
+    assert hdfs_source(URL, "hdfs://nn:8020/data").spark_access.rpc_address == "hdfs://nn:8020"
+    assert hdfs_source(URL, "/data", rpc_address="nn:8020").spark_access.rpc_address == "hdfs://nn:8020"
 
 
 def test_file_names_spark_would_read_as_globs_or_uris_are_not_handed_over():

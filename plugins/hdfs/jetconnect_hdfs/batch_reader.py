@@ -28,6 +28,34 @@ from jetconnect.errors import OptionError
 from jetconnect_hdfs.connection import HdfsConnection
 
 
+class HdfsSparkAccess:
+    """How Spark's own Hadoop client reaches what an HDFS connector reaches through WebHDFS: the
+    NameNode's RPC address (``rpc_address``, ``hdfs://namenode:8020``; by default asked of the
+    NameNode), and why it cannot where WebHDFS carries what Spark's client does not (Kerberos,
+    tokens, impersonation, another user). Shared by the lines source and the Avro source and sink."""
+
+    def __init__(self, connection: HdfsConnection, rpc_address: str | None = None) -> None:
+        self.connection = connection
+        self.rpc_address = _rpc_uri(rpc_address) if rpc_address else None
+
+    def refusal(self) -> str | None:
+        """Why Spark's client cannot act as this connector does, or None."""
+        connection = self.connection
+        if connection.token or connection.kerberos or connection.proxy_user:
+            return "a token, Kerberos or proxy_user is WebHDFS authentication Spark's client does not take"
+        local_user = os.environ.get("HADOOP_USER_NAME") or getpass.getuser()
+        if connection.user not in (None, local_user):
+            return f"user {connection.user!r} is not the Hadoop user Spark reads as ({local_user!r})"
+        return None
+
+    def uris(self, paths: Sequence[str]) -> tuple[str | None, tuple[str, ...]]:
+        """(None, the ``hdfs://`` URIs of ``paths``), or (why there are none, ())."""
+        rpc = self.rpc_address or _namenode_rpc(self.connection.url, self.connection.timeout)
+        if rpc is None:
+            return "the NameNode did not say its RPC address (give option rpc_address)", ()
+        return None, tuple(rpc + path for path in paths)
+
+
 class HdfsLinesSource(SparkTextLinesSource, GrowingLinesSource):
     """The core's growing-lines source over WebHDFS, whose batch read the core's
     :class:`~jetconnect.api.SparkTextLinesSource` hands to Spark when it can; this class adds only
@@ -40,23 +68,13 @@ class HdfsLinesSource(SparkTextLinesSource, GrowingLinesSource):
 
     def __init__(self, *args: Any, rpc_address: str | None = None, **options: Any) -> None:
         super().__init__(*args, **options)
-        self.rpc_address = _rpc_uri(rpc_address) if rpc_address else None
+        self.spark_access = HdfsSparkAccess(self.fs.connection, rpc_address)  # type: ignore[attr-defined]  # a WebHdfsFileSystem
 
     def spark_client_refusal(self) -> str | None:
-        connection: HdfsConnection = self.fs.connection  # type: ignore[attr-defined]  # a WebHdfsFileSystem
-        if connection.token or connection.kerberos or connection.proxy_user:
-            return "a token, Kerberos or proxy_user is WebHDFS authentication Spark's client does not take"
-        local_user = os.environ.get("HADOOP_USER_NAME") or getpass.getuser()
-        if connection.user not in (None, local_user):
-            return f"user {connection.user!r} is not the Hadoop user Spark reads as ({local_user!r})"
-        return None
+        return self.spark_access.refusal()
 
     def spark_uris(self, files: Sequence[FileInfo]) -> tuple[str | None, tuple[str, ...]]:
-        connection: HdfsConnection = self.fs.connection  # type: ignore[attr-defined]  # a WebHdfsFileSystem
-        rpc = self.rpc_address or _namenode_rpc(connection.url, connection.timeout)
-        if rpc is None:
-            return "the NameNode did not say its RPC address (give option rpc_address)", ()
-        return None, tuple(rpc + f.path for f in files)
+        return self.spark_access.uris([f.path for f in files])
 
 
 def _rpc_uri(address: str) -> str:
@@ -83,4 +101,4 @@ def _namenode_rpc(url: str, timeout: float) -> str | None:
     return f"hdfs://{host}:{port}" if host else None
 
 
-__all__ = ["BatchReaderChoice", "HdfsLinesSource"]
+__all__ = ["BatchReaderChoice", "HdfsLinesSource", "HdfsSparkAccess"]

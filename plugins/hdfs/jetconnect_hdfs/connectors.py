@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 
 from jetconnect.api import WholeFilesSource, check_batch_reader, check_charset, check_count, check_function_option
 from jetconnect.errors import OptionError
-from jetconnect_hdfs.batch_reader import HdfsLinesSource
+from jetconnect_hdfs.batch_reader import HdfsLinesSource, HdfsSparkAccess
 from jetconnect_hdfs.connection import HdfsConnection
 from jetconnect_hdfs.filesystem import WebHdfsFileSystem, hdfs_path
 from jetconnect_hdfs.sink import HdfsSink, make_sink
@@ -67,8 +67,8 @@ def hdfs_source(
     if format not in SOURCE_FORMATS:
         raise OptionError(f"hdfs: option 'format' must be one of {', '.join(SOURCE_FORMATS)}; got {format!r}")
     check_function_option(mapper, "mapper", "hdfs", "(path, value)", schema=schema, factory="sources.hdfs")
-    if check_batch_reader(batch_reader, "hdfs") == "spark" and format != "lines":
-        raise OptionError(f"hdfs: option 'batch_reader' 'spark' reads lines; format {format!r} is jetconnect's own")
+    if check_batch_reader(batch_reader, "hdfs") == "spark" and format == "bytes":
+        raise OptionError("hdfs: option 'batch_reader' 'spark' reads lines or Avro; format 'bytes' is jetconnect's own")
     max_split_bytes = check_count(max_split_bytes, "max_split_bytes", "hdfs")
     min_splits = check_count(min_splits, "min_splits", "hdfs")
     max_files_per_batch = check_count(max_files_per_batch, "max_files_per_batch", "hdfs", minimum=0)
@@ -82,9 +82,26 @@ def hdfs_source(
                 "hdfs: option 'mapper' works with format lines or bytes; Avro records come typed "
                 "by their schema (map them with Spark)"
             )
-        avro = _files_family("avro_source")
         glob = "*.avro" if glob == "*" else glob
-        return avro.AvroSource(fs, directory, glob, avro_schema, recursive, max_split_bytes, min_splits)
+        return _avro().HdfsAvroSource(
+            fs,
+            directory,
+            glob,
+            schema=avro_schema,
+            recursive=recursive,
+            max_split_bytes=max_split_bytes,
+            min_splits=min_splits,
+            batch_reader=batch_reader,
+            own_options=[
+                name
+                for name, value, default in (
+                    ("max_split_bytes", max_split_bytes, 128 << 20),
+                    ("min_splits", min_splits, 2),
+                )
+                if value != default
+            ],
+            spark_access=HdfsSparkAccess(fs.connection, _rpc_address(path, rpc_address)),
+        )
     if format == "bytes":
         return WholeFilesSource(
             fs,
@@ -98,8 +115,6 @@ def hdfs_source(
             owner="hdfs",
             name="hdfs",
         )
-    if rpc_address is None and path.startswith("hdfs://") and urlsplit(path).port is not None:
-        rpc_address = path  # Spark's reader goes where the user's own hdfs:// path points
     return HdfsLinesSource(
         fs,
         directory,
@@ -117,8 +132,16 @@ def hdfs_source(
         owner="hdfs",
         name="hdfs",
         batch_reader=batch_reader,
-        rpc_address=rpc_address,
+        rpc_address=_rpc_address(path, rpc_address),
     )
+
+
+def _rpc_address(path: str, rpc_address: str | None) -> str | None:
+    """The NameNode's RPC address for Spark's reader: the option, else ``path``'s own
+    ``hdfs://host:port`` (Spark goes where the user's path points), else None (ask the NameNode)."""
+    if rpc_address is None and path.startswith("hdfs://") and urlsplit(path).port is not None:
+        return path
+    return rpc_address
 
 
 def split_path(path_or_glob: str) -> tuple[str, str]:
@@ -153,30 +176,51 @@ def hdfs_sink(
     kerberos_principal: str | None = None,
     token: str | None = None,
     timeout: float = 60.0,
+    batch_writer: str = "auto",
+    rpc_address: str | None = None,
 ) -> HdfsSink:
-    """Text (or Avro) files in an HDFS directory, one per partition and micro-batch, committed exactly once."""
+    """Text (or Avro) files in an HDFS directory, one per partition and micro-batch, committed exactly once.
+
+    ``batch_writer`` (Avro): ``auto`` hands a plain batch ``write`` to Spark's own Avro writer
+    (spark-avro, when the session has it) at ``rpc_address`` (default: the NameNode's answer);
+    ``jetconnect`` or ``spark`` force one (see :mod:`jetconnect_hdfs.avro`).
+    """
     fs = WebHdfsFileSystem(
         HdfsConnection(url, user, proxy_user, kerberos, kerberos_principal, token=token, timeout=timeout)
     )
     if format == "avro":
         check_count(max_file_bytes, "max_file_bytes", "hdfs", minimum=0)
-        avro = _files_family("avro_sink")
-        return avro.AvroSink(fs, directory, avro_schema, codec, prefix, suffix or ".avro", max_file_bytes)
+        try:
+            path = hdfs_path(directory)
+        except ValueError as exc:
+            raise OptionError(f"hdfs: option 'directory': {exc}") from None
+        return _avro().HdfsAvroSink(
+            fs,
+            path,
+            schema=avro_schema,
+            codec=codec,
+            prefix=prefix,
+            suffix=suffix or ".avro",
+            roll_bytes=max_file_bytes,
+            batch_writer=batch_writer,
+            spark_access=HdfsSparkAccess(fs.connection, _rpc_address(directory, rpc_address)),
+        )
+    if check_batch_reader(batch_writer, "hdfs", "batch_writer") == "spark":
+        raise OptionError(f"hdfs: option 'batch_writer' 'spark' writes Avro; format {format!r} is jetconnect's own")
     return make_sink(
         fs, directory, format=format, prefix=prefix, suffix=suffix, charset=charset, max_file_bytes=max_file_bytes
     )
 
 
-def _files_family(module: str) -> Any:
-    """The Avro reader or writer of the files family, which works over any jetconnect FileSystem."""
-    import importlib
-
+def _avro() -> Any:
+    """:mod:`jetconnect_hdfs.avro`, which builds on the files family's Avro reader and writer."""
     try:
-        return importlib.import_module(f"jetconnect_files.{module}")
+        from jetconnect_hdfs import avro
     except ImportError as exc:
         raise OptionError(
             "hdfs: option 'format' 'avro' needs the jetconnect-files plugin (pip install 'jetconnect-hdfs[avro]')"
         ) from exc
+    return avro
 
 
 __all__ = ["SOURCE_FORMATS", "hdfs_sink", "hdfs_source", "split_path"]
