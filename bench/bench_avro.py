@@ -13,7 +13,8 @@ batch_reader="jetconnect")`` (jetconnect's own reader in Python workers), by
 the same checksum of every value (count, sums of the numbers, of the CRC-32 of the strings, of the
 timestamps' microseconds), and the run stops if any differs.
 Sink: one cached DataFrame of ``--sink-records`` rows in 2 partitions written uncompressed by
-``sinks.avro(...)``, by ``df.write.format("avro")`` and, from the same rows already in Python, by
+``sinks.avro(...)`` (the default, handed to Spark's writer, and pinned to ``batch_writer="jetconnect"``), by
+``df.write.format("avro")`` and, from the same rows already in Python, by
 ``fastavro.writer`` (one file per partition); every output is read back and checked against the
 DataFrame's checksum.
 
@@ -224,6 +225,9 @@ def bench_sink(spark, bench: Bench, args, on: str) -> None:  # type: ignore[no-u
     def ours() -> None:
         sinks.avro(directory=str(target("jetconnect")), codec="null").write(df)
 
+    def ours_in_python() -> None:
+        sinks.avro(directory=str(target("jetconnect-python")), codec="null", batch_writer="jetconnect").write(df)
+
     def theirs() -> None:
         df.write.format("avro").option("compression", "uncompressed").save(str(target("spark")))
 
@@ -234,19 +238,25 @@ def bench_sink(spark, bench: Bench, args, on: str) -> None:  # type: ignore[no-u
             with open(out / f"part-{p}.avro", "wb") as f:
                 fastavro.writer(f, parsed, records, codec="null", sync_interval=64000)
 
-    native, by_hand = (
+    native, python, by_hand = (
         "sink: write, vs df.write.format('avro')",
+        "sink: the same with batch_writer='jetconnect', vs df.write.format('avro')",
         "sink: the same, vs fastavro.writer in 1 process",
     )
-    with bench.measure(native, by_hand):
-        ours_s, spark_s, raw_s = best_of_turns([ours, theirs, raw], args.repeat, args.warmup)
+    choice = sinks.avro(directory=str(root / "probe"), codec="null").batch_writer_choice(df)
+    if choice.reader != "spark":
+        raise RuntimeError(f"batch_writer='auto' keeps jetconnect's writer: {choice.reason}")
+    with bench.measure(native, python, by_hand):
+        ours_s, python_s, spark_s, raw_s = best_of_turns([ours, ours_in_python, theirs, raw], args.repeat, args.warmup)
     for side, path in written.items():  # the last output of each side, read back by Spark's reader
         got = spark_checksum(spark.read.format("avro").load(str(path)))
         if got != expected:
             raise RuntimeError(f"{side} wrote {path} with checksum {got}, the DataFrame's is {expected}")
     shutil.rmtree(root)
     extra = {"records": args.sink_records, "partitions": PARTITIONS, "checksum": list(expected)}
-    bench.add(Row(native, ours_s, spark_s, target=1.0, note=on, extra=extra))
+    handed = f"{on}; batch_writer='auto' hands the write to Spark's writer"
+    bench.add(Row(native, ours_s, spark_s, target=1.0, note=handed, extra=extra))
+    bench.add(Row(python, python_s, spark_s, note=f"{on}; jetconnect's writer in Python workers", extra=extra))
     bench.add(
         Row(by_hand, ours_s, raw_s, note="fastavro from rows already in Python, one file per partition", extra=extra)
     )
