@@ -11,10 +11,11 @@ import uuid
 
 import pytest
 
+from jetconnect.api import redact_url
 from jetconnect_imap import EventType, MapConfig, StoreError, connect
 from jetconnect_imap.events import Change
 from jetconnect_imap.serde import dumps, partition_of
-from jetconnect_imap.store import Progress, open_store, redact_url
+from jetconnect_imap.store import Progress, open_store
 
 
 @pytest.fixture

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from jetconnect_kafka.config import client_config, redacted
+from jetconnect.api import redact_options as redacted
+from jetconnect_kafka.config import client_config
 
 
 def test_python_and_spark_spellings_become_librdkafka_names() -> None:

@@ -23,7 +23,7 @@ from urllib.parse import urlsplit
 
 import requests
 
-from jetconnect.api import BatchReaderChoice, FileInfo, GrowingLinesSource, SparkTextLinesSource
+from jetconnect.api import FileInfo, GrowingLinesSource, SparkTextLinesSource
 from jetconnect.errors import OptionError
 from jetconnect_hdfs.connection import HdfsConnection
 
@@ -101,4 +101,4 @@ def _namenode_rpc(url: str, timeout: float) -> str | None:
     return f"hdfs://{host}:{port}" if host else None
 
 
-__all__ = ["BatchReaderChoice", "HdfsLinesSource", "HdfsSparkAccess"]
+__all__ = ["HdfsLinesSource", "HdfsSparkAccess"]

@@ -32,6 +32,7 @@ from jetconnect.api import (
     columns_to_batch,
     integer_positions,
     parse_schema,
+    redact_url,
     share_budget,
     spread,
     to_arrow_schema,
@@ -42,7 +43,7 @@ from jetconnect_imap.hz_journal import HazelcastJournal
 from jetconnect_imap.hz_store import is_hazelcast
 from jetconnect_imap.map_source import DEFAULT_PROJECTED_SCHEMA
 from jetconnect_imap.rows import column_decoder, row_shaper, value_decoder
-from jetconnect_imap.store import MapConfig, RawEvent, Store, check_name, default_url, open_store, redact_url
+from jetconnect_imap.store import MapConfig, RawEvent, Store, check_name, default_url, open_store
 
 log = logging.getLogger(__name__)
 

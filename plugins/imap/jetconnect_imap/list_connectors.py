@@ -17,7 +17,16 @@ from typing import Any
 import pyarrow as pa
 from pyspark.sql.types import StructType
 
-from jetconnect.api import BatchSource, Guarantee, GuaranteeOption, ReadOutput, Sink, WriteContext, parse_schema
+from jetconnect.api import (
+    BatchSource,
+    Guarantee,
+    GuaranteeOption,
+    ReadOutput,
+    Sink,
+    WriteContext,
+    parse_schema,
+    redact_url,
+)
 from jetconnect.errors import SinkError, SourceError
 from jetconnect_imap.hz_store import is_hazelcast, open_hazelcast
 from jetconnect_imap.hz_values import ValueMappingError, from_hazelcast, to_hazelcast
@@ -31,7 +40,7 @@ from jetconnect_imap.map_sinks import (
 )
 from jetconnect_imap.rows import column_decoder, row_shaper
 from jetconnect_imap.serde import dumps, loads
-from jetconnect_imap.store import StoreError, check_name, default_url, open_store, redact_url
+from jetconnect_imap.store import StoreError, check_name, default_url, open_store
 
 
 class ListSource(BatchSource):

@@ -16,14 +16,14 @@ import pyarrow as pa
 from hazelcast.errors import HazelcastSerializationError
 from pyspark.sql.types import StructType
 
-from jetconnect.api import BatchSource, Guarantee, ReadOutput, columns_to_batch, parse_schema, spread
+from jetconnect.api import BatchSource, Guarantee, ReadOutput, columns_to_batch, parse_schema, redact_url, spread
 from jetconnect.errors import OptionError, SchemaError, SourceError
 from jetconnect_imap.hz_store import HazelcastStore, is_hazelcast, open_hazelcast
 from jetconnect_imap.hz_values import from_hazelcast
 from jetconnect_imap.pushdown import is_member_side, to_plain, to_predicate
 from jetconnect_imap.rows import column_decoder, row_shaper
 from jetconnect_imap.serde import loads
-from jetconnect_imap.store import StoreError, check_name, default_url, open_store, redact_url
+from jetconnect_imap.store import StoreError, check_name, default_url, open_store
 
 DEFAULT_MAP_SCHEMA = "key string, value string"
 DEFAULT_PROJECTED_SCHEMA = "value string"

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from jetconnect.api import ClientCache, redact_url, split_credentials, url_secrets  # re-exported: public since 0.1
+from jetconnect.api import ClientCache, redact_url
 from jetconnect.errors import JetconnectError
 from jetconnect_imap.events import Change, EventType
 from jetconnect_imap.serde import DEFAULT_PARTITIONS
@@ -268,7 +268,4 @@ __all__ = [
     "check_stored_name",
     "default_url",
     "open_store",
-    "redact_url",
-    "split_credentials",
-    "url_secrets",
 ]

@@ -16,7 +16,6 @@ from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, ClusterMetadata
 
 from jetconnect.api import Backoff, retry_call
-from jetconnect.api import redact_options as redacted  # re-exported: public since 0.1
 
 #: A legal Kafka topic name (Kafka's ``Topic.validate``: at most 249 of these characters), matched whole.
 TOPIC_NAME = re.compile(r"[a-zA-Z0-9._-]{1,249}")
@@ -79,4 +78,4 @@ def watermarks(
     )
 
 
-__all__ = ["DEFAULT_BACKOFF", "client_config", "cluster_metadata", "consumer", "producer", "redacted", "watermarks"]
+__all__ = ["DEFAULT_BACKOFF", "client_config", "cluster_metadata", "consumer", "producer", "watermarks"]
