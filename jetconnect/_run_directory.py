@@ -23,6 +23,7 @@ from __future__ import annotations
 import posixpath
 
 from jetconnect._files.filesystem import FileSystem
+from jetconnect._locations import WAL_LOCATION, resolve_location
 from jetconnect._spool import Spool
 
 #: A round record's file name pattern (the round's number, then this suffix).
@@ -100,4 +101,12 @@ class RunDirectory:
         return Spool(self.fs, posixpath.join(self.processor(index), "spool"), owner=f"processor {index}")
 
 
-__all__ = ["RECORD_GLOB", "RunDirectory"]
+def run_spools(location: str, run: str, total: int) -> list[Spool]:
+    """The spools of processors ``0..total-1`` of stream run ``run`` under ``location`` (the
+    ``wal_location`` option as given): what a connector whose receivers spool (JMS) reads back."""
+    fs, path = resolve_location(location, f"option '{WAL_LOCATION}'")
+    run_dir = RunDirectory(fs, path, run)
+    return [run_dir.spool(index) for index in range(total)]
+
+
+__all__ = ["RECORD_GLOB", "RunDirectory", "run_spools"]

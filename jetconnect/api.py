@@ -32,7 +32,6 @@ from jetconnect._builders import (
     SinkContext,
     SourceBuffer,
     SourceBuilder,
-    spool_of,
 )
 from jetconnect._charsets import check_charset
 from jetconnect._clients import ClientCache
@@ -123,7 +122,7 @@ from jetconnect._redaction import (
     url_secrets,
 )
 from jetconnect._retry import Backoff, RetriesExhausted, retry_call
-from jetconnect._round_log import RoundLog
+from jetconnect._run_directory import run_spools
 from jetconnect._spool import Spool
 from jetconnect.errors import JetconnectError, OffsetError, OptionError, SchemaError, SinkError, SourceError
 
@@ -170,7 +169,6 @@ __all__ = [
     "Range",
     "ReadOutput",
     "RetriesExhausted",
-    "RoundLog",
     "SchemaError",
     "Sink",
     "SinkBuilder",
@@ -222,6 +220,7 @@ __all__ = [
     "redact_url",
     "resolve_location",
     "retry_call",
+    "run_spools",
     "rows_to_batch",
     "schema_difference",
     "secrets_of",
@@ -236,7 +235,6 @@ __all__ = [
     "spark_rows",
     "spark_text_lines",
     "split_credentials",
-    "spool_of",
     "spread",
     "to_arrow_schema",
     "to_avro_schema",

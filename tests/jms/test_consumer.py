@@ -18,9 +18,10 @@ import pytest
 from jetconnect._arrow_rows import rows_to_batch
 from jetconnect._builders._processor import Processor
 from jetconnect._builders._receiver import RECEIVERS
+from jetconnect.api import run_spools
 from jetconnect.errors import SourceError
 from jetconnect_jms import jms_queue_source
-from jetconnect_jms.consumer import RUN_OPTION, run_spools
+from jetconnect_jms.consumer import RUN_OPTION
 from jetconnect_jms.stomp_client import StompClient, StompSettings
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -32,7 +32,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from jetconnect.api import WAL_LOCATION, ProcessorContext, RoundLog, SourceBuffer, Spool, resolve_location, spool_of
+from jetconnect.api import WAL_LOCATION, ProcessorContext, SourceBuffer, Spool, run_spools
 from jetconnect.errors import ChecksumError, OffsetError, SourceError
 from jetconnect_jms.messages import _FRAME_HEADERS, RAW_SCHEMA, MessageView, _timestamp_ms
 from jetconnect_jms.stomp_client import CONNECTION_ERRORS, StompClient, StompSettings
@@ -403,18 +403,6 @@ class Consumer:
         return False
 
 
-def run_rounds(location: str, run: str) -> RoundLog:
-    """The round records of stream run ``run`` under ``location`` (option ``wal_location``)."""
-    fs, path = resolve_location(location, f"option '{WAL_LOCATION}'")
-    return RoundLog(fs, path, run)
-
-
-def run_spools(location: str, run: str, total: int) -> list[Spool]:
-    """The spools of processors ``0..total-1`` of stream run ``run``."""
-    rounds = run_rounds(location, run)
-    return [spool_of(rounds, j) for j in range(total)]
-
-
 __all__ = [
     "RUN_OPTION",
     "SPOOL_SCHEMA",
@@ -422,8 +410,6 @@ __all__ = [
     "ConsumerConfig",
     "RecentIds",
     "SpoolIds",
-    "run_rounds",
-    "run_spools",
     "spool_rows",
     "spooled_to_raw",
 ]
