@@ -24,8 +24,8 @@ from __future__ import annotations
 import enum
 import math
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any, Unpack
 
 import pyarrow as pa
 
@@ -35,7 +35,7 @@ from jetconnect_imap.events import Change, EventType, parse_event_types
 from jetconnect_imap.hz_store import HazelcastStore
 from jetconnect_imap.hz_values import ValueMappingError, to_hazelcast
 from jetconnect_imap.journal_source import MapJournalSource
-from jetconnect_imap.map_sinks import DEFAULT_CHUNK_ROWS, MapSink
+from jetconnect_imap.map_sinks import MapSink, StoreOptions
 from jetconnect_imap.map_source import MapSource
 from jetconnect_imap.pushdown import is_member_side
 from jetconnect_imap.serde import dumps_column
@@ -203,27 +203,12 @@ class CacheSink(MapSink):
     def __init__(
         self,
         cache_name: str,
-        store: str | None = None,
         key_column: str = "key",
         value_column: str = "value",
-        partitions: int | None = None,
-        journal_capacity: int | None = None,
-        journal_ttl: float | None = None,
-        chunk_rows: int = DEFAULT_CHUNK_ROWS,
         expiry_s: float | None = None,
-        client_config: Mapping[str, Any] | None = None,
+        **store_options: Unpack[StoreOptions],
     ) -> None:
-        super().__init__(
-            cache_name,
-            store=store,
-            key_column=key_column,
-            value_column=value_column,
-            partitions=partitions,
-            journal_capacity=journal_capacity,
-            journal_ttl=journal_ttl,
-            chunk_rows=chunk_rows,
-            client_config=client_config,
-        )
+        super().__init__(cache_name, key_column=key_column, value_column=value_column, **store_options)
         self.expiry_s = check_expiry(self.name, expiry_s)
         if self.on_hazelcast and self.expiry_s is not None:
             raise OptionError(

@@ -25,7 +25,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 import pyarrow as pa
 from pyspark.sql.types import StructType
@@ -110,6 +110,20 @@ class WriteReport:
     replayed: bool
 
 
+class StoreOptions(TypedDict, total=False):
+    """The options every map and cache sink takes besides its own, declared here once with their
+    types (their defaults are :class:`_MapSinkBase`'s): where the structure lives (``store``,
+    ``client_config``), the embedded store's layout of a new one (``partitions``,
+    ``journal_capacity``, ``journal_ttl``) and how many rows go per call (``chunk_rows``)."""
+
+    store: str | None
+    partitions: int | None
+    journal_capacity: int | None
+    journal_ttl: float | None
+    chunk_rows: int
+    client_config: Mapping[str, Any] | None
+
+
 class _MapSinkBase(Sink):
     guarantee = Guarantee.EXACTLY_ONCE
     input_format = "arrow"
@@ -119,11 +133,12 @@ class _MapSinkBase(Sink):
     def __init__(
         self,
         map_name: str,
-        store: str | None,
-        partitions: int | None,
-        journal_capacity: int | None,
-        journal_ttl: float | None,
-        chunk_rows: int,
+        *,
+        store: str | None = None,
+        partitions: int | None = None,
+        journal_capacity: int | None = None,
+        journal_ttl: float | None = None,
+        chunk_rows: int = DEFAULT_CHUNK_ROWS,
         client_config: Mapping[str, Any] | None = None,
     ) -> None:
         self.display_name = map_name
@@ -186,23 +201,13 @@ class MapSink(_MapSinkBase):
     def __init__(
         self,
         map_name: str,
-        store: str | None = None,
         key_column: str = "key",
         value_column: str = "value",
-        partitions: int | None = None,
-        journal_capacity: int | None = None,
-        journal_ttl: float | None = None,
-        chunk_rows: int = DEFAULT_CHUNK_ROWS,
-        client_config: Mapping[str, Any] | None = None,
+        **store_options: Unpack[StoreOptions],
     ) -> None:
         super().__init__(
             map_name,
-            store=store,
-            partitions=partitions,
-            journal_capacity=journal_capacity,
-            journal_ttl=journal_ttl,
-            chunk_rows=chunk_rows,
-            client_config=client_config,
+            **store_options,
         )
         self.key_column, self.value_column = key_column, value_column
 
@@ -341,21 +346,11 @@ class _ReadModifyWriteSink(_MapSinkBase):
         self,
         map_name: str,
         key_fn: Callable[[dict[str, Any]], Any],
-        store: str | None,
-        partitions: int | None,
-        journal_capacity: int | None,
-        journal_ttl: float | None,
-        chunk_rows: int,
-        client_config: Mapping[str, Any] | None = None,
+        **store_options: Unpack[StoreOptions],
     ) -> None:
         super().__init__(
             map_name,
-            store=store,
-            partitions=partitions,
-            journal_capacity=journal_capacity,
-            journal_ttl=journal_ttl,
-            chunk_rows=chunk_rows,
-            client_config=client_config,
+            **store_options,
         )
         self.key_fn = key_fn
 
@@ -453,22 +448,12 @@ class MapWithMergingSink(_ReadModifyWriteSink):
         key_fn: Callable[[dict[str, Any]], Any],
         value_fn: Callable[[dict[str, Any]], Any],
         merge_fn: Callable[[Any, Any], Any],
-        store: str | None = None,
-        partitions: int | None = None,
-        journal_capacity: int | None = None,
-        journal_ttl: float | None = None,
-        chunk_rows: int = DEFAULT_CHUNK_ROWS,
-        client_config: Mapping[str, Any] | None = None,
+        **store_options: Unpack[StoreOptions],
     ) -> None:
         super().__init__(
             map_name,
             key_fn,
-            store=store,
-            partitions=partitions,
-            journal_capacity=journal_capacity,
-            journal_ttl=journal_ttl,
-            chunk_rows=chunk_rows,
-            client_config=client_config,
+            **store_options,
         )
         self.value_fn, self.merge_fn = value_fn, merge_fn
 
@@ -491,22 +476,12 @@ class MapWithUpdatingSink(_ReadModifyWriteSink):
         map_name: str,
         key_fn: Callable[[dict[str, Any]], Any],
         update_fn: Callable[[Any, dict[str, Any]], Any],
-        store: str | None = None,
-        partitions: int | None = None,
-        journal_capacity: int | None = None,
-        journal_ttl: float | None = None,
-        chunk_rows: int = DEFAULT_CHUNK_ROWS,
-        client_config: Mapping[str, Any] | None = None,
+        **store_options: Unpack[StoreOptions],
     ) -> None:
         super().__init__(
             map_name,
             key_fn,
-            store=store,
-            partitions=partitions,
-            journal_capacity=journal_capacity,
-            journal_ttl=journal_ttl,
-            chunk_rows=chunk_rows,
-            client_config=client_config,
+            **store_options,
         )
         self.update_fn = update_fn
 
@@ -564,22 +539,12 @@ class MapWithEntryProcessorSink(_ReadModifyWriteSink):
         map_name: str,
         key_fn: Callable[[dict[str, Any]], Any],
         processor_fn: Callable[[MutableEntry], Any],
-        store: str | None = None,
-        partitions: int | None = None,
-        journal_capacity: int | None = None,
-        journal_ttl: float | None = None,
-        chunk_rows: int = DEFAULT_CHUNK_ROWS,
-        client_config: Mapping[str, Any] | None = None,
+        **store_options: Unpack[StoreOptions],
     ) -> None:
         super().__init__(
             map_name,
             key_fn,
-            store=store,
-            partitions=partitions,
-            journal_capacity=journal_capacity,
-            journal_ttl=journal_ttl,
-            chunk_rows=chunk_rows,
-            client_config=client_config,
+            **store_options,
         )
         self.processor_fn = processor_fn
 
