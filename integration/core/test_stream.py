@@ -276,9 +276,12 @@ def test_a_receiver_stops_within_seconds_of_its_query_even_when_spark_never_call
         ended = time.time()
     wait_until(destroyed.exists, 30, "the receiver destroying its processor")
     took = float(destroyed.read_text()) - ended
-    if ending == "query.stop()":  # Spark ended the reader's process: its SIGTERM wrote the stop marker
-        assert list((tmp_path / "wal").glob("*/_stopped"))
-    print(f"\n  receiver gone {took:.1f} s after {ending}")
+    # After query.stop() Spark usually ends the reader's process with SIGTERM, whose handler writes
+    # the stop marker: the receiver stops at its next heartbeat. Now and then the process ends with
+    # neither a SIGTERM nor stop() (seen once, on PySpark 4.2 in CI, 2026-11-27): then the beacon
+    # going quiet stops the receiver (QUERY_GONE_S + a look). Within 10 s either way.
+    marker = bool(list((tmp_path / "wal").glob("*/_stopped")))
+    print(f"\n  receiver gone {took:.1f} s after {ending} (stop marker written: {marker})")
     assert took < (10 if ending == "query.stop()" else 20), took  # keep-alive would take 60 s
     time.sleep(1)
     assert float(fills.read_text()) <= float(destroyed.read_text()), "a fill after the processor was destroyed"
