@@ -76,6 +76,7 @@ from jetconnect._files.batch_reader import (
     for_each_file,
     local_file_uris,
     skipping_files_conf,
+    split_options_given,
 )
 from jetconnect._files.filesystem import FileInfo, FileSystem, LocalFileSystem, is_hidden, read_exactly, shared_path
 from jetconnect._files.growing_files import GrowingLinesSource
@@ -234,6 +235,7 @@ __all__ = [
     "spark_avro_write_refusal",
     "spark_rows",
     "spark_text_lines",
+    "split_options_given",
     "split_credentials",
     "spread",
     "to_arrow_schema",

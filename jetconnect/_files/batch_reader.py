@@ -36,7 +36,7 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from jetconnect._files.filesystem import FileInfo, FileSystem, LocalFileSystem
 from jetconnect._files.lines_source import LinesSource
@@ -144,32 +144,47 @@ def file_starting_with_bom(fs: FileSystem, files: Sequence[FileInfo]) -> str | N
     return next((info.path for info, bom in zip(candidates, found, strict=True) if bom), None)
 
 
+def split_options_given(max_split_bytes: int, min_splits: int, default_min_splits: int = 0) -> list[str]:
+    """The split sizes a factory's user set (not their defaults: 128 MiB and ``default_min_splits``):
+    honoured by jetconnect's reader only (Spark's cuts by ``spark.sql.files.maxPartitionBytes``)."""
+    given = {"max_split_bytes": max_split_bytes != 128 << 20, "min_splits": min_splits != default_min_splits}
+    return [name for name, set_ in given.items() if set_]
+
+
+class ListedDirectory(Protocol):
+    """What :func:`files_for_spark` asks of a source: where its files are, which of them it reads,
+    the options only its own reader honours, and why Spark's client cannot read as it does."""
+
+    fs: FileSystem
+    directory: str
+    glob: str
+    recursive: bool
+    own_options: tuple[str, ...]
+
+    def spark_client_refusal(self) -> str | None: ...
+
+
 def files_for_spark(
-    spark: SparkSession | None,
-    options: Mapping[str, Any],
-    own_options: Sequence[str],
-    client_refusal: str | None,
-    fs: FileSystem,
-    directory: str,
-    list_files: Callable[[], Sequence[FileInfo]],
+    spark: SparkSession | None, options: Mapping[str, Any], source: ListedDirectory
 ) -> tuple[str | None, Sequence[FileInfo]]:
     """What every hand-off of a batch read to Spark's reader checks first, cheapest first (the
     options alone need no file system call): ``(why not, ())``, or ``(None, the files listed)``.
-    Read options and split sizes the user set (``own_options``) are jetconnect's; so is a file
-    system Spark's client cannot read as the source does (``client_refusal``), a session skipping
-    missing or corrupt files, no directory or no file (jetconnect's reader says so), a name Spark
-    reads as a glob or URI. A source then adds the checks of its own format."""
+    Read options and split sizes the user set (``source.own_options``) are jetconnect's; so is a
+    file system Spark's client cannot read as the source does (``spark_client_refusal()``), a
+    session skipping missing or corrupt files, no directory or no file (jetconnect's reader says
+    so), a name Spark reads as a glob or URI. A source then adds the checks of its own format."""
     if options:
         return f"read options {sorted(options)} are jetconnect's", ()
-    if own_options:
-        return f"option(s) {', '.join(own_options)} shape jetconnect's splits, not Spark's", ()
-    if client_refusal is not None:
+    if source.own_options:
+        return f"option(s) {', '.join(source.own_options)} shape jetconnect's splits, not Spark's", ()
+    if (client_refusal := source.spark_client_refusal()) is not None:
         return client_refusal, ()
     if spark is not None and (skipping := skipping_files_conf(spark)) is not None:
         return skipping, ()
+    fs, directory = source.fs, source.directory
     if not fs.exists(directory):
         return f"'{directory}' does not exist (jetconnect's reader says so)", ()
-    files = list_files()
+    files = fs.list_files(directory, source.glob, recursive=source.recursive)
     if not files:
         return "no file matches (jetconnect's reader says so)", ()
     if (odd := unsafe_file_name([f.path for f in files])) is not None:
@@ -245,15 +260,7 @@ class SparkTextLinesSource(LinesSource):
             return f"the {self.path_column!r} column (include_file_name, include_path) is jetconnect's", ()
         if self.charset != "utf-8":
             return f"Spark's text reader reads UTF-8 only, the charset is {self.charset!r}", ()
-        reason, files = files_for_spark(
-            spark,
-            options,
-            self.own_options,
-            self.spark_client_refusal(),
-            self.fs,
-            self.directory,
-            lambda: self.fs.list_files(self.directory, self.glob, recursive=self.recursive),
-        )
+        reason, files = files_for_spark(spark, options, self)
         if reason is not None:
             return reason, ()
         paths = [f.path for f in files]
@@ -279,6 +286,7 @@ __all__ = [
     "COMPRESSED_SUFFIXES",
     "UTF8_BOM",
     "BatchReaderChoice",
+    "ListedDirectory",
     "LocalLinesSource",
     "SparkTextLinesSource",
     "compressed_file_name",
@@ -286,4 +294,5 @@ __all__ = [
     "for_each_file",
     "local_file_uris",
     "skipping_files_conf",
+    "split_options_given",
 ]

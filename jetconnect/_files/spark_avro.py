@@ -242,12 +242,13 @@ def spark_avro_write_refusal(spark: SparkSession, schema: StructType) -> str | N
     a schema of the user's does (or why it is not there), or None. The caller has checked that the
     sink takes ``schema`` at all (:func:`~jetconnect._files.avro_schema.to_avro_schema`): Spark's
     writer takes every such type too."""
-    for path, _ in _fields(schema, ""):
+    fields = _fields(schema, "")
+    for path, _ in fields:
         if not _AVRO_NAME.fullmatch(path.rsplit(".", 1)[-1]):
             return f"field '{path}' is not a name Avro's Java library (Spark's writer) accepts"
     if (twins := _names_equal_but_for_case(schema)) is not None:
         return f"fields {twins} differ only by case, which Spark's writer refuses"
-    dated = any(isinstance(t, (DateType, TimestampType, TimestampNTZType)) for _, t in _fields(schema, ""))
+    dated = any(isinstance(t, (DateType, TimestampType, TimestampNTZType)) for _, t in fields)
     rebase = str(spark.conf.get("spark.sql.avro.datetimeRebaseModeInWrite", "CORRECTED")).strip().upper()
     if dated and rebase != "CORRECTED":
         return f"spark.sql.avro.datetimeRebaseModeInWrite is {rebase}: Spark's writer would rebase the dates"

@@ -118,8 +118,9 @@ class AvroSink(StagedFileSink):
                 return f"{why} is jetconnect's", ()
         if df.isStreaming:
             return "a streaming DataFrame is written by write_stream (jetconnect's writer says so)", ()
+        schema = df.schema  # under Spark Connect each access may ask the server
         try:
-            to_avro_schema(df.schema)
+            to_avro_schema(schema)
         except JetconnectError as exc:
             return f"jetconnect's writer refuses the schema ({exc})", ()
         reason, uri = self.spark_directory_uri()
@@ -127,7 +128,7 @@ class AvroSink(StagedFileSink):
             return reason, ()
         if unsafe_file_name([self._staged.directory]) is not None:
             return f"the directory {self._staged.directory!r} has characters Spark takes for a glob or a URI", ()
-        if (refusal := spark_avro_write_refusal(df.sparkSession, df.schema)) is not None:
+        if (refusal := spark_avro_write_refusal(df.sparkSession, schema)) is not None:
             return refusal, ()
         return None, (uri,)
 

@@ -135,15 +135,7 @@ class AvroSource(BatchSource):
         return local_file_uris(self.fs, files)
 
     def _why_not_spark(self, spark: SparkSession, options: dict[str, Any]) -> tuple[str | None, tuple[str, ...]]:
-        reason, files = files_for_spark(
-            spark,
-            options,
-            self.own_options,
-            self.spark_client_refusal(),
-            self.fs,
-            self.directory,
-            lambda: self.fs.list_files(self.directory, self.glob, recursive=self.recursive),
-        )
+        reason, files = files_for_spark(spark, options, self)
         if reason is not None:
             return reason, ()
         reason, uris = self.spark_uris(files)

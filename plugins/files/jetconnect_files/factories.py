@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from jetconnect.api import GrowingLinesSource, LocalFileSystem, LocalLinesSource, shared_path
+from jetconnect.api import GrowingLinesSource, LocalFileSystem, LocalLinesSource, shared_path, split_options_given
 from jetconnect.errors import OptionError
 from jetconnect_files.avro_sink import AvroSink
 from jetconnect_files.avro_source import AvroSource
@@ -58,7 +58,7 @@ def files_source(
         max_split_bytes=max_split_bytes,
         min_splits=min_splits or None,
         batch_reader=batch_reader,
-        own_options=_split_options(max_split_bytes, min_splits),
+        own_options=split_options_given(max_split_bytes, min_splits),
     )
 
 
@@ -128,17 +128,8 @@ def avro_source(
         max_split_bytes,
         min_splits or None,
         batch_reader=batch_reader,
-        own_options=_split_options(max_split_bytes, min_splits),
+        own_options=split_options_given(max_split_bytes, min_splits),
     )
-
-
-def _split_options(max_split_bytes: int, min_splits: int) -> list[str]:
-    """The split sizes the user set: honoured by jetconnect's reader only (Spark's has its own)."""
-    return [
-        name
-        for name, value, default in (("max_split_bytes", max_split_bytes, 128 << 20), ("min_splits", min_splits, 0))
-        if value != default
-    ]
 
 
 def avro_sink(

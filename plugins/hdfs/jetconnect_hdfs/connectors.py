@@ -14,7 +14,14 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
 
-from jetconnect.api import WholeFilesSource, check_batch_reader, check_charset, check_count, check_function_option
+from jetconnect.api import (
+    WholeFilesSource,
+    check_batch_reader,
+    check_charset,
+    check_count,
+    check_function_option,
+    split_options_given,
+)
 from jetconnect.errors import OptionError
 from jetconnect_hdfs.batch_reader import HdfsLinesSource, HdfsSparkAccess
 from jetconnect_hdfs.connection import HdfsConnection
@@ -92,14 +99,7 @@ def hdfs_source(
             max_split_bytes=max_split_bytes,
             min_splits=min_splits,
             batch_reader=batch_reader,
-            own_options=[
-                name
-                for name, value, default in (
-                    ("max_split_bytes", max_split_bytes, 128 << 20),
-                    ("min_splits", min_splits, 2),
-                )
-                if value != default
-            ],
+            own_options=split_options_given(max_split_bytes, min_splits, default_min_splits=2),
             spark_access=HdfsSparkAccess(fs.connection, _rpc_address(path, rpc_address)),
         )
     if format == "bytes":
