@@ -196,12 +196,12 @@ def choose_batch_reader(
     batch_reader: str,
     owner: str,
     why_not_spark: Callable[[], tuple[str | None, tuple[str, ...]]],
-    what: str,
+    describe: Callable[[tuple[str, ...]], str],
     option: str = "batch_reader",
 ) -> BatchReaderChoice:
     """The reader a batch read of a source of ``owner`` uses, by its ``batch_reader`` option:
-    Spark's when ``why_not_spark()`` finds no reason against it (and gives the URIs it reads, of
-    files holding ``what``), else jetconnect's, or with ``batch_reader="spark"`` an
+    Spark's when ``why_not_spark()`` finds no reason against it (and gives the URIs it reads, which
+    ``describe`` turns into the reason), else jetconnect's, or with ``batch_reader="spark"`` an
     :class:`OptionError` naming the reason. One rule for every source that can hand a read over,
     and for a sink handing a batch write to Spark's writer (``option="batch_writer"``; the URIs
     are then the one directory it writes)."""
@@ -209,7 +209,7 @@ def choose_batch_reader(
         return BatchReaderChoice("jetconnect", f"{option}='jetconnect'")
     reason, uris = why_not_spark()
     if reason is None:
-        return BatchReaderChoice("spark", f"{what} of {len(uris)} files" if option == "batch_reader" else what, uris)
+        return BatchReaderChoice("spark", describe(uris), uris)
     if batch_reader == "spark":
         raise OptionError(f"{owner}: option '{option}' is 'spark' but {reason}")
     return BatchReaderChoice("jetconnect", reason)
@@ -240,7 +240,10 @@ class SparkTextLinesSource(LinesSource):
         ``batch_reader="spark"`` cannot be honoured). ``spark``: also check its settings; ``options``:
         the read options :meth:`read` would get (any keeps jetconnect's reader)."""
         return choose_batch_reader(
-            self.batch_reader, self.owner, lambda: self._why_not_spark(spark, options), "plain UTF-8 lines"
+            self.batch_reader,
+            self.owner,
+            lambda: self._why_not_spark(spark, options),
+            lambda uris: f"plain UTF-8 lines of {len(uris)} files",
         )
 
     def spark_client_refusal(self) -> str | None:

@@ -93,7 +93,7 @@ class AvroSink(StagedFileSink):
             self.batch_writer,
             "avro sink",
             lambda: self._why_not_spark(df, options),
-            "a plain batch write",
+            lambda uris: "a plain batch write",
             option="batch_writer",
         )
 

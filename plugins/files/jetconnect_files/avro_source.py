@@ -118,7 +118,10 @@ class AvroSource(BatchSource):
         ``batch_reader="spark"`` cannot be honoured); ``options``: the read options :meth:`read`
         would get (any keeps jetconnect's reader)."""
         return choose_batch_reader(
-            self.batch_reader, OWNER, lambda: self._why_not_spark(spark, options), "Avro records with one writer schema"
+            self.batch_reader,
+            OWNER,
+            lambda: self._why_not_spark(spark, options),
+            lambda uris: f"Avro records with one writer schema of {len(uris)} files",
         )
 
     def spark_client_refusal(self) -> str | None:
