@@ -99,9 +99,9 @@ def server() -> Callable[[str], None]:
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     # Kafka clients still alive here would log every reconnect once their broker stops.
-    producers = sys.modules.get("jetconnect_kafka.producers")
-    if producers is not None:
-        producers.drop_idle()
+    for pool in ("jetconnect_kafka.producers", "jetconnect_kafka.consumers"):
+        if pool in sys.modules:
+            sys.modules[pool].drop_idle()
     gc.collect()
     # Servers are stopped at the end of the run so a fresh CI machine leaves nothing behind.
     for name, reason in _started.items():

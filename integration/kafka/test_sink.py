@@ -256,3 +256,83 @@ def test_a_kept_producer_whose_id_another_worker_took_gives_way_without_a_round_
     assert tried == [3]  # the producer of batch 2 was not taken over since: it goes on
     assert deliver(1, [b"b"]).skipped  # a re-delivery of what the other worker committed
     assert sorted(v for *_, v in kafka.read_all(topic)) == [b"a", b"b", b"c", b"d"]
+
+
+def test_a_fenced_idle_producer_is_replaced_by_a_connected_spare_that_fences_nobody(kafka) -> None:
+    """While a worker is idle, its kept producer that another worker of the host has fenced is
+    replaced (producers.renew_fenced, on a background thread) by a new, connected one that has not
+    called init_transactions: it must not fence the writer's current producer, and the next batch
+    given to this worker initialises it and writes; nothing lost or doubled."""
+    import time
+
+    from jetconnect._connector import WriteKey
+    from jetconnect_kafka import producers
+    from jetconnect_kafka.ledger import DEFAULT_TOPIC, Ledger, marker
+
+    producers.drop_idle()
+    topic = kafka.topic()
+    sink = sinks.kafka(bootstrap_servers=kafka.bootstrap, topic=topic)
+    query = f"q-{uuid.uuid4()}"
+    writer = f"jetconnect-{query}-0"
+
+    def deliver(batch_id: int, values: list[bytes]):
+        ctx = WriteContext(partition_id=0, attempt=0, batch_id=batch_id, query_id=query, schema=None)
+        return sink.write_partition(iter([pa.RecordBatch.from_pydict({"value": values})]), ctx)
+
+    def idle_of_writer() -> list[producers.Lease]:
+        taken = producers._POOL.take_where(lambda lease: lease.transactional_id == writer)
+        for key, lease in taken:
+            producers._POOL.keep(key, lease)
+        return [lease for _, lease in taken]
+
+    assert not deliver(0, [b"a"]).skipped
+    [kept] = idle_of_writer()
+
+    other = producers.Lease({**sink.config, "transactional.id": writer, "linger.ms": 5})
+    other.producer.init_transactions(30)
+    other.took_over()  # another worker of this host takes the writer's id for batch 1
+    deadline = time.monotonic() + 10
+    while (idle := idle_of_writer()) in ([kept], []) and time.monotonic() < deadline:
+        time.sleep(0.02)  # [] while the spare is being made
+    [spare] = idle
+    assert spare is not kept and spare.fresh and spare.committed_batch is None
+
+    ledger = Ledger({"bootstrap.servers": kafka.bootstrap}, DEFAULT_TOPIC, sink.backoff)
+    ledger.ensure_topic()
+    other.producer.begin_transaction()  # after the spare was made: it fenced nobody
+    key, value = marker(WriteKey(query, 1, 0))
+    other.producer.produce(DEFAULT_TOPIC, value, key, partition=ledger.partition_for(WriteKey(query, 1, 0)))
+    other.producer.produce(topic, b"b")
+    other.producer.commit_transaction(30)
+
+    assert not deliver(2, [b"c"]).skipped  # the spare, initialised now
+    assert idle_of_writer() == [spare]
+    assert deliver(1, [b"b"]).skipped  # a re-delivery of what the other worker committed
+    assert sorted(v for *_, v in kafka.read_all(topic)) == [b"a", b"b", b"c"]
+    other.close()
+
+
+@pytest.mark.parametrize("foreign", [b"not json", b'{"query": "q"}', None], ids=["text", "partial", "no-value"])
+def test_a_control_topic_shared_with_another_use_is_named_not_misread(kafka, foreign) -> None:
+    """The ledger decides whether a re-delivered batch is already in: a record of the control topic
+    that is not a marker (someone else's data) must stop the write with the topic, partition and
+    offset named, never be read as a marker or skipped over silently."""
+    from confluent_kafka import Producer
+
+    from jetconnect._connector import WriteKey
+    from jetconnect_kafka.ledger import Ledger
+
+    control_topic = kafka.topic(prefix="commits")
+    sink = sinks.kafka(bootstrap_servers=kafka.bootstrap, topic=kafka.topic(), commit_topic=control_topic)
+    query = f"q-{uuid.uuid4()}"
+    ledger = Ledger({"bootstrap.servers": kafka.bootstrap}, control_topic, sink.backoff)
+    ledger.ensure_topic()
+    producer = Producer({"bootstrap.servers": kafka.bootstrap})
+    producer.produce(control_topic, foreign, b"k", partition=ledger.partition_for(WriteKey(query, 0, 0)))
+    producer.flush(30)
+    ctx = WriteContext(partition_id=0, attempt=0, batch_id=0, query_id=query, schema=None)
+    with pytest.raises(
+        KafkaSinkError,
+        match=rf"control topic '{control_topic}' holds a record with .* at partition \d+ offset 0: is the topic shared.*commit_topic",
+    ):
+        sink.write_partition(iter([pa.RecordBatch.from_pydict({"value": [b"a"]})]), ctx)

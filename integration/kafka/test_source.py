@@ -9,7 +9,7 @@ import uuid
 
 import fastavro
 import pytest
-from confluent_kafka import Producer
+from confluent_kafka import Producer, TopicPartition
 from confluent_kafka.admin import NewTopic
 from pyspark.sql import functions as F
 
@@ -269,3 +269,48 @@ def test_group_id_commits_what_spark_processed_so_lag_tools_see_the_query(spark,
     wanted = [ConsumerGroupTopicPartitions(group, [TopicPartition(topic, p) for p in range(3)])]
     committed = kafka.admin.list_consumer_group_offsets(wanted)[group].result()
     assert {f"{topic}:{tp.partition}": tp.offset for tp in committed.topic_partitions} == ends[-2]
+
+
+def test_a_range_read_lends_its_consumer_to_the_next_and_a_failed_or_abandoned_one_closes_it(
+    kafka, monkeypatch
+) -> None:
+    """A Python worker keeps its consumers between range reads (consumers.py): a new one's first request
+    could wait 0.7 s for librdkafka's retry timer. A consumer goes back to the pool, unassigned, only
+    after a read that ended; a read that failed or was left unfinished closes its consumer."""
+    from jetconnect_kafka import config, consumers
+
+    consumers.drop_idle()
+    made = []
+    new_consumer = config.consumer
+    monkeypatch.setattr(config, "consumer", lambda *a, **kw: made.append(1) or new_consumer(*a, **kw))
+    topic = kafka.topic(partitions=2)
+    kafka.produce(topic, (str(i) for i in range(10)), partitions=2)
+    source = sources.kafka(bootstrap_servers=kafka.bootstrap, topics=[topic])
+    ranges = source.ranges({f"{topic}:0": 0, f"{topic}:1": 0}, {f"{topic}:0": 5, f"{topic}:1": 5})
+    read = [
+        (r["partition"], r["offset"], r["value"])
+        for range_ in ranges
+        for b in source.read_range(range_)
+        for r in b.to_pylist()
+    ]
+    assert read == [(p, o, str(2 * o + p).encode()) for p in (0, 1) for o in range(5)]
+    assert len(made) == 1 and consumers.idle_count() == 1  # the second range read the first one's consumer
+    [(_, idle)] = consumers._POOL.take_where(lambda lease: True)
+    assert idle.consumer.assignment() == []  # an idle consumer fetches nothing
+    idle.give_back()
+
+    abandoned = source.read_range(ranges[0])
+    next(abandoned)
+    abandoned.close()  # the reader stopped early (a limit): what the consumer fetched goes with it
+    assert consumers.idle_count() == 0
+    with pytest.raises(RuntimeError):
+        idle.consumer.assignment()  # closed
+
+    [gone] = source.ranges({f"{topic}:0": 0}, {f"{topic}:0": 5})
+    for future in kafka.admin.delete_records([TopicPartition(topic, 0, 3)]).values():
+        future.result(timeout=30)
+    with pytest.raises(KafkaOffsetError, match=rf"{topic}:0 from offset 0: it holds offsets 3 to 5"):
+        list(source.read_range(gone))
+    assert consumers.idle_count() == 0  # a failed read's consumer is not lent again
+    assert [r["offset"] for b in source.read_range(ranges[1]) for r in b.to_pylist()] == list(range(5))
+    assert len(made) == 3 and consumers.idle_count() == 1

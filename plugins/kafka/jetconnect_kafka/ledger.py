@@ -20,11 +20,11 @@ import zlib
 from collections.abc import Mapping
 from typing import Any, NoReturn
 
-from confluent_kafka import KafkaError, KafkaException
+from confluent_kafka import Consumer, KafkaError, KafkaException, Message
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from jetconnect.api import Backoff, WriteKey, retry_call
-from jetconnect_kafka import config
+from jetconnect_kafka import config, consumers
 from jetconnect_kafka.errors import KafkaSinkError
 from jetconnect_kafka.ranges import PartitionRange
 
@@ -109,27 +109,30 @@ class Ledger:
         until then the open transaction would hide newer markers from a read_committed reader.
         """
         control = self.partition_for(key)
-        consumer = config.consumer(
-            self.config, **{"isolation.level": "read_committed", "auto.offset.reset": "earliest"}
-        )
+        lease = consumers.borrow(self.config, **{"isolation.level": "read_committed", "auto.offset.reset": "earliest"})
         try:
-            low, high = config.watermarks(
-                consumer, self.topic, control, f"kafka sink: end of '{self.topic}'", self.backoff
-            )
-            upper = high
-            while upper > low:
-                lower = max(low, upper - _WINDOW)
-                found_older = False
-                for batch, partition in self._markers(consumer, key.query_id, control, lower, upper):
-                    if batch == key.batch_id and partition == key.partition_id:
-                        return True
-                    found_older |= batch < key.batch_id
-                if found_older:
-                    return False
-                upper = lower
-            return False
-        finally:
-            consumer.close()
+            found = self._lookup(lease.consumer, key, control)
+        except BaseException:
+            lease.close()
+            raise
+        lease.give_back()
+        return found
+
+    def _lookup(self, consumer: Consumer, key: WriteKey, control: int) -> bool:
+        """:meth:`committed`, with ``consumer`` (read_committed) lent for it."""
+        low, high = config.watermarks(consumer, self.topic, control, f"kafka sink: end of '{self.topic}'", self.backoff)
+        upper = high
+        while upper > low:
+            lower = max(low, upper - _WINDOW)
+            found_older = False
+            for batch, partition in self._markers(consumer, key.query_id, control, lower, upper):
+                if batch == key.batch_id and partition == key.partition_id:
+                    return True
+                found_older |= batch < key.batch_id
+            if found_older:
+                return False
+            upper = lower
+        return False
 
     def _markers(self, consumer: Any, query_id: str, control: int, lower: int, upper: int) -> list[tuple[int, int]]:
         """``(batch, partition)`` of the query's committed markers at offsets ``[lower, upper)`` of ``control``."""
@@ -162,16 +165,27 @@ class Ledger:
         )
         for records in span.chunks():
             for m in records:
-                value = m.value()
-                if value is None:  # a marker always has a value: this record is not one of ours
-                    raise KafkaSinkError(
-                        f"kafka sink: control topic '{self.topic}' holds a record with no value at "
-                        f"partition {control} offset {m.offset()}: is the topic shared with another use?"
-                    )
-                entry = json.loads(value)
-                if entry.get("query") == query_id:
-                    found.append((entry["batch"], entry["partition"]))
+                query, batch, partition = self._marker_of(m, control)
+                if query == query_id:
+                    found.append((batch, partition))
         return found
+
+    def _marker_of(self, record: Message, control: int) -> tuple[str, int, int]:
+        """``(query, batch, partition)`` of a marker; a record that is not one is named, not skipped:
+        the control topic is then shared with another use, and the lookup cannot be trusted."""
+        value = record.value()
+        try:
+            entry: Any = json.loads(value) if value is not None else {}
+            marked = (entry["query"], entry["batch"], entry["partition"])
+            if isinstance(marked[0], str) and all(type(n) is int for n in marked[1:]):
+                return marked
+        except (ValueError, TypeError, KeyError):
+            pass
+        what = "no value" if value is None else f"{len(value)} bytes that are no marker"
+        raise KafkaSinkError(
+            f"kafka sink: control topic '{self.topic}' holds a record with {what} at partition {control} "
+            f"offset {record.offset()}: is the topic shared with another use? (option 'commit_topic')"
+        )
 
 
 __all__ = ["CONTROL_PARTITIONS", "DEFAULT_TOPIC", "Ledger", "marker"]

@@ -9,6 +9,13 @@ worker keeps its producers: a task borrows one (:func:`borrow`), gives it back w
 cleanly (:meth:`Lease.give_back`) and drops it otherwise, so a producer in the pool never holds an
 open transaction or an unread failure. A kept transactional producer whose id another worker of
 the host has taken since (:meth:`Lease.took_over`) is fenced: it gives way without asking the broker.
+
+Spark's idle workers take turns, so a writer's id moves between the workers of a host about every
+other micro-batch, and a worker whose producer was fenced needed a new one (54-65 ms to make and
+connect here, more on a busy machine) before it could write again. A background thread of each
+worker (:func:`renew_fenced`) replaces such a producer while the worker is idle with a new,
+connected one that has not called ``init_transactions`` (which would fence the writer's current
+producer): the task that borrows it next only initialises it (4-20 ms).
 """
 
 from __future__ import annotations
@@ -18,7 +25,6 @@ import tempfile
 import threading
 import time
 import uuid
-from collections import OrderedDict
 from collections.abc import Mapping
 from hashlib import sha256
 from pathlib import Path
@@ -27,18 +33,11 @@ from typing import Any
 from confluent_kafka import KafkaError, KafkaException, Producer
 
 from jetconnect_kafka import config
+from jetconnect_kafka.idle_pool import IdlePool, settings_key
 
 #: Idle producers one worker keeps; the least recently used goes first (each holds threads and a
 #: socket, and the transactional ones are per query and Spark partition).
 MAX_IDLE = 16
-
-_Key = tuple[tuple[str, str], ...]
-_POOL: OrderedDict[_Key, list[Lease]] = OrderedDict()
-_LOCK = threading.Lock()
-
-
-def _pool_key(settings: Mapping[str, Any]) -> _Key:
-    return tuple(sorted((k, repr(v)) for k, v in settings.items()))
 
 
 class _FirstFailure:
@@ -81,14 +80,16 @@ class Lease:
     it was borrowed, and for a transactional producer the last micro-batch it committed."""
 
     def __init__(self, settings: Mapping[str, Any]) -> None:
-        self.key = _pool_key(settings)
+        self.settings = dict(settings)
+        self.key = settings_key(settings)
         self.transactional_id: str | None = settings.get("transactional.id")
         #: This producer among all that ever took its transactional id on this host (:meth:`took_over`).
         self.token = f"{os.getpid()}-{uuid.uuid4().hex}"
         self._failures = _FirstFailure()
         #: The batch id of the last transaction this producer committed; None for a new producer.
         self.committed_batch: int | None = None
-        #: Made for this task (True) or lent again by the pool (False).
+        #: True until a task used it: new, or a spare made for the pool (:func:`renew_fenced`), it
+        #: has not called ``init_transactions`` yet; False for one lent again.
         self.fresh = True
         # Reports for failed records only: a Python callback per delivered record would cost
         # more than producing it.
@@ -163,14 +164,60 @@ class Lease:
     def give_back(self) -> None:
         """Return the producer to this worker's pool: only after a task that ended cleanly."""
         self._failures.error, self._failures.where, self.fresh = None, None, False
-        with _LOCK:
-            _POOL.setdefault(self.key, []).append(self)
-            _POOL.move_to_end(self.key)
-            while sum(len(v) for v in _POOL.values()) > MAX_IDLE:
-                oldest = next(iter(_POOL))
-                _POOL[oldest].pop(0).close()
-                if not _POOL[oldest]:
-                    del _POOL[oldest]
+        _POOL.keep(self.key, self)
+        if self.transactional_id is not None:
+            _Renewer.start()
+
+
+_POOL: IdlePool[Lease] = IdlePool(MAX_IDLE, Lease.close)
+
+
+def renew_fenced() -> int:
+    """Replace each idle transactional producer that another worker of this host has fenced
+    (:meth:`Lease.superseded`) with a new, connected spare; returns how many.
+
+    A spare has not called ``init_transactions``, so it fences nobody until a task borrows it for
+    the writer's next batch and initialises it, exactly as it would a producer made on the spot.
+    """
+    with _RENEWING:
+        fenced = _POOL.take_where(
+            lambda lease: lease.transactional_id is not None and not lease.fresh and lease.superseded()
+        )
+        for key, lease in fenced:
+            lease.close()
+            _POOL.keep(key, Lease(lease.settings))  # connects before it is lent: the slow part, done while idle
+        return len(fenced)
+
+
+class _Renewer:
+    """The worker's daemon thread that runs :func:`renew_fenced` every :data:`RENEW_EVERY_S`."""
+
+    _thread: threading.Thread | None = None
+
+    _lock = threading.Lock()
+
+    @classmethod
+    def start(cls) -> None:
+        with cls._lock:
+            if cls._thread is None or not cls._thread.is_alive():
+                cls._thread = threading.Thread(target=cls._run, name="jetconnect-kafka-renew", daemon=True)
+                cls._thread.start()
+
+    @staticmethod
+    def _run() -> None:
+        while True:
+            time.sleep(RENEW_EVERY_S)
+            try:
+                renew_fenced()
+            except Exception:  # noqa: BLE001 - a spare that cannot be made now is made by the next task
+                pass
+
+
+#: How often a worker looks for fenced producers to replace: the notes are local files, read in
+#: microseconds, and a fenced producer is usually wanted again one micro-batch later.
+RENEW_EVERY_S = 0.05
+#: Held while spares are made, so that :func:`drop_idle` cannot return with one still being made.
+_RENEWING = threading.Lock()
 
 
 #: Notes older than this are removed (one per streaming query and Spark partition, a few bytes each).
@@ -208,32 +255,19 @@ def _prune(folder: Path) -> None:
 
 def borrow(settings: Mapping[str, Any]) -> Lease:
     """A producer with exactly these librdkafka ``settings``: an idle one of this worker if it has one."""
-    key = _pool_key(settings)
-    with _LOCK:
-        idle = _POOL.get(key)
-        if idle:
-            lease = idle.pop()
-            if not idle:
-                del _POOL[key]
-            return lease
-    return Lease(settings)
+    return _POOL.take(settings_key(settings)) or Lease(settings)
 
 
 def drop_idle() -> int:
     """Drop every idle producer of this process; returns how many. For a process that outlives
     its broker (a test run stopping its servers): librdkafka would log each reconnect until exit."""
-    with _LOCK:
-        idle = [lease for leases in _POOL.values() for lease in leases]
-        _POOL.clear()
-    for lease in idle:
-        lease.close()
-    return len(idle)
+    with _RENEWING:
+        return _POOL.drop_all()
 
 
 def idle_count() -> int:
     """How many producers wait in this worker's pool."""
-    with _LOCK:
-        return sum(len(v) for v in _POOL.values())
+    return len(_POOL)
 
 
-__all__ = ["MAX_IDLE", "Lease", "borrow", "drop_idle", "idle_count"]
+__all__ = ["MAX_IDLE", "Lease", "borrow", "drop_idle", "idle_count", "renew_fenced"]

@@ -39,7 +39,7 @@ from jetconnect.api import (
     to_arrow_schema,
 )
 from jetconnect.errors import OptionError
-from jetconnect_kafka import config
+from jetconnect_kafka import config, consumers
 from jetconnect_kafka.errors import KafkaOffsetError, KafkaSourceError
 from jetconnect_kafka.offsets import (
     EARLIEST,
@@ -312,20 +312,27 @@ class KafkaSource(StreamSource, BatchSource):
                 raise KafkaOffsetError(
                     f"kafka: range {range_.partition!r} has offset {bound!r}, not a non-negative integer"
                 )
-        reader = _RangeReader(self, topic, partition, range_.start, range_.end)
+        # auto.offset.reset=error: an offset that is gone must be an error here, never a silent jump
+        lease = consumers.borrow(self.config, **{"auto.offset.reset": "error"})
+        finished = False
         try:
-            yield from reader.batches()
+            yield from _RangeReader(self, lease.consumer, topic, partition, range_.start, range_.end).batches()
+            finished = True
         finally:
-            reader.close()
+            if finished:
+                lease.give_back()
+            else:  # failed, or left unfinished by its reader: whatever it fetched goes with it
+                lease.close()
 
 
 class _RangeReader:
     """Reads offsets ``[start, end)`` of one partition into Arrow batches of the source's schema."""
 
-    def __init__(self, source: KafkaSource, topic: str, partition: int, start: int | None, end: int) -> None:
+    def __init__(
+        self, source: KafkaSource, consumer: Consumer, topic: str, partition: int, start: int | None, end: int
+    ) -> None:
         self.source, self.topic, self.partition, self.end = source, topic, partition, end
-        # auto.offset.reset=error: an offset that is gone must be an error here, never a silent jump
-        self.consumer = config.consumer(source.config, **{"auto.offset.reset": "error"})
+        self.consumer = consumer
         low, high = config.watermarks(self.consumer, topic, partition, f"{source!r}: watermarks", source.backoff)
         if start is None:  # a partition that appeared after the previous batch was planned
             start = low
@@ -451,9 +458,6 @@ class _RangeReader:
         except DecodeError as exc:
             where = self.where(record_offset(records[exc.index]))
             raise KafkaSourceError(f"kafka: cannot decode the {what} at {where} as {fmt.name}: {exc.reason}") from None
-
-    def close(self) -> None:
-        self.consumer.close()
 
 
 def kafka_source(
