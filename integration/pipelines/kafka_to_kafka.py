@@ -66,7 +66,7 @@ def start(spark, args, trigger):
     sink = PausingKafkaSink(
         bootstrap_servers=args.bootstrap,
         topic=args.out_topic,
-        value_format_name="string",
+        value_format="string",
         broker_timeout_s=args.broker_timeout_s,
     )
     return sink.write_stream(out, checkpoint_location=args.checkpoint, trigger=trigger)

@@ -61,7 +61,11 @@ class PartitionWritten:
 
 
 class JdbcSink(Sink):
-    """Writes to a table (``insert``, ``upsert``, ``ignore``) or through the user's statement."""
+    """Rows written through SQLAlchemy (COPY on PostgreSQL), exactly once per micro-batch.
+
+    ``sinks.jdbc(...)``: its parameters are the connector's options, declared here once. It writes
+    to a table (``mode`` insert, upsert or ignore) or through the user's ``statement``.
+    """
 
     name = "jdbc"
     guarantee = Guarantee.EXACTLY_ONCE
@@ -70,7 +74,6 @@ class JdbcSink(Sink):
     def __init__(
         self,
         url: str,
-        *,
         table: str | None = None,
         statement: str | None = None,
         mode: str = "insert",

@@ -52,7 +52,11 @@ PartitionsFn = Callable[[sa.Connection, int, int], Any]
 
 
 class JdbcSource(BatchSource, StreamSource):
-    """Reads a table or a query through SQLAlchemy; see the module docstring."""
+    """A table or query read through SQLAlchemy, in parallel splits or as an incremental stream.
+
+    ``sources.jdbc(...)``: its parameters are the connector's options, declared here once (Spark's
+    string options are parsed from their annotations); the module docstring says how it reads.
+    """
 
     name = "jdbc"
     guarantee = Guarantee.EXACTLY_ONCE
@@ -60,7 +64,6 @@ class JdbcSource(BatchSource, StreamSource):
     def __init__(
         self,
         url: str,
-        *,
         query: str | None = None,
         table: str | None = None,
         schema: str | T.StructType | None = None,

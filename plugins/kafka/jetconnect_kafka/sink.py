@@ -37,11 +37,11 @@ from jetconnect.api import (
     spark_rows,
 )
 from jetconnect.errors import OptionError, SchemaError
-from jetconnect_kafka import config, producers
+from jetconnect_kafka import config, producers, serde
 from jetconnect_kafka.errors import KafkaSinkError
 from jetconnect_kafka.ledger import DEFAULT_TOPIC, Ledger, marker
 from jetconnect_kafka.records import ProducerRecord, as_producer_record, wire_bytes
-from jetconnect_kafka.serde import ValueFormat, value_format
+from jetconnect_kafka.serde import ValueFormat
 
 DELIVERY = ("exactly-once", "at-least-once")
 COLUMNS = ("key", "value", "topic", "partition", "headers")
@@ -58,7 +58,16 @@ class WriteReport:
 
 
 class KafkaSink(Sink):
-    """Rows with a ``value`` column (and optionally key, topic, partition, headers) to Kafka."""
+    """Write a ``value`` column (plus optional key, topic, partition, headers columns) to Kafka.
+
+    ``sinks.kafka(...)``: its parameters are the connector's options, declared here once (Spark's
+    string options are parsed from their annotations). ``delivery="exactly-once"`` (default)
+    writes each micro-batch partition in one transaction and skips a re-delivered one (read with
+    ``isolation.level=read_committed``); ``"at-least-once"`` is faster and may duplicate after a
+    crash. ``record_fn``: Jet's function making each record from a row (of any schema): a
+    :class:`~jetconnect_kafka.records.ProducerRecord`, a mapping with ``value`` (and key, topic,
+    partition, headers) or a ``(key, value)`` pair. Other keyword arguments are librdkafka settings.
+    """
 
     name = "kafka"
     input_format = "arrow"
@@ -72,28 +81,27 @@ class KafkaSink(Sink):
 
     def __init__(
         self,
-        *,
         bootstrap_servers: str,
         topic: str | None = None,
-        value_format_name: str = "bytes",
+        value_format: str = "bytes",
         value_schema: str | None = None,
         avro_schema: str | None = None,
         delivery: str = "exactly-once",
         commit_topic: str = DEFAULT_TOPIC,
         broker_timeout_s: float = 30.0,
-        client_config: Mapping[str, Any] | None = None,
         record_fn: Callable[[Any], Any] | None = None,
+        **client_config: Any,
     ) -> None:
         if delivery not in DELIVERY:
             raise OptionError(f"kafka sink: option 'delivery' must be one of {', '.join(DELIVERY)}, got {delivery!r}")
         if topic is not None:  # whole names: "t\n" is no topic, and the broker's refusal names no option
             check_name(topic, "topic", "kafka sink", config.TOPIC_NAME, config.TOPIC_NAME_IS)
         self.topic = topic
-        self.value_format: ValueFormat = value_format(value_format_name, value_schema, avro_schema)
+        self.value_format: ValueFormat = serde.value_format(value_format, value_schema, avro_schema)
         self.delivery = delivery
         self.guarantee = self.guarantee_option.guarantee(delivery)
         self.backoff = Backoff(initial=0.1, maximum=2.0, deadline=broker_timeout_s)
-        self.config = config.client_config(bootstrap_servers, client_config or {})
+        self.config = config.client_config(bootstrap_servers, client_config)
         check_name(commit_topic, "commit_topic", "kafka sink", config.TOPIC_NAME, config.TOPIC_NAME_IS)
         self.commit_topic = commit_topic
         check_function_option(record_fn, "record_fn", "kafka sink", "the row", factory="sinks.kafka")
@@ -381,39 +389,8 @@ def _column(batch: pa.RecordBatch, names: Mapping[str, int], name: str, n: int) 
     return batch.column(names[name]).to_pylist() if name in names else None
 
 
-def kafka_sink(
-    bootstrap_servers: str,
-    topic: str | None = None,
-    value_format: str = "bytes",
-    value_schema: str | None = None,
-    avro_schema: str | None = None,
-    delivery: str = "exactly-once",
-    commit_topic: str = DEFAULT_TOPIC,
-    broker_timeout_s: float = 30.0,
-    record_fn: Callable[[Any], Any] | None = None,
-    **client_config: Any,
-) -> KafkaSink:
-    """Write a ``value`` column (plus optional key, topic, partition, headers columns) to Kafka.
-
-    ``delivery="exactly-once"`` (default) writes each micro-batch partition in one transaction and
-    skips a re-delivered one (read with ``isolation.level=read_committed``); ``"at-least-once"`` is
-    faster and may duplicate after a crash. ``record_fn``: Jet's function making each record from a
-    row (of any schema): a :class:`~jetconnect_kafka.records.ProducerRecord`, a mapping with
-    ``value`` (and key, topic, partition, headers) or a ``(key, value)`` pair. Other keyword
-    arguments are librdkafka settings.
-    """
-    return KafkaSink(
-        bootstrap_servers=bootstrap_servers,
-        topic=topic,
-        value_format_name=value_format,
-        value_schema=value_schema,
-        avro_schema=avro_schema,
-        delivery=delivery,
-        commit_topic=commit_topic,
-        broker_timeout_s=broker_timeout_s,
-        client_config=client_config,
-        record_fn=record_fn,
-    )
+#: ``sinks.kafka``: the class is the factory, so its parameters are written once.
+kafka_sink = KafkaSink
 
 
 __all__ = ["KafkaSink", "WriteReport", "kafka_sink"]

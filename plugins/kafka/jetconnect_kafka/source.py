@@ -39,7 +39,7 @@ from jetconnect.api import (
     to_arrow_schema,
 )
 from jetconnect.errors import OptionError
-from jetconnect_kafka import config, consumers
+from jetconnect_kafka import config, consumers, serde
 from jetconnect_kafka.errors import KafkaOffsetError, KafkaSourceError
 from jetconnect_kafka.offsets import (
     EARLIEST,
@@ -53,7 +53,7 @@ from jetconnect_kafka.offsets import (
 from jetconnect_kafka.ranges import PartitionRange, record_offset
 from jetconnect_kafka.records import ConsumerRecord
 from jetconnect_kafka.schema import record_schema
-from jetconnect_kafka.serde import DecodeError, ValueFormat, value_format
+from jetconnect_kafka.serde import DecodeError, ValueFormat
 
 log = logging.getLogger(__name__)
 
@@ -67,31 +67,47 @@ _STAMP = pa.struct([("type", pa.int32()), ("ms", pa.int64())])
 
 
 class KafkaSource(StreamSource, BatchSource):
-    """Topics (by name or regex pattern) as a stream, or a fixed offset range as a batch."""
+    """Kafka topics as a stream (exact replay from checkpointed offsets) or a batch of a range.
+
+    ``sources.kafka(...)``: its parameters are the connector's options, declared here once (Spark's
+    string options are parsed from their annotations). ``topics`` (a list, or names separated by
+    commas) or ``pattern`` (a regex over topic names); ``starting_offsets``: earliest, latest, epoch
+    milliseconds / ISO time, or a map ``{"topic:partition": offset}`` (or its JSON; default: the
+    ``auto_offset_reset`` setting if given, else earliest); ``group_id``: commit the processed
+    offsets to that consumer group after each micro-batch, for lag monitoring; ``projection``:
+    Jet's function of each :class:`~jetconnect_kafka.records.ConsumerRecord`, returning a row of
+    ``schema``; ``value_format``: bytes, string, json (with ``value_schema`` DDL) or avro (with
+    ``avro_schema``). Other keyword arguments are librdkafka settings (``security_protocol="SSL"``
+    or ``"security.protocol"``).
+    """
 
     name = "kafka"
     guarantee = Guarantee.EXACTLY_ONCE
 
     def __init__(
         self,
-        *,
         bootstrap_servers: str,
-        topics: Sequence[str] | None = None,
+        topics: list[str] | None = None,
         pattern: str | None = None,
         starting_offsets: str | None = None,
         ending_offsets: str = "latest",
         key_format: str = "bytes",
-        value_format_name: str = "bytes",
+        value_format: str = "bytes",
         value_schema: str | None = None,
         avro_schema: str | None = None,
         on_offset_out_of_range: str = "fail",
         max_records_per_batch: int | None = None,
         broker_timeout_s: float = 30.0,
-        client_config: Mapping[str, Any] | None = None,
         group_id: str | None = None,
         projection: Callable[[ConsumerRecord], Any] | None = None,
-        schema: str | StructType | None = None,
+        schema: str | None = None,
+        **client_config: Any,
     ) -> None:
+        if isinstance(topics, str):
+            topics = [t.strip() for t in topics.split(",") if t.strip()]
+        for topic in topics or ():  # whole names: "t\n" is no topic, and the broker's refusal names no option
+            check_name(topic, "topics", "kafka", config.TOPIC_NAME, config.TOPIC_NAME_IS)
+        starting_offsets, ending_offsets = _offsets_text(starting_offsets), str(_offsets_text(ending_offsets))
         if bool(topics) == bool(pattern):
             raise OptionError("kafka: give exactly one of options 'topics' (a list) and 'pattern' (a regex)")
         if on_offset_out_of_range not in OUT_OF_RANGE:
@@ -107,14 +123,14 @@ class KafkaSource(StreamSource, BatchSource):
             self._regex = re.compile(pattern) if pattern else None
         except re.error as exc:
             raise OptionError(f"kafka: option 'pattern' is not a regular expression: {exc}") from None
-        self.config = config.client_config(bootstrap_servers, client_config or {})
+        self.config = config.client_config(bootstrap_servers, client_config)
         starting_offsets = resolve_starting_offsets(starting_offsets, self.config.get("auto.offset.reset"))
         self.starting: StartingOffsets = parse_starting_offsets(starting_offsets)
         self.ending = ending_offsets
         if ending_offsets != "latest":
             parse_starting_offsets(ending_offsets, "ending_offsets")
-        self.key_format: ValueFormat = value_format(key_format)
-        self.value_format: ValueFormat = value_format(value_format_name, value_schema, avro_schema)
+        self.key_format: ValueFormat = serde.value_format(key_format)
+        self.value_format: ValueFormat = serde.value_format(value_format, value_schema, avro_schema)
         self.on_out_of_range = on_offset_out_of_range
         self.max_records_per_batch = max_records_per_batch
         self.backoff = Backoff(initial=0.1, maximum=2.0, deadline=broker_timeout_s)
@@ -460,60 +476,15 @@ class _RangeReader:
             raise KafkaSourceError(f"kafka: cannot decode the {what} at {where} as {fmt.name}: {exc.reason}") from None
 
 
-def kafka_source(
-    bootstrap_servers: str,
-    topics: list[str] | None = None,
-    pattern: str | None = None,
-    starting_offsets: str | None = None,
-    ending_offsets: str = "latest",
-    key_format: str = "bytes",
-    value_format: str = "bytes",
-    value_schema: str | None = None,
-    avro_schema: str | None = None,
-    on_offset_out_of_range: str = "fail",
-    max_records_per_batch: int | None = None,
-    broker_timeout_s: float = 30.0,
-    group_id: str | None = None,
-    projection: Callable[[ConsumerRecord], Any] | None = None,
-    schema: str | None = None,
-    **client_config: Any,
-) -> KafkaSource:
-    """Kafka topics as a stream (exact replay from checkpointed offsets) or a batch of a range.
+def _offsets_text(offsets: Any) -> Any:
+    """An offsets option as its text: a ``{"topic:partition": offset}`` map as JSON, None as None."""
+    if isinstance(offsets, dict):
+        return json.dumps(offsets)
+    return offsets if offsets is None else str(offsets)
 
-    ``topics`` or ``pattern`` (a regex over topic names); ``starting_offsets``: earliest, latest,
-    epoch milliseconds / ISO time, or a JSON map ``{"topic:partition": offset}`` (default: the
-    ``auto_offset_reset`` setting if given, else earliest); ``group_id``: commit the processed offsets
-    to that consumer group after each micro-batch, for lag monitoring; ``projection``: Jet's function
-    of each :class:`~jetconnect_kafka.records.ConsumerRecord`, returning a row of ``schema``; ``value_format``:
-    bytes, string, json (with ``value_schema`` DDL) or avro (with ``avro_schema``). Other keyword
-    arguments are librdkafka settings (``security_protocol="SSL"`` or ``"security.protocol"``).
-    """
-    if isinstance(topics, str):
-        topics = [t.strip() for t in topics.split(",") if t.strip()]
-    for topic in topics or ():  # whole names: "t\n" is no topic, and the broker's refusal names no option
-        check_name(topic, "topics", "kafka", config.TOPIC_NAME, config.TOPIC_NAME_IS)
-    if isinstance(starting_offsets, dict):
-        starting_offsets = json.dumps(starting_offsets)
-    if isinstance(ending_offsets, dict):
-        ending_offsets = json.dumps(ending_offsets)
-    return KafkaSource(
-        bootstrap_servers=bootstrap_servers,
-        topics=topics,
-        pattern=pattern,
-        starting_offsets=None if starting_offsets is None else str(starting_offsets),
-        ending_offsets=str(ending_offsets),
-        key_format=key_format,
-        value_format_name=value_format,
-        value_schema=value_schema,
-        avro_schema=avro_schema,
-        on_offset_out_of_range=on_offset_out_of_range,
-        max_records_per_batch=max_records_per_batch,
-        broker_timeout_s=broker_timeout_s,
-        client_config=client_config,
-        group_id=group_id,
-        projection=projection,
-        schema=schema,
-    )
+
+#: ``sources.kafka``: the class is the factory, so its parameters are written once.
+kafka_source = KafkaSource
 
 
 __all__ = ["KafkaSource", "kafka_source"]
