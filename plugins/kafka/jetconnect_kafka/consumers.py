@@ -4,8 +4,8 @@ A new consumer opened a range read in about 10 ms, but now and then in 0.7 s (5 
 of a traced 15 s Kafka → Kafka pipeline here; the exactly-once sink's ledger lookups alike): its
 first request waits for librdkafka's retry timer when the connection to the partition's leader is
 not up yet. Those were most of the pipeline's p99 latency. A kept consumer has its connections and
-metadata. One is given back only by a
-read that ended cleanly, and unassigned first, so an idle consumer fetches nothing.
+metadata. One is given back only by a read that ended cleanly, and unassigned first, so an idle
+consumer fetches nothing.
 """
 
 from __future__ import annotations
