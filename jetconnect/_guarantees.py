@@ -16,13 +16,13 @@ matrix of README.md, which a test compares with the README.
 
 from __future__ import annotations
 
-import inspect
 import types
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Union, get_args, get_origin, get_type_hints
 
 from jetconnect._connector import Guarantee, GuaranteeOption, Sink, Source
+from jetconnect._factory_signature import factory_signature
 
 if TYPE_CHECKING:  # pragma: no cover
     from jetconnect._registry import ConnectorSpec, Registry
@@ -72,7 +72,7 @@ def connector_classes(factory: Callable[..., Any]) -> list[type[Source] | type[S
 
 def _needs_no_options(factory: Callable[..., Any]) -> bool:
     try:
-        parameters = inspect.signature(factory).parameters.values()
+        parameters = factory_signature(factory).parameters.values()
     except (TypeError, ValueError):
         return False
     return all(p.default is not p.empty or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in parameters)

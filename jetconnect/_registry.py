@@ -15,14 +15,15 @@ import os
 import threading
 import types
 import warnings
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, Literal, NoReturn, Union, get_args, get_origin, get_type_hints
+from typing import TYPE_CHECKING, Any, Literal, NoReturn, Union, get_args, get_origin
 
 import pluggy
 
 import jetconnect._hookspecs as hookspecs
+from jetconnect._factory_signature import factory_hints, factory_signature
 from jetconnect._options import Options, check_option, option_error
 from jetconnect.errors import OptionError, PluginError, PluginLoadWarning
 
@@ -233,13 +234,7 @@ def call_with_options(factory: Callable[..., Any], options: Options, owner: str)
     Unknown options are an error naming them, unless the factory takes ``**kwargs`` (client
     configuration passed through, e.g. to a Kafka client).
     """
-    signature = inspect.signature(factory)
-    # a class registered as a factory keeps its parameters' annotations on __init__
-    annotated = factory.__init__ if isinstance(factory, type) else factory  # type: ignore[misc]  # the constructor's own hints
-    try:
-        hints = get_type_hints(annotated)
-    except Exception:  # annotations that do not resolve are treated as strings
-        hints = {}
+    signature, hints = factory_signature(factory), factory_hints(factory)
     by_lower = {name.lower(): p for name, p in signature.parameters.items()}
     takes_kwargs = any(p.kind is p.VAR_KEYWORD for p in signature.parameters.values())
     kwargs: dict[str, Any] = {}
@@ -303,16 +298,11 @@ def check_arguments(factory: Callable[..., Any], args: tuple[Any, ...], kwargs: 
     each option passes the rule every connector shares for its name (:func:`check_option`): so a
     value ``read_stream(...)`` or a Spark option refuses is refused here too, with the same words.
     """
-    signature = inspect.signature(factory)
+    signature, hints = factory_signature(factory), factory_hints(factory)
     try:
         bound = signature.bind_partial(*args, **kwargs)
     except TypeError:
         return  # the call itself says what is wrong when it is made
-    annotated = factory.__init__ if isinstance(factory, type) else factory  # type: ignore[misc]  # as in call_with_options
-    try:
-        hints = get_type_hints(annotated)
-    except Exception:  # annotations that do not resolve are not checked
-        hints = {}
     for name, value in bound.arguments.items():
         param = signature.parameters[name]
         if value is None or param.kind in (param.VAR_KEYWORD, param.VAR_POSITIONAL):
@@ -350,7 +340,7 @@ def _plain_type(annotation: Any, default: Any) -> Any:
     origin = get_origin(annotation)
     if origin in (types.UnionType, Union):
         args = [a for a in get_args(annotation) if a is not type(None)]
-        kinds = {get_origin(a) or a for a in args}
+        kinds = {_LIST_LIKE.get(get_origin(a) or a, get_origin(a) or a) for a in args}
         # Text can spell a list or a dict, so those win over str ("a,b" for str | list[str]);
         # but a str alternative to a number means the factory wants the text as it is.
         for container in (list, tuple, dict):
@@ -363,8 +353,12 @@ def _plain_type(annotation: Any, default: Any) -> Any:
                 return scalar
         return str
     if origin is not None:
-        return origin
+        return _LIST_LIKE.get(origin, origin)
     return annotation
+
+
+#: Annotations that take any sequence of values (``Iterable[str]``): Spark's text for them is a list.
+_LIST_LIKE: dict[Any, type] = {abc: list for abc in (Iterable, Sequence, Collection)}
 
 
 __all__ = [

@@ -9,12 +9,12 @@ parentheses that give defaults.
 
 from __future__ import annotations
 
-import inspect
 import re
 from pathlib import Path
 
 import pytest
 
+from jetconnect._factory_signature import factory_signature
 from jetconnect._registry import get_registry
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -37,7 +37,7 @@ def _plugins() -> dict[str, set[str]]:
     registry = get_registry()
     options: dict[str, set[str]] = {}
     for spec in [*registry.sources.values(), *registry.sinks.values()]:
-        params = inspect.signature(spec.factory).parameters.values()
+        params = factory_signature(spec.factory).parameters.values()
         taken = {p.name for p in params if p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)}
         options.setdefault(spec.plugin, set()).update(taken - NOT_OPTIONS)
     return {plugin: names for plugin, names in options.items() if _readme(plugin) is not None}

@@ -13,6 +13,8 @@ from pyspark.sql.types import StructType
 
 from jetconnect._admission import share_budget
 from jetconnect._connector import WriteContext
+from jetconnect._options import Options
+from jetconnect._registry import call_with_options
 from jetconnect.errors import OffsetError, OptionError, SchemaError
 from jetconnect.testing import read_rows
 from jetconnect_imap import connect
@@ -288,3 +290,21 @@ def test_names_and_list_values_are_checked_whole(url: str) -> None:
             items.add_all(careless)
     items.add_all(["abc"])
     assert items.to_list() == ["abc"]
+
+
+def test_spark_options_reach_the_classes_typed_and_a_positional_store_is_refused(url: str) -> None:
+    """The classes are the factories: Spark's text converts by their annotations, the sinks'
+    shared store options included, and a store given where the key column now stands fails
+    loudly instead of naming a column after a URL."""
+    journal = call_with_options(
+        map_journal, Options({"name": _name(), "store": url, "event_types": "updated,REMOVED"}), "source 'map_journal'"
+    )
+    assert journal.event_types == {EventType.UPDATED, EventType.REMOVED}
+    sink = call_with_options(
+        map_sink, Options({"name": _name(), "store": url, "chunk_rows": "7", "journal_ttl": "2.5"}), "sink 'map'"
+    )
+    assert (sink.chunk_rows, sink.wanted.journal_ttl if sink.wanted else None) == (7, 2.5)
+    with pytest.raises(OptionError, match="chunk_rows"):
+        call_with_options(map_sink, Options({"name": "m", "store": url, "chunk_rows": "0"}), "sink 'map'")
+    with pytest.raises(TypeError):
+        map_sink("m", url)  # the mistake under test: store is keyword-only

@@ -202,13 +202,14 @@ class CacheSink(MapSink):
 
     def __init__(
         self,
-        cache_name: str,
+        name: str,
+        *,
         key_column: str = "key",
         value_column: str = "value",
         expiry_s: float | None = None,
         **store_options: Unpack[StoreOptions],
     ) -> None:
-        super().__init__(cache_name, key_column=key_column, value_column=value_column, **store_options)
+        super().__init__(name, key_column=key_column, value_column=value_column, **store_options)
         self.expiry_s = check_expiry(self.name, expiry_s)
         if self.on_hazelcast and self.expiry_s is not None:
             raise OptionError(

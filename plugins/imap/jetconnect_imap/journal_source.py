@@ -81,7 +81,7 @@ class MapJournalSource(StreamSource):
 
     def __init__(
         self,
-        map_name: str,
+        name: str,
         store: str | None = None,
         start: str = START_FROM_OLDEST,
         predicate: Callable[[JournalEvent], bool] | None = None,
@@ -93,10 +93,10 @@ class MapJournalSource(StreamSource):
         full_events: bool = False,
         client_config: Mapping[str, Any] | None = None,
     ) -> None:
-        self.display_name = map_name
+        self.display_name = name
         self.store_url = store or default_url()
         self.on_hazelcast = is_hazelcast(self.store_url)
-        self.map_name = map_name if self.on_hazelcast else self._stored_name(map_name)
+        self.map_name = name if self.on_hazelcast else self._stored_name(name)
         self.client_config = dict(client_config or {})
         if start not in (START_FROM_OLDEST, START_FROM_CURRENT):
             raise OptionError(f"source '{self.name}': option 'start' must be oldest or current, got {start!r}")

@@ -51,14 +51,14 @@ class ListSource(BatchSource):
 
     def __init__(
         self,
-        list_name: str,
+        name: str,
         store: str | None = None,
         schema: str | StructType | None = None,
         client_config: Mapping[str, Any] | None = None,
     ) -> None:
         self.store_url = store or default_url()
         self.on_hazelcast = is_hazelcast(self.store_url)
-        self.list_name = list_name if self.on_hazelcast else check_name("list", list_name)
+        self.list_name = name if self.on_hazelcast else check_name("list", name)
         self.client_config = dict(client_config or {})
         self._schema = parse_schema(schema or "value string")
 
@@ -99,14 +99,14 @@ class ListSink(Sink):
 
     def __init__(
         self,
-        list_name: str,
+        name: str,
         store: str | None = None,
         chunk_rows: int = DEFAULT_CHUNK_ROWS,
         client_config: Mapping[str, Any] | None = None,
     ) -> None:
         self.store_url = store or default_url()
         self.on_hazelcast = is_hazelcast(self.store_url)
-        self.list_name = list_name if self.on_hazelcast else check_name("list", list_name)
+        self.list_name = name if self.on_hazelcast else check_name("list", name)
         self.client_config = dict(client_config or {})
         self.guarantee = self.guarantee_option.guarantee("hazelcast" if self.on_hazelcast else "sqlite")
         self.chunk_rows = check_chunk_rows(self.name, chunk_rows)

@@ -132,7 +132,7 @@ class _MapSinkBase(Sink):
 
     def __init__(
         self,
-        map_name: str,
+        name: str,
         *,
         store: str | None = None,
         partitions: int | None = None,
@@ -141,10 +141,10 @@ class _MapSinkBase(Sink):
         chunk_rows: int = DEFAULT_CHUNK_ROWS,
         client_config: Mapping[str, Any] | None = None,
     ) -> None:
-        self.display_name = map_name
+        self.display_name = name
         self.store_url = store or default_url()
         self.on_hazelcast = is_hazelcast(self.store_url)
-        self.map_name = map_name if self.on_hazelcast else self._stored_name(map_name)
+        self.map_name = name if self.on_hazelcast else self._stored_name(name)
         self.client_config = dict(client_config or {})
         if self.on_hazelcast and (partitions is not None or journal_capacity is not None or journal_ttl):
             raise OptionError(
@@ -200,15 +200,13 @@ class MapSink(_MapSinkBase):
 
     def __init__(
         self,
-        map_name: str,
+        name: str,
+        *,
         key_column: str = "key",
         value_column: str = "value",
         **store_options: Unpack[StoreOptions],
     ) -> None:
-        super().__init__(
-            map_name,
-            **store_options,
-        )
+        super().__init__(name, **store_options)
         self.key_column, self.value_column = key_column, value_column
 
     def check_schema(self, schema: StructType) -> None:
@@ -344,12 +342,12 @@ class _ReadModifyWriteSink(_MapSinkBase):
 
     def __init__(
         self,
-        map_name: str,
+        name: str,
         key_fn: Callable[[dict[str, Any]], Any],
         **store_options: Unpack[StoreOptions],
     ) -> None:
         super().__init__(
-            map_name,
+            name,
             **store_options,
         )
         self.key_fn = key_fn
@@ -444,14 +442,14 @@ class MapWithMergingSink(_ReadModifyWriteSink):
 
     def __init__(
         self,
-        map_name: str,
+        name: str,
         key_fn: Callable[[dict[str, Any]], Any],
         value_fn: Callable[[dict[str, Any]], Any],
         merge_fn: Callable[[Any, Any], Any],
         **store_options: Unpack[StoreOptions],
     ) -> None:
         super().__init__(
-            map_name,
+            name,
             key_fn,
             **store_options,
         )
@@ -473,13 +471,13 @@ class MapWithUpdatingSink(_ReadModifyWriteSink):
 
     def __init__(
         self,
-        map_name: str,
+        name: str,
         key_fn: Callable[[dict[str, Any]], Any],
         update_fn: Callable[[Any, dict[str, Any]], Any],
         **store_options: Unpack[StoreOptions],
     ) -> None:
         super().__init__(
-            map_name,
+            name,
             key_fn,
             **store_options,
         )
@@ -536,13 +534,13 @@ class MapWithEntryProcessorSink(_ReadModifyWriteSink):
 
     def __init__(
         self,
-        map_name: str,
+        name: str,
         key_fn: Callable[[dict[str, Any]], Any],
         processor_fn: Callable[[MutableEntry], Any],
         **store_options: Unpack[StoreOptions],
     ) -> None:
         super().__init__(
-            map_name,
+            name,
             key_fn,
             **store_options,
         )

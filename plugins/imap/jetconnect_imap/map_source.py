@@ -37,7 +37,7 @@ class MapSource(BatchSource):
 
     def __init__(
         self,
-        map_name: str,
+        name: str,
         store: str | None = None,
         predicate: Callable[[Any, Any], bool] | None = None,
         projection: Callable[[Any, Any], Any] | None = None,
@@ -45,10 +45,10 @@ class MapSource(BatchSource):
         parallelism: int = 4,
         client_config: Mapping[str, Any] | None = None,
     ) -> None:
-        self.display_name = map_name
+        self.display_name = name
         self.store_url = store or default_url()
         self.on_hazelcast = is_hazelcast(self.store_url)
-        self.map_name = self._stored_name(map_name) if not self.on_hazelcast else self._cluster_name(map_name)
+        self.map_name = self._stored_name(name) if not self.on_hazelcast else self._cluster_name(name)
         self.client_config = dict(client_config or {})
         self.predicate = predicate
         self.projection = projection
