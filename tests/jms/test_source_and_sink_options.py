@@ -16,7 +16,7 @@ from jetconnect_jms import jms_queue_sink, jms_queue_source, jms_topic_source
 from jetconnect_jms.consumer import SPOOL_SCHEMA, RecentIds, spool_rows, spooled_to_raw
 from jetconnect_jms.messages import frames_to_batch
 from jetconnect_jms.sink import _bodies
-from jetconnect_jms.source import DEFAULT_DEDUPE_WINDOW, DEFAULT_MAX_BACKLOG
+from jetconnect_jms.source import DEFAULT_DEDUPE_WINDOW, DEFAULT_MAX_BACKLOG, JmsSource
 from jetconnect_jms.stomp_client import StompClient, StompSettings, destination_path
 
 
@@ -29,9 +29,7 @@ def test_a_topic_is_read_by_exactly_one_processor():
     with pytest.raises(OptionError, match="'parallelism' must be 1 for a topic, got 3"):
         jms_topic_source("prices", parallelism=3)
     with pytest.raises(OptionError, match="'subscription'"):
-        jms_queue_source("orders").__class__(
-            "queue", "q", StompSettings(), jms_queue_source("o").view, subscription="s"
-        )
+        JmsSource("queue", "q", subscription="s")
 
 
 @pytest.mark.parametrize(

@@ -33,7 +33,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from jetconnect.api import WAL_LOCATION, ProcessorContext, SourceBuffer, Spool, run_spools
-from jetconnect.errors import ChecksumError, OffsetError, SourceError
+from jetconnect.errors import ChecksumError, OffsetError, OptionError, SourceError
 from jetconnect_jms.messages import _FRAME_HEADERS, RAW_SCHEMA, MessageView, _timestamp_ms
 from jetconnect_jms.stomp_client import CONNECTION_ERRORS, StompClient, StompSettings
 
@@ -74,6 +74,15 @@ class ConsumerConfig:
     linger_s: float
     dedupe_window: int
     max_backlog: int
+
+    def __post_init__(self) -> None:
+        for option, value in (
+            ("prefetch", self.prefetch),
+            ("max_backlog", self.max_backlog),
+            ("dedupe_window", self.dedupe_window),
+        ):
+            if value < 1:
+                raise OptionError(f"{self.owner}: option '{option}' must be at least 1, got {value}")
 
     @property
     def segment(self) -> int:

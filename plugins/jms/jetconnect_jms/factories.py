@@ -2,88 +2,20 @@
 
 Each parameter is also a Spark option of ``jetconnect.jms_queue`` / ``jetconnect.jms_topic``
 (converted by its annotation); ``projection`` is the one that only the Python API can pass. A queue
-and a topic differ only in the ``kind`` the one source and the one sink are given, and in the
-options a queue has no use for (``subscription``, ``client_id``).
+and a topic differ only in the ``kind`` the one source (:class:`~jetconnect_jms.source.JmsSource`,
+which declares its options) and the one sink are given, and in the options a queue has no use for
+(``subscription``, ``client_id``).
 """
 
 from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import Any, get_type_hints
 
-from jetconnect_jms.messages import JmsMessage, MessageView
 from jetconnect_jms.sink import JmsSink
-from jetconnect_jms.source import (
-    DEFAULT_DEDUPE_WINDOW,
-    DEFAULT_IDLE_POLL_MS,
-    DEFAULT_KEEP_ALIVE_MS,
-    DEFAULT_LINGER_MS,
-    DEFAULT_MAX_BACKLOG,
-    DEFAULT_MAX_PULL_MS,
-    DEFAULT_PREFETCH,
-    JmsSource,
-)
-from jetconnect_jms.stomp_client import StompSettings, destination_path
-
-Kind = Literal["queue", "topic"]
-
-
-def _jms_source(
-    kind: Kind,
-    destination: str,
-    host: str = "127.0.0.1",
-    port: int = 61613,
-    parallelism: int = 1,
-    subscription: str | None = None,
-    client_id: str | None = None,
-    wal_location: str | None = None,
-    body_format: str = "string",
-    charset: str = "utf-8",
-    header_columns: list[str] | None = None,
-    projection: Callable[[JmsMessage], Any] | None = None,
-    schema: str | None = None,
-    prefetch: int = DEFAULT_PREFETCH,
-    dedupe_window: int = DEFAULT_DEDUPE_WINDOW,
-    max_pull_ms: int = DEFAULT_MAX_PULL_MS,
-    linger_ms: int = DEFAULT_LINGER_MS,
-    max_backlog: int = DEFAULT_MAX_BACKLOG,
-    user: str | None = None,
-    password: str | None = None,
-    connect_timeout: float = 30.0,
-    idle_poll_ms: int = DEFAULT_IDLE_POLL_MS,
-    processor_keep_alive_ms: int = DEFAULT_KEEP_ALIVE_MS,
-) -> JmsSource:
-    """The one JMS source: a queue's messages shared by its consumers, or a topic's to each subscriber."""
-    # a durable subscription is identified by (client id, name): derive a stable client id
-    client_id = client_id or (f"jetconnect-{subscription}" if subscription else None)
-    view = MessageView(
-        owner=f"jms_{kind} source '{destination_path(kind, destination)}'",
-        body_format=body_format,
-        charset=charset,
-        header_columns=tuple(header_columns or ()),
-        projection=projection,
-        schema_ddl=schema,
-    )
-    settings = StompSettings(
-        host=host, port=port, user=user, password=password, client_id=client_id, connect_timeout=connect_timeout
-    )
-    return JmsSource(
-        kind,
-        destination,
-        settings,
-        view,
-        parallelism=parallelism,
-        subscription=subscription,
-        prefetch=prefetch,
-        dedupe_window=dedupe_window,
-        max_pull_ms=max_pull_ms,
-        linger_ms=linger_ms,
-        max_backlog=max_backlog,
-        wal_location=wal_location,
-        idle_poll_ms=idle_poll_ms,
-        processor_keep_alive_ms=processor_keep_alive_ms,
-    )
+from jetconnect_jms.source import JmsSource, Kind
+from jetconnect_jms.stomp_client import StompSettings
 
 
 def _jms_sink(
@@ -125,7 +57,9 @@ def _for_kind(
         return factory(kind, **public.bind(*args, **kwargs).arguments)
 
     made.__signature__ = public  # type: ignore[attr-defined]  # typeshed: functions lack __signature__
-    made.__annotations__ = {n: a for n, a in factory.__annotations__.items() if n in public.parameters or n == "return"}
+    # resolved here, where the annotations' names are known: the registry reads them off ``made``
+    hints = get_type_hints(vars(factory)["__init__"] if isinstance(factory, type) else factory)
+    made.__annotations__ = {n: a for n, a in hints.items() if n in public.parameters or n == "return"}
     made.__name__ = made.__qualname__ = name
     made.__module__ = factory.__module__
     made.__doc__ = doc
@@ -133,14 +67,14 @@ def _for_kind(
 
 
 jms_queue_source = _for_kind(
-    _jms_source,
+    JmsSource,
     "queue",
     "jms_queue_source",
     leave_out=("subscription", "client_id"),
     doc="Messages of a queue, consumed by ``parallelism`` connections per executor, exactly once via the spools.",
 )
 jms_topic_source = _for_kind(
-    _jms_source,
+    JmsSource,
     "topic",
     "jms_topic_source",
     doc="Messages of a topic; a durable subscription when ``subscription`` is given.",

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import copy
 import functools
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Literal
 
 from jetconnect.api import (
     BACKLOG_PAST_COMMITS,
@@ -41,7 +41,7 @@ from jetconnect.api import (
 )
 from jetconnect.errors import OptionError
 from jetconnect_jms.consumer import RUN_OPTION, SPOOL_SCHEMA, Consumer, ConsumerConfig, spooled_to_raw
-from jetconnect_jms.messages import MessageView
+from jetconnect_jms.messages import JmsMessage, MessageView
 from jetconnect_jms.stomp_client import StompSettings, destination_path
 
 #: Unacknowledged messages the broker may send a consumer. ActiveMQ's own default (1000) made the
@@ -65,75 +65,86 @@ DEFAULT_IDLE_POLL_MS = 1000
 DEFAULT_KEEP_ALIVE_MS = 60_000
 
 
+Kind = Literal["queue", "topic"]
+
+
 class JmsSource(StreamSource):
-    """Messages of a JMS queue or topic, exactly once through the spools of the core's receivers."""
+    """Messages of a JMS queue or topic, exactly once through the spools of the core's receivers.
+
+    ``sources.jms_queue`` and ``sources.jms_topic`` are this class with ``kind`` fixed: every
+    parameter after ``kind`` is also a Spark option (converted by its annotation), declared here
+    only; ``projection`` is the one the Python API alone can pass.
+    """
 
     guarantee = Guarantee.EXACTLY_ONCE
 
     def __init__(
         self,
-        kind: str,
+        kind: Kind,
         destination: str,
-        settings: StompSettings,
-        view: MessageView,
-        *,
+        host: str = "127.0.0.1",
+        port: int = 61613,
         parallelism: int = 1,
         subscription: str | None = None,
+        client_id: str | None = None,
+        wal_location: str | None = None,
+        body_format: str = "string",
+        charset: str = "utf-8",
+        header_columns: list[str] | None = None,
+        projection: Callable[[JmsMessage], Any] | None = None,
+        schema: str | None = None,
         prefetch: int = DEFAULT_PREFETCH,
         dedupe_window: int = DEFAULT_DEDUPE_WINDOW,
         max_pull_ms: int = DEFAULT_MAX_PULL_MS,
         linger_ms: int = DEFAULT_LINGER_MS,
         max_backlog: int = DEFAULT_MAX_BACKLOG,
-        wal_location: str | None = None,
+        user: str | None = None,
+        password: str | None = None,
+        connect_timeout: float = 30.0,
         idle_poll_ms: int = DEFAULT_IDLE_POLL_MS,
         processor_keep_alive_ms: int = DEFAULT_KEEP_ALIVE_MS,
     ) -> None:
-        self.kind = kind
-        self.name = f"jms_{kind}"
+        self.kind, self.name = kind, f"jms_{kind}"
         self.destination = destination_path(kind, destination)
         self.owner = f"{self.name} source '{self.destination}'"
-        if parallelism < 1:
-            raise OptionError(f"{self.owner}: option 'parallelism' must be at least 1, got {parallelism}")
-        if kind == "topic" and parallelism != 1:
-            # every subscriber of a topic gets every message: more than one would duplicate them
-            raise OptionError(f"{self.owner}: option 'parallelism' must be 1 for a topic, got {parallelism}")
-        if subscription and kind != "topic":
-            raise OptionError(f"{self.owner}: option 'subscription' (a durable subscription) only applies to topics")
-        for option, value in (("prefetch", prefetch), ("max_backlog", max_backlog), ("dedupe_window", dedupe_window)):
-            if value < 1:
-                raise OptionError(f"{self.owner}: option '{option}' must be at least 1, got {value}")
-        for option, value in (
-            ("max_pull_ms", max_pull_ms),
-            ("linger_ms", linger_ms),
-            ("idle_poll_ms", idle_poll_ms),
-            ("processor_keep_alive_ms", processor_keep_alive_ms),
-        ):
-            if value < 0:
-                raise OptionError(f"{self.owner}: option '{option}' must not be negative, got {value}")
-        if linger_ms > _MAX_LINGER_MS:
-            raise OptionError(f"{self.owner}: option 'linger_ms' must be at most {_MAX_LINGER_MS}, got {linger_ms}")
-        if processor_keep_alive_ms == 0:
-            # a receiver destroyed after every round would reconnect (and be redelivered its prefetch) per micro-batch
-            raise OptionError(
-                f"{self.owner}: option 'processor_keep_alive_ms' must be positive for a broker connection"
-            )
-        self.settings = settings
-        self.view = view
-        self.parallelism = parallelism
-        self.subscription = subscription
-        self.dedupe_window = dedupe_window
-        self.wal_location = wal_location
+        _check_consumers(self.owner, kind, parallelism, subscription)
+        self.parallelism, self.subscription, self.wal_location = parallelism, subscription, wal_location
+        # a durable subscription is identified by (client id, name): derive a stable client id
+        client_id = client_id or (f"jetconnect-{subscription}" if subscription else None)
+        self.settings = StompSettings(
+            host=host, port=port, user=user, password=password, client_id=client_id, connect_timeout=connect_timeout
+        )
+        self.view = MessageView(
+            owner=self.owner,
+            body_format=body_format,
+            charset=charset,
+            header_columns=tuple(header_columns or ()),
+            projection=projection,
+            schema_ddl=schema,
+        )
         self.config = ConsumerConfig(
-            settings=settings,
+            settings=self.settings,
             destination=self.destination,
             owner=self.owner,
-            view=view,
+            view=self.view,
             subscription=subscription,
             prefetch=prefetch,
             linger_s=linger_ms / 1000,
             dedupe_window=dedupe_window,
             max_backlog=max_backlog,
         )
+        self._core_options = _receiver_options(
+            self.config,
+            max_pull_ms=max_pull_ms,
+            linger_ms=linger_ms,
+            idle_poll_ms=idle_poll_ms,
+            keep_alive_ms=processor_keep_alive_ms,
+            wal_location=wal_location,
+        )
+        self._stream = self._consumer_stream()
+
+    def _consumer_stream(self) -> BuilderStreamSource:
+        """The builder stream whose processors are the consumers, spooling what they receive."""
         builder = (
             SourceBuilder.stream(f"{self.name} {self.destination}", functools.partial(Consumer, self.config))
             .fill_buffer_fn(Consumer.fill)
@@ -141,26 +152,9 @@ class JmsSource(StreamSource):
             .destroy_fn(Consumer.close)
             .schema(SPOOL_SCHEMA)
         )
-        if kind == "queue":  # Jet's way: that many connections on each member; a topic has one in the job
-            builder = builder.distributed(parallelism)
-        self._core_options = {
-            # the receiver counts the rows a spool holds, and commits leave dedupe_window of them
-            MAX_BACKLOG: str(max_backlog + dedupe_window),
-            # ... all of them: the consumer's window of recent ids is sized to the whole spool
-            BACKLOG_PAST_COMMITS: "true",
-            # a message whose ACK was lost with its connection may be redelivered after Spark
-            # committed it: it must then still be found in a spool to be recognised
-            SPOOL_KEEP_COMMITTED_ROWS: str(dedupe_window),
-            MAX_PULL_MS: str(max(1, max_pull_ms)),
-            # the receiver seals a segment after the consumer's linger, or once a fill took its
-            # share of the prefetch window (the broker sends no more until those are acknowledged)
-            SPOOL_LINGER_MS: str(linger_ms),
-            SPOOL_SEGMENT_ROWS: str(self.config.segment),
-            IDLE_POLL_MS: str(idle_poll_ms),
-            KEEP_ALIVE_MS: str(processor_keep_alive_ms),
-            **({WAL_LOCATION: wal_location} if wal_location else {}),
-        }
-        self._stream: BuilderStreamSource = builder.build().with_options(self._core_options)
+        if self.kind == "queue":  # Jet's way: that many connections on each member; a topic has one in the job
+            builder = builder.distributed(self.parallelism)
+        return builder.build().with_options(self._core_options)
 
     def with_options(self, options: Mapping[str, str]) -> JmsSource:
         """A copy with Spark's options (``wal_location``, the number of members) given to the stream."""
@@ -205,6 +199,61 @@ class JmsSource(StreamSource):
             yield self.view.to_rows(spooled_to_raw(batch))
 
 
+def _check_consumers(owner: str, kind: str, parallelism: int, subscription: str | None) -> None:
+    """How many consumers a destination may have, and which take a durable subscription."""
+    if parallelism < 1:
+        raise OptionError(f"{owner}: option 'parallelism' must be at least 1, got {parallelism}")
+    if kind == "topic" and parallelism != 1:
+        # every subscriber of a topic gets every message: more than one would duplicate them
+        raise OptionError(f"{owner}: option 'parallelism' must be 1 for a topic, got {parallelism}")
+    if subscription and kind != "topic":
+        raise OptionError(f"{owner}: option 'subscription' (a durable subscription) only applies to topics")
+
+
+def _receiver_options(
+    config: ConsumerConfig,
+    *,
+    max_pull_ms: int,
+    linger_ms: int,
+    idle_poll_ms: int,
+    keep_alive_ms: int,
+    wal_location: str | None,
+) -> dict[str, str]:
+    """The core receiver's options for the consumers of ``config``, their ranges checked."""
+    owner = config.owner
+    timings = (
+        ("max_pull_ms", max_pull_ms),
+        ("linger_ms", linger_ms),
+        ("idle_poll_ms", idle_poll_ms),
+        ("processor_keep_alive_ms", keep_alive_ms),
+    )
+    for option, value in timings:
+        if value < 0:
+            raise OptionError(f"{owner}: option '{option}' must not be negative, got {value}")
+    if linger_ms > _MAX_LINGER_MS:
+        raise OptionError(f"{owner}: option 'linger_ms' must be at most {_MAX_LINGER_MS}, got {linger_ms}")
+    if keep_alive_ms == 0:
+        # a receiver destroyed after every round would reconnect (and be redelivered its prefetch) per micro-batch
+        raise OptionError(f"{owner}: option 'processor_keep_alive_ms' must be positive for a broker connection")
+    return {
+        # the receiver counts the rows a spool holds, and commits leave dedupe_window of them
+        MAX_BACKLOG: str(config.max_backlog + config.dedupe_window),
+        # ... all of them: the consumer's window of recent ids is sized to the whole spool
+        BACKLOG_PAST_COMMITS: "true",
+        # a message whose ACK was lost with its connection may be redelivered after Spark
+        # committed it: it must then still be found in a spool to be recognised
+        SPOOL_KEEP_COMMITTED_ROWS: str(config.dedupe_window),
+        MAX_PULL_MS: str(max(1, max_pull_ms)),
+        # the receiver seals a segment after the consumer's linger, or once a fill took its
+        # share of the prefetch window (the broker sends no more until those are acknowledged)
+        SPOOL_LINGER_MS: str(linger_ms),
+        SPOOL_SEGMENT_ROWS: str(config.segment),
+        IDLE_POLL_MS: str(idle_poll_ms),
+        KEEP_ALIVE_MS: str(keep_alive_ms),
+        **({WAL_LOCATION: wal_location} if wal_location else {}),
+    }
+
+
 __all__ = [
     "DEFAULT_DEDUPE_WINDOW",
     "DEFAULT_IDLE_POLL_MS",
@@ -214,4 +263,5 @@ __all__ = [
     "DEFAULT_MAX_PULL_MS",
     "DEFAULT_PREFETCH",
     "JmsSource",
+    "Kind",
 ]
