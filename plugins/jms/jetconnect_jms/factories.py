@@ -1,10 +1,10 @@
 """``sources.jms_queue(...)``, ``sources.jms_topic(...)``, ``sinks.jms_queue(...)``, ``sinks.jms_topic(...)``.
 
 Each parameter is also a Spark option of ``jetconnect.jms_queue`` / ``jetconnect.jms_topic``
-(converted by its annotation); ``projection`` is the one that only the Python API can pass. A queue
-and a topic differ only in the ``kind`` the one source (:class:`~jetconnect_jms.source.JmsSource`,
-which declares its options) and the one sink are given, and in the options a queue has no use for
-(``subscription``, ``client_id``).
+(converted by its annotation); ``projection`` and ``message_fn`` only the Python API can pass. A
+queue and a topic differ only in the ``kind`` the one source and the one sink are given
+(:class:`~jetconnect_jms.source.JmsSource` and :class:`~jetconnect_jms.sink.JmsSink` declare the
+options), and in the options a queue has no use for (``subscription``, ``client_id``).
 """
 
 from __future__ import annotations
@@ -15,33 +15,6 @@ from typing import Any, get_type_hints
 
 from jetconnect_jms.sink import JmsSink
 from jetconnect_jms.source import JmsSource, Kind
-from jetconnect_jms.stomp_client import StompSettings
-
-
-def _jms_sink(
-    kind: Kind,
-    destination: str,
-    host: str = "127.0.0.1",
-    port: int = 61613,
-    body_column: str = "body",
-    header_columns: list[str] | None = None,
-    persistent: bool = True,
-    user: str | None = None,
-    password: str | None = None,
-    connect_timeout: float = 30.0,
-    message_fn: Callable[[Any], Any] | None = None,
-) -> JmsSink:
-    """The one JMS sink, for a queue or a topic alike."""
-    settings = StompSettings(host=host, port=port, user=user, password=password, connect_timeout=connect_timeout)
-    return JmsSink(
-        kind,
-        destination,
-        settings,
-        body_column=body_column,
-        header_columns=tuple(header_columns or ()),
-        persistent=persistent,
-        message_fn=message_fn,
-    )
 
 
 def _for_kind(
@@ -80,14 +53,14 @@ jms_topic_source = _for_kind(
     doc="Messages of a topic; a durable subscription when ``subscription`` is given.",
 )
 jms_queue_sink = _for_kind(
-    _jms_sink,
+    JmsSink,
     "queue",
     "jms_queue_sink",
     doc="Rows to a queue, one STOMP transaction per partition and batch: a body column and header "
     "columns, or Jet's ``message_fn`` making each message from a row.",
 )
 jms_topic_sink = _for_kind(
-    _jms_sink,
+    JmsSink,
     "topic",
     "jms_topic_sink",
     doc="Rows to a topic, one STOMP transaction per partition and batch: a body column and header "

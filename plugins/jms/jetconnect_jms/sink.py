@@ -28,33 +28,44 @@ from jetconnect.api import (
     spark_rows,
 )
 from jetconnect.errors import SchemaError, SinkError
+from jetconnect_jms.source import Kind
 from jetconnect_jms.stomp_client import CONNECTION_ERRORS, BrokerError, StompClient, StompSettings, destination_path
 
 
 class JmsSink(Sink):
-    """Rows of a DataFrame as JMS messages: body from one column, headers from others."""
+    """Rows of a DataFrame as JMS messages: body from one column, headers from others.
+
+    ``sinks.jms_queue`` and ``sinks.jms_topic`` are this class with ``kind`` fixed: every parameter
+    after ``kind`` is also a Spark option; ``message_fn`` (Jet's, making each message from a row)
+    the Python API alone can pass.
+    """
 
     guarantee = Guarantee.AT_LEAST_ONCE
     input_format = "arrow"
 
     def __init__(
         self,
-        kind: str,
+        kind: Kind,
         destination: str,
-        settings: StompSettings,
-        *,
+        host: str = "127.0.0.1",
+        port: int = 61613,
         body_column: str = "body",
-        header_columns: tuple[str, ...] = (),
+        header_columns: list[str] | None = None,
         persistent: bool = True,
+        user: str | None = None,
+        password: str | None = None,
+        connect_timeout: float = 30.0,
         message_fn: Callable[[Any], Any] | None = None,
     ) -> None:
         self.kind = kind
         self.name = f"jms_{kind}"
         self.destination = destination_path(kind, destination)
         self.owner = f"{self.name} sink '{self.destination}'"
-        self.settings = settings
+        self.settings = StompSettings(
+            host=host, port=port, user=user, password=password, connect_timeout=connect_timeout
+        )
         self.body_column = body_column
-        self.header_columns = tuple(header_columns)
+        self.header_columns = tuple(header_columns or ())
         self.persistent = persistent
         check_function_option(message_fn, "message_fn", self.owner, "the row", factory=f"sinks.{self.name}")
         self.message_fn = message_fn
