@@ -1,4 +1,5 @@
-"""The registered factories: keyword parameters typed so Spark's string options convert to them.
+"""The registered factories: keyword parameters typed so Spark's string options convert to them,
+handed on by keyword (a reordered parameter fails loudly instead of sending a value to the wrong one).
 
 Each builds its connector on the local file system (or any POSIX mount); another file system
 plugs in by building the connector classes with its own :class:`~jetconnect.api.FileSystem`.
@@ -51,8 +52,8 @@ def files_source(
     return LocalLinesSource(
         LocalFileSystem(),
         directory,
-        glob,
-        charset,
+        glob=glob,
+        charset=charset,
         path_column="file_name" if include_file_name else None,
         recursive=recursive,
         max_split_bytes=max_split_bytes,
@@ -76,8 +77,8 @@ def file_watcher(
     return GrowingLinesSource(
         LocalFileSystem(),
         directory,
-        glob,
-        charset,
+        glob=glob,
+        charset=charset,
         path_column="file_name" if include_file_name else None,
         read_existing=read_existing,
         recursive=recursive,
@@ -98,7 +99,17 @@ def files_sink(
     """One line per row into files committed atomically per partition and micro-batch: a string
     column, or Jet's ``to_string_fn`` of each row; ``append=False`` replaces the directory's files."""
     directory = shared_path(directory, "files sink: option 'directory'")
-    return FilesSink(LocalFileSystem(), directory, prefix, suffix, charset, roll_bytes, column, to_string_fn, append)
+    return FilesSink(
+        LocalFileSystem(),
+        directory,
+        prefix=prefix,
+        suffix=suffix,
+        charset=charset,
+        roll_bytes=roll_bytes,
+        column=column,
+        to_string_fn=to_string_fn,
+        append=append,
+    )
 
 
 def avro_source(
@@ -122,11 +133,11 @@ def avro_source(
     return AvroSource(
         LocalFileSystem(),
         directory,
-        glob,
-        schema,
-        recursive,
-        max_split_bytes,
-        min_splits or None,
+        glob=glob,
+        schema=schema,
+        recursive=recursive,
+        max_split_bytes=max_split_bytes,
+        min_splits=min_splits or None,
         batch_reader=batch_reader,
         own_options=split_options_given(max_split_bytes, min_splits),
     )
