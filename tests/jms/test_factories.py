@@ -4,6 +4,7 @@ import inspect
 
 import pytest
 
+from jetconnect import sinks
 from jetconnect._options import Options
 from jetconnect._registry import call_with_options
 from jetconnect.errors import OptionError
@@ -40,3 +41,16 @@ def test_positional_and_keyword_calls_reach_the_shared_factory():
     with pytest.raises(TypeError, match="subscription"):
         jms_queue_source("orders", subscription="s")
     assert jms_queue_source.__name__ == "jms_queue_source" and "queue" in jms_queue_source.__doc__
+
+
+def test_receipt_timeout_is_an_option_of_source_and_sink_checked_as_every_timeout():
+    """An option added by one parameter on each class: Spark's text converts, the settings carry
+    it, and the rule every timeout shares refuses 0 by its name on every way in."""
+    source = call_with_options(jms_queue_source, Options({"destination": "orders", "receipt_timeout": "5"}), "q")
+    sink = call_with_options(jms_topic_sink, Options({"destination": "prices", "receipt_timeout": "2.5"}), "s")
+    assert (source.settings.receipt_timeout, sink.settings.receipt_timeout) == (5.0, 2.5)
+    assert jms_queue_source("orders").settings.receipt_timeout == 120.0
+    with pytest.raises(OptionError, match="'receipt_timeout'"):
+        call_with_options(jms_queue_source, Options({"destination": "orders", "receipt_timeout": "0"}), "q")
+    with pytest.raises(OptionError, match="'receipt_timeout'"):
+        sinks.jms_queue("orders", receipt_timeout=-1)

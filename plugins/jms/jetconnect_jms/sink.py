@@ -55,6 +55,7 @@ class JmsSink(Sink):
         user: str | None = None,
         password: str | None = None,
         connect_timeout: float = 30.0,
+        receipt_timeout: float = 120.0,
         message_fn: Callable[[Any], Any] | None = None,
     ) -> None:
         self.kind = kind
@@ -62,7 +63,12 @@ class JmsSink(Sink):
         self.destination = destination_path(kind, destination)
         self.owner = f"{self.name} sink '{self.destination}'"
         self.settings = StompSettings(
-            host=host, port=port, user=user, password=password, connect_timeout=connect_timeout
+            host=host,
+            port=port,
+            user=user,
+            password=password,
+            connect_timeout=connect_timeout,
+            receipt_timeout=receipt_timeout,
         )
         self.body_column = body_column
         self.header_columns = tuple(header_columns or ())

@@ -101,6 +101,7 @@ class JmsSource(StreamSource):
         user: str | None = None,
         password: str | None = None,
         connect_timeout: float = 30.0,
+        receipt_timeout: float = 120.0,
         idle_poll_ms: int = DEFAULT_IDLE_POLL_MS,
         processor_keep_alive_ms: int = DEFAULT_KEEP_ALIVE_MS,
     ) -> None:
@@ -112,7 +113,13 @@ class JmsSource(StreamSource):
         # a durable subscription is identified by (client id, name): derive a stable client id
         client_id = client_id or (f"jetconnect-{subscription}" if subscription else None)
         self.settings = StompSettings(
-            host=host, port=port, user=user, password=password, client_id=client_id, connect_timeout=connect_timeout
+            host=host,
+            port=port,
+            user=user,
+            password=password,
+            client_id=client_id,
+            connect_timeout=connect_timeout,
+            receipt_timeout=receipt_timeout,
         )
         self.view = MessageView(
             owner=self.owner,
