@@ -32,7 +32,9 @@ def _for_kind(
     made.__signature__ = public  # type: ignore[attr-defined]  # typeshed: functions lack __signature__
     # resolved here, where the annotations' names are known: the registry reads them off ``made``
     hints = get_type_hints(vars(factory)["__init__"] if isinstance(factory, type) else factory)
-    made.__annotations__ = {n: a for n, a in hints.items() if n in public.parameters or n == "return"}
+    made.__annotations__ = {n: a for n, a in hints.items() if n in public.parameters}
+    # what it returns says which connector it makes (its guarantee, in `jetconnect plugins`)
+    made.__annotations__["return"] = factory if isinstance(factory, type) else hints.get("return")
     made.__name__ = made.__qualname__ = name
     made.__module__ = factory.__module__
     made.__doc__ = doc
