@@ -54,34 +54,32 @@ def _base_defaults(factory: Callable[..., Any]) -> dict[str, Any]:
     return defaults
 
 
-def factory_hints(factory: Callable[..., Any]) -> dict[str, Any]:
-    """The resolved annotation of each option ``factory`` takes, the unpacked ones included."""
-    hints = _declared_hints(factory)
-    for name, hint in list(hints.items()):
-        shared = _shared(hint)
-        if shared is not None:
-            del hints[name]
-            for key, value in get_type_hints(shared).items():
-                hints.setdefault(key, value)
-    return hints
-
-
-def factory_signature(factory: Callable[..., Any]) -> inspect.Signature:
-    """``factory``'s signature with a ``**options: Unpack[Shared]`` parameter replaced by one
-    keyword-only parameter per key of ``Shared`` (default: a base class's, else None)."""
-    signature = inspect.signature(factory)
+def factory_options(factory: Callable[..., Any]) -> tuple[inspect.Signature, dict[str, Any]]:
+    """``factory``'s signature, with a ``**options: Unpack[Shared]`` parameter replaced by one
+    keyword-only parameter per key of ``Shared`` (default: a base class's, else None), and the
+    resolved annotation of each option, the unpacked ones included: both from one reading."""
+    signature, hints = inspect.signature(factory), _declared_hints(factory)
     var_keyword = next((p for p in signature.parameters.values() if p.kind is p.VAR_KEYWORD), None)
-    shared = None if var_keyword is None else _shared(_declared_hints(factory).get(var_keyword.name))
+    shared = None if var_keyword is None else _shared(hints.get(var_keyword.name))
     if var_keyword is None or shared is None:
-        return signature
+        return signature, hints
+    shared_hints = get_type_hints(shared)
+    del hints[var_keyword.name]
+    for key, hint in shared_hints.items():
+        hints.setdefault(key, hint)
     defaults = _base_defaults(factory)
     unpacked = [
         inspect.Parameter(key, inspect.Parameter.KEYWORD_ONLY, default=defaults.get(key), annotation=hint)
-        for key, hint in get_type_hints(shared).items()
+        for key, hint in shared_hints.items()
         if key not in signature.parameters
     ]
     kept = [p for p in signature.parameters.values() if p is not var_keyword]
-    return signature.replace(parameters=[*kept, *unpacked])
+    return signature.replace(parameters=[*kept, *unpacked]), hints
 
 
-__all__ = ["factory_hints", "factory_signature"]
+def factory_signature(factory: Callable[..., Any]) -> inspect.Signature:
+    """The signature part of :func:`factory_options`: the options a factory takes, unpacked."""
+    return factory_options(factory)[0]
+
+
+__all__ = ["factory_options", "factory_signature"]

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Literal, NoReturn, Union, get_args, get_o
 import pluggy
 
 import jetconnect._hookspecs as hookspecs
-from jetconnect._factory_signature import factory_hints, factory_signature
+from jetconnect._factory_signature import factory_options
 from jetconnect._options import Options, check_option, option_error
 from jetconnect.errors import OptionError, PluginError, PluginLoadWarning
 
@@ -234,7 +234,7 @@ def call_with_options(factory: Callable[..., Any], options: Options, owner: str)
     Unknown options are an error naming them, unless the factory takes ``**kwargs`` (client
     configuration passed through, e.g. to a Kafka client).
     """
-    signature, hints = factory_signature(factory), factory_hints(factory)
+    signature, hints = factory_options(factory)
     by_lower = {name.lower(): p for name, p in signature.parameters.items()}
     takes_kwargs = any(p.kind is p.VAR_KEYWORD for p in signature.parameters.values())
     kwargs: dict[str, Any] = {}
@@ -298,7 +298,7 @@ def check_arguments(factory: Callable[..., Any], args: tuple[Any, ...], kwargs: 
     each option passes the rule every connector shares for its name (:func:`check_option`): so a
     value ``read_stream(...)`` or a Spark option refuses is refused here too, with the same words.
     """
-    signature, hints = factory_signature(factory), factory_hints(factory)
+    signature, hints = factory_options(factory)
     try:
         bound = signature.bind_partial(*args, **kwargs)
     except TypeError:

@@ -10,7 +10,7 @@ from typing import TypedDict, Unpack
 
 import pytest
 
-from jetconnect._factory_signature import factory_hints, factory_signature
+from jetconnect._factory_signature import factory_options, factory_signature
 from jetconnect._options import Options
 from jetconnect._registry import call_with_options, check_arguments
 from jetconnect.errors import OptionError
@@ -38,7 +38,7 @@ def test_the_unpacked_options_are_keyword_parameters_with_the_base_defaults() ->
     assert list(parameters) == ["name", "columns", "chunk_rows", "ttl_s", "store"]
     assert parameters["chunk_rows"].kind is inspect.Parameter.KEYWORD_ONLY
     assert parameters["chunk_rows"].default == 100
-    assert factory_hints(Connector)["chunk_rows"] is int
+    assert factory_options(Connector)[1]["chunk_rows"] is int
 
 
 def test_spark_text_is_converted_by_the_shared_types() -> None:

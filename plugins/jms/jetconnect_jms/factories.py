@@ -18,10 +18,10 @@ from jetconnect_jms.source import JmsSource, Kind
 
 
 def _for_kind(
-    factory: Callable[..., Any], kind: Kind, name: str, doc: str, leave_out: tuple[str, ...] = ()
+    factory: type[JmsSource | JmsSink], kind: Kind, name: str, doc: str, leave_out: tuple[str, ...] = ()
 ) -> Callable[..., Any]:
-    """``factory`` with its ``kind`` fixed: a public factory whose signature is the shared one less
-    ``kind`` and ``leave_out``. The signature is what the registry reads: the Spark options it
+    """The connector class ``factory`` with its ``kind`` fixed: a public factory whose signature is
+    the class's less ``kind`` and ``leave_out``. The signature is what the registry reads: the Spark options it
     converts and accepts, and what the plugin README's option table must list."""
     shared = inspect.signature(factory)
     public = shared.replace(parameters=[p for n, p in shared.parameters.items() if n != "kind" and n not in leave_out])
@@ -30,11 +30,10 @@ def _for_kind(
         return factory(kind, **public.bind(*args, **kwargs).arguments)
 
     made.__signature__ = public  # type: ignore[attr-defined]  # typeshed: functions lack __signature__
-    # resolved here, where the annotations' names are known: the registry reads them off ``made``
-    hints = get_type_hints(vars(factory)["__init__"] if isinstance(factory, type) else factory)
-    made.__annotations__ = {n: a for n, a in hints.items() if n in public.parameters}
+    # resolved here, where the annotations' names are known: the registry reads them off ``made``;
     # what it returns says which connector it makes (its guarantee, in `jetconnect plugins`)
-    made.__annotations__["return"] = factory if isinstance(factory, type) else hints.get("return")
+    hints = get_type_hints(vars(factory)["__init__"])
+    made.__annotations__ = {**{n: a for n, a in hints.items() if n in public.parameters}, "return": factory}
     made.__name__ = made.__qualname__ = name
     made.__module__ = factory.__module__
     made.__doc__ = doc
