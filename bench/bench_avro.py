@@ -205,7 +205,7 @@ def sink_frame(spark, records: int):  # type: ignore[no-untyped-def]
 
 def bench_sink(spark, bench: Bench, args, on: str) -> None:  # type: ignore[no-untyped-def]
     from jetconnect import sinks
-    from jetconnect.api import to_avro_schema
+    from jetconnect.avro_schemas import to_avro_schema
 
     df = sink_frame(spark, args.sink_records)
     expected = spark_checksum(df)

@@ -115,7 +115,7 @@ def need_spark_avro(spark: Any) -> None:
     Spark's Avro connector, which the hand-offs of Avro reads and writes need."""
     import pyspark
 
-    from jetconnect.api import spark_avro_refusal
+    from jetconnect.files_family import spark_avro_refusal
 
     refusal = spark_avro_refusal(spark)
     if refusal is not None:

@@ -19,8 +19,8 @@ import fastavro
 import pytest
 
 from jetconnect import sources
-from jetconnect.api import spark_avro_refusal
 from jetconnect.errors import OptionError
+from jetconnect.files_family import spark_avro_refusal
 from jetconnect.testing import spark_conf
 from jetconnect_files.avro_source import AvroSource
 
@@ -323,7 +323,7 @@ def test_without_spark_avro_jetconnects_reader_says_why(spark, tmp_path):
 
 def test_hdfs_style_file_systems_keep_jetconnects_reader(spark, tmp_path):
     """A file system Spark has no URI for (the HDFS plugin's Avro) stays on jetconnect's reader."""
-    from jetconnect.api import LocalFileSystem
+    from jetconnect.files_family import LocalFileSystem
 
     class Elsewhere:  # the local disk behind another FileSystem class, as WebHDFS is for Spark
         def __init__(self) -> None:

@@ -11,8 +11,8 @@ import os
 import pytest
 
 from jetconnect import sinks, sources
-from jetconnect.api import spark_avro_refusal
 from jetconnect.errors import OptionError
+from jetconnect.files_family import spark_avro_refusal
 from jetconnect.testing import spark_conf
 
 #: Every type the sink writes, nulls in every nullable place, values at their edges.

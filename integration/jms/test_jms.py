@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from jetconnect import sinks, sources
-from jetconnect.api import LocalFileSystem, Spool
+from jetconnect.api import Spool
+from jetconnect.files_family import LocalFileSystem
 from jetconnect.testing import checkpoint_batches, start_pipeline, wait_until
 from jetconnect_jms.stomp_client import StompClient, StompSettings
 

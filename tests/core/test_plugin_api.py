@@ -10,7 +10,17 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 #: What a plugin may import from the core: everything else there is private.
-PUBLIC = {"jetconnect", "jetconnect.api", "jetconnect.errors", "jetconnect.testing", "jetconnect.fuzzing"}
+PUBLIC = {
+    "jetconnect",
+    "jetconnect.api",
+    "jetconnect.files_family",
+    "jetconnect.avro_schemas",
+    "jetconnect.errors",
+    "jetconnect.testing",
+    "jetconnect.fuzzing",
+}
+#: The modules that exist for plugins (``jetconnect`` and ``jetconnect.errors`` serve users too).
+PLUGIN_MODULES = ("jetconnect.api", "jetconnect.files_family", "jetconnect.avro_schemas")
 
 
 def _sources(*folders: str) -> Iterator[Path]:
@@ -53,10 +63,47 @@ def test_plugins_import_only_the_declared_plugin_api():
 
 
 def test_the_plugin_api_names_only_what_exists():
-    import jetconnect.api
+    import importlib
 
-    missing = [name for name in jetconnect.api.__all__ if not hasattr(jetconnect.api, name)]
-    assert not missing and len(set(jetconnect.api.__all__)) == len(jetconnect.api.__all__)
+    for module_name in PLUGIN_MODULES:
+        module = importlib.import_module(module_name)
+        missing = [name for name in module.__all__ if not hasattr(module, name)]
+        assert not missing and len(set(module.__all__)) == len(module.__all__), module_name
+
+
+def test_each_plugin_api_name_has_one_import_path():
+    """A name in ``jetconnect`` or ``jetconnect.errors`` is not offered again, nor one module's name by another."""
+    import importlib
+
+    import jetconnect
+    import jetconnect.errors
+
+    homes: dict[str, list[str]] = {}
+    for module_name in ("jetconnect", *PLUGIN_MODULES):
+        for name in importlib.import_module(module_name).__all__:
+            homes.setdefault(name, []).append(module_name)
+    errors = {name for name in vars(jetconnect.errors) if name.endswith("Error")}
+    twice = {name: where for name, where in homes.items() if len(where) > 1}
+    assert twice == {}
+    assert errors.isdisjoint(name for name, where in homes.items() if where != ["jetconnect"])
+
+
+def test_every_plugin_api_name_is_used_by_a_plugin():
+    """The plugin modules hold what plugins need, no more: a name no plugin imports leaves them."""
+    import importlib
+
+    used: set[tuple[str, str]] = set()
+    for path in _sources("plugins", "contrib"):
+        used.update((module, name or "") for module, name, _ in _imports(ast.parse(path.read_text()), ""))
+    scaffold = ROOT / "jetconnect" / "_scaffold.py"
+    used.update((module, name or "") for module, name, _ in _imports(ast.parse(scaffold.read_text()), ""))
+    unused = [
+        f"{module_name}.{name}"
+        for module_name in PLUGIN_MODULES
+        for name in importlib.import_module(module_name).__all__
+        if (module_name, name) not in used
+    ]
+    assert unused == []
 
 
 def _core_graph() -> dict[str, set[str]]:

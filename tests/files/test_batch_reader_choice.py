@@ -8,8 +8,9 @@ import gzip
 import pytest
 
 from jetconnect import sources
-from jetconnect.api import LocalFileSystem, LocalLinesSource, compressed_file_name
+from jetconnect._files.batch_reader import compressed_file_name
 from jetconnect.errors import OptionError
+from jetconnect.files_family import LocalFileSystem, LocalLinesSource
 
 
 def choice(directory, **options):

@@ -9,9 +9,9 @@ import pytest
 
 from jetconnect import sources
 from jetconnect._connector import Range
-from jetconnect._files import GrowingLinesSource
 from jetconnect._files.filesystem import LocalFileSystem
 from jetconnect.errors import OffsetError, OptionError, SourceError
+from jetconnect.files_family import GrowingLinesSource
 
 
 def _read(source: GrowingLinesSource, start: dict, end: dict) -> list[str]:

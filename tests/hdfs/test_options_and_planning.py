@@ -225,7 +225,7 @@ def test_the_batch_reader_stays_jetconnects_where_spark_would_change_the_rows_or
 
 
 def test_file_names_spark_would_read_as_globs_or_uris_are_not_handed_over():
-    from jetconnect.api import unsafe_file_name
+    from jetconnect.files_family import unsafe_file_name
 
     assert unsafe_file_name(["/d/a.txt", "/d/b c.txt", "/d/\u00e9.txt"]) is None
     for odd in ("/d/a[1].txt", "/d/a*.txt", "/d/a?.txt", "/d/a{b}.txt", "/d/a:b.txt", "/d/50%.txt"):

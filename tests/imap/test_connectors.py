@@ -20,6 +20,7 @@ from jetconnect.testing import read_rows
 from jetconnect_imap import connect
 from jetconnect_imap.events import EventType
 from jetconnect_imap.factories import (
+    cache_sink,
     map_journal,
     map_sink,
     map_source,
@@ -308,3 +309,12 @@ def test_spark_options_reach_the_classes_typed_and_a_positional_store_is_refused
         call_with_options(map_sink, Options({"name": "m", "store": url, "chunk_rows": "0"}), "sink 'map'")
     with pytest.raises(TypeError):
         map_sink("m", url)  # the mistake under test: store is keyword-only
+
+
+@pytest.mark.parametrize(("option", "value"), [("partitions", "0"), ("partitions", "-1"), ("journal_capacity", "-5")])
+def test_a_layout_option_out_of_range_is_refused_naming_the_sink(url: str, option: str, value: str) -> None:
+    """``partitions=0`` used to become the default 271 silently; now it, like -1, is an option error."""
+    with pytest.raises(OptionError, match=rf"sink 'map'.*{option}"):
+        call_with_options(map_sink, Options({"name": "m", "store": url, option: value}), "sink 'map'")
+    with pytest.raises(OptionError, match=rf"sink 'cache'.*{option}"):
+        cache_sink("c", store=url, **{option: int(value)})

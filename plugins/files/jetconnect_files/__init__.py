@@ -1,5 +1,5 @@
 """jetconnect's files family on the local disk: factories for the core's lines source and stream
-(:mod:`jetconnect._files`), Avro container files, exactly-once file sinks."""
+(:mod:`jetconnect.files_family`), Avro container files, exactly-once file sinks."""
 
 from __future__ import annotations
 

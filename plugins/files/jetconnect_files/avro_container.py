@@ -23,8 +23,10 @@ from typing import Any, BinaryIO, cast
 import fastavro
 import fastavro.read
 
-from jetconnect.api import FileSystem, may_be_empty, read_exactly
+from jetconnect.api import FileSystem
+from jetconnect.avro_schemas import may_be_empty
 from jetconnect.errors import SourceError
+from jetconnect.files_family import read_exactly
 
 MAGIC = b"Obj\x01"
 SYNC_SIZE = 16

@@ -5,7 +5,7 @@ with null). Files are staged, rolled and committed like the lines sink (:mod:`je
 this module only writes the records of each file. A plain batch :meth:`AvroSink.write` (no schema
 of the user's, no rolling, the default names) goes to Spark's own Avro writer, spark-avro, when the
 session has it (``batch_writer``; the conditions are :meth:`AvroSink.batch_writer_choice`'s and
-:func:`jetconnect.api.spark_avro_write_refusal`'s).
+:func:`jetconnect.files_family.spark_avro_write_refusal`'s).
 """
 
 from __future__ import annotations
@@ -18,24 +18,22 @@ import fastavro
 import fastavro.write
 import pyarrow as pa
 
-from jetconnect.api import (
+from jetconnect import WriteContext
+from jetconnect.api import FileSystem, check_count
+from jetconnect.avro_schemas import load_avro_schema, to_avro_schema
+from jetconnect.errors import JetconnectError, OptionError, SinkError
+from jetconnect.files_family import (
     BatchReaderChoice,
-    FileSystem,
     FileWriters,
     LocalFileSystem,
     StagedCommit,
     StagedFileSink,
-    WriteContext,
     check_batch_reader,
-    check_count,
     choose_batch_reader,
-    load_avro_schema,
     spark_avro_write,
     spark_avro_write_refusal,
-    to_avro_schema,
     unsafe_file_name,
 )
-from jetconnect.errors import JetconnectError, OptionError, SinkError
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import DataFrame

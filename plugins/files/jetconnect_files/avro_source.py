@@ -34,34 +34,26 @@ from typing import TYPE_CHECKING, Any
 import fastavro
 import pyarrow as pa
 
-from jetconnect.api import (
+from jetconnect import BatchSource, Guarantee
+from jetconnect.api import FileInfo, FileSystem, ReadOutput, check_count, to_arrow_schema
+from jetconnect.avro_schemas import load_avro_schema, needs_fixing, to_spark_schema, value_fixer
+from jetconnect.errors import JetconnectError, SourceError
+from jetconnect.files_family import (
     BatchReaderChoice,
-    BatchSource,
-    FileInfo,
     FileRange,
-    FileSystem,
-    Guarantee,
     LocalFileSystem,
-    ReadOutput,
     check_batch_reader,
-    check_count,
     choose_batch_reader,
     files_for_spark,
     for_each_file,
-    load_avro_schema,
     local_file_uris,
-    needs_fixing,
     plan_splits,
     rebased_by_spark,
     schema_difference,
     spark_avro_frame,
     spark_avro_records,
     spark_avro_refusal,
-    to_arrow_schema,
-    to_spark_schema,
-    value_fixer,
 )
-from jetconnect.errors import JetconnectError, SourceError
 from jetconnect_files.avro_container import AvroFileError, AvroHeader, decode_records, read_block_groups, read_header
 
 if TYPE_CHECKING:  # pragma: no cover

@@ -10,8 +10,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from jetconnect.api import GrowingLinesSource, LocalFileSystem, LocalLinesSource, shared_path, split_options_given
 from jetconnect.errors import OptionError
+from jetconnect.files_family import (
+    GrowingLinesSource,
+    LocalFileSystem,
+    LocalLinesSource,
+    shared_path,
+    split_options_given,
+)
 from jetconnect_files.avro_sink import AvroSink
 from jetconnect_files.avro_source import AvroSource
 from jetconnect_files.lines_sink import FilesSink

@@ -17,20 +17,10 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from jetconnect.api import (
-    CommitContext,
-    Encoder,
-    FileSystem,
-    StagedCommit,
-    StagedFileSink,
-    WriteContext,
-    check_charset,
-    check_count,
-    check_function_option,
-    encode_lines,
-    spark_rows,
-)
+from jetconnect import CommitContext, WriteContext
+from jetconnect.api import FileSystem, check_charset, check_count, check_function_option, spark_rows
 from jetconnect.errors import OptionError, SchemaError, SinkError
+from jetconnect.files_family import Encoder, StagedCommit, StagedFileSink, encode_lines
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql.types import StructType

@@ -5,8 +5,8 @@ Spark's text source reads HDFS in the JVM through Hadoop's own client (PySpark s
 a Python worker, a WebHDFS hop or an Arrow conversion. So, with ``batch_reader="auto"`` (the
 default), such a read becomes ``spark.read.text`` over the files jetconnect listed, at the
 NameNode's RPC address, with rows made equal to jetconnect's
-(:func:`jetconnect.api.spark_text_lines`). The decision is the core's, shared with the files
-source (:class:`jetconnect.api.SparkTextLinesSource`: mapper, path column, charset, compressed
+(:func:`jetconnect._files.spark_text.spark_text_lines`). The decision is the core's, shared with the files
+source (:class:`jetconnect.files_family.SparkTextLinesSource`: mapper, path column, charset, compressed
 names, byte order marks, ...); HDFS adds what Spark's client would not carry (Kerberos, tokens,
 impersonation, another user). Streams (offsets of growing files) and reads through
 ``spark.read.format("jetconnect.hdfs")`` stay jetconnect's. ``explain()`` shows which: ``FileScan text`` or
@@ -23,8 +23,9 @@ from urllib.parse import urlsplit
 
 import requests
 
-from jetconnect.api import FileInfo, GrowingLinesSource, SparkTextLinesSource
+from jetconnect.api import FileInfo
 from jetconnect.errors import OptionError
+from jetconnect.files_family import GrowingLinesSource, SparkTextLinesSource
 from jetconnect_hdfs.connection import HdfsConnection
 
 
@@ -58,7 +59,7 @@ class HdfsSparkAccess:
 
 class HdfsLinesSource(SparkTextLinesSource, GrowingLinesSource):
     """The core's growing-lines source over WebHDFS, whose batch read the core's
-    :class:`~jetconnect.api.SparkTextLinesSource` hands to Spark when it can; this class adds only
+    :class:`~jetconnect.files_family.SparkTextLinesSource` hands to Spark when it can; this class adds only
     what is HDFS's own: the ``hdfs://`` URIs and what WebHDFS carries that Spark's client does not.
 
     ``batch_reader``: ``auto``, ``jetconnect`` or ``spark`` (see the module's docstring);

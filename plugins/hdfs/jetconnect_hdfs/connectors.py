@@ -14,15 +14,9 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
 
-from jetconnect.api import (
-    WholeFilesSource,
-    check_batch_reader,
-    check_charset,
-    check_count,
-    check_function_option,
-    split_options_given,
-)
+from jetconnect.api import check_charset, check_count, check_function_option
 from jetconnect.errors import OptionError
+from jetconnect.files_family import WholeFilesSource, check_batch_reader, split_options_given
 from jetconnect_hdfs.batch_reader import HdfsLinesSource, HdfsSparkAccess
 from jetconnect_hdfs.connection import HdfsConnection
 from jetconnect_hdfs.filesystem import WebHdfsFileSystem, hdfs_path

@@ -23,7 +23,8 @@ from urllib.parse import urlsplit
 
 from hdfs.util import HdfsError
 
-from jetconnect.api import Backoff, FileInfo, RetriesExhausted, describe, is_hidden, raise_unchained, retry_call
+from jetconnect.api import Backoff, FileInfo, RetriesExhausted, describe, raise_unchained, retry_call
+from jetconnect.files_family import is_hidden
 from jetconnect_hdfs.connection import HdfsConnection
 from jetconnect_hdfs.errors import NETWORK_ERRORS, WebHdfsError, as_os_error, is_transient
 

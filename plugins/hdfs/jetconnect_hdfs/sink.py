@@ -15,8 +15,10 @@ from typing import Any
 
 import pyarrow as pa
 
-from jetconnect.api import Encoder, StagedCommit, StagedFileSink, WriteContext, check_charset, check_count, encode_lines
+from jetconnect import WriteContext
+from jetconnect.api import check_charset, check_count
 from jetconnect.errors import OptionError, SchemaError
+from jetconnect.files_family import Encoder, StagedCommit, StagedFileSink, encode_lines
 from jetconnect_hdfs.filesystem import WebHdfsFileSystem, hdfs_path
 
 FORMATS = ("lines", "jsonl")

@@ -23,12 +23,10 @@ from typing import Any
 import pyarrow as pa
 from pyspark.sql.types import StructType
 
+from jetconnect import Guarantee, Range, StreamSource
 from jetconnect.api import (
-    Guarantee,
     Offset,
-    Range,
     ReadOutput,
-    StreamSource,
     columns_to_batch,
     integer_positions,
     parse_schema,

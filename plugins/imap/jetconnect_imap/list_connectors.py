@@ -17,16 +17,8 @@ from typing import Any
 import pyarrow as pa
 from pyspark.sql.types import StructType
 
-from jetconnect.api import (
-    BatchSource,
-    Guarantee,
-    GuaranteeOption,
-    ReadOutput,
-    Sink,
-    WriteContext,
-    parse_schema,
-    redact_url,
-)
+from jetconnect import BatchSource, Guarantee, Sink, WriteContext
+from jetconnect.api import GuaranteeOption, ReadOutput, parse_schema, redact_url
 from jetconnect.errors import SinkError, SourceError
 from jetconnect_imap.hz_store import is_hazelcast, open_hazelcast
 from jetconnect_imap.hz_values import ValueMappingError, from_hazelcast, to_hazelcast

@@ -30,7 +30,8 @@ from typing import Any, TypedDict, Unpack
 import pyarrow as pa
 from pyspark.sql.types import StructType
 
-from jetconnect.api import Guarantee, GuaranteeOption, Sink, WriteContext
+from jetconnect import Guarantee, Sink, WriteContext
+from jetconnect.api import GuaranteeOption
 from jetconnect.errors import OptionError, SchemaError, SinkError
 from jetconnect_imap.events import Change
 from jetconnect_imap.hz_store import (
@@ -158,11 +159,14 @@ class _MapSinkBase(Sink):
         # (asking for the default 271 partitions would refuse an existing map of another count).
         self.wanted: MapConfig | None = None
         if partitions is not None or journal_capacity is not None or journal_ttl is not None:
-            self.wanted = MapConfig(
-                partitions or defaults.partitions,
-                defaults.journal_capacity if journal_capacity is None else journal_capacity,
-                journal_ttl or 0.0,
-            )
+            try:
+                self.wanted = MapConfig(
+                    defaults.partitions if partitions is None else partitions,
+                    defaults.journal_capacity if journal_capacity is None else journal_capacity,
+                    journal_ttl or 0.0,
+                )
+            except StoreError as exc:
+                raise OptionError(f"sink '{self.name}': {exc}") from None
         self.chunk_rows = check_chunk_rows(self.name, chunk_rows)
 
     @staticmethod

@@ -16,7 +16,8 @@ import pyarrow as pa
 from hazelcast.errors import HazelcastSerializationError
 from pyspark.sql.types import StructType
 
-from jetconnect.api import BatchSource, Guarantee, ReadOutput, columns_to_batch, parse_schema, redact_url, spread
+from jetconnect import BatchSource, Guarantee
+from jetconnect.api import ReadOutput, columns_to_batch, parse_schema, redact_url, spread
 from jetconnect.errors import OptionError, SchemaError, SourceError
 from jetconnect_imap.hz_store import HazelcastStore, is_hazelcast, open_hazelcast
 from jetconnect_imap.hz_values import from_hazelcast

@@ -18,14 +18,11 @@ import pyarrow as pa
 import sqlalchemy as sa
 from pyspark.sql import types as T
 
+from jetconnect import CommitContext, Guarantee, Sink, WriteContext
 from jetconnect.api import (
     PLAIN_NAME,
     PLAIN_NAME_IS,
     Backoff,
-    CommitContext,
-    Guarantee,
-    Sink,
-    WriteContext,
     WriteKey,
     check_name,
     raise_unchained,

@@ -18,15 +18,12 @@ import pyarrow as pa
 import sqlalchemy as sa
 from pyspark.sql import types as T
 
+from jetconnect import BatchSource, Guarantee, Range, StreamSource
 from jetconnect.api import (
     PLAIN_NAME,
     PLAIN_NAME_IS,
-    BatchSource,
-    Guarantee,
     Offset,
     PlainFilter,
-    Range,
-    StreamSource,
     check_function_option,
     check_name,
     mapped_rows,

@@ -32,7 +32,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from jetconnect.api import WAL_LOCATION, ProcessorContext, SourceBuffer, Spool, run_spools
+from jetconnect import ProcessorContext, SourceBuffer
+from jetconnect.api import WAL_LOCATION, Spool, run_spools
 from jetconnect.errors import ChecksumError, OffsetError, OptionError, SourceError
 from jetconnect_jms.messages import _FRAME_HEADERS, RAW_SCHEMA, MessageView, _timestamp_ms
 from jetconnect_jms.stomp_client import CONNECTION_ERRORS, StompClient, StompSettings

@@ -17,16 +17,8 @@ from typing import Any
 
 import pyarrow as pa
 
-from jetconnect.api import (
-    Backoff,
-    Guarantee,
-    RetriesExhausted,
-    Sink,
-    WriteContext,
-    check_function_option,
-    retry_call,
-    spark_rows,
-)
+from jetconnect import Guarantee, Sink, WriteContext
+from jetconnect.api import Backoff, RetriesExhausted, check_function_option, retry_call, spark_rows
 from jetconnect.errors import SchemaError, SinkError
 from jetconnect_jms.source import Kind
 from jetconnect_jms.stomp_client import CONNECTION_ERRORS, BrokerError, StompClient, StompSettings, destination_path

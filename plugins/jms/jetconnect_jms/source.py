@@ -21,6 +21,7 @@ import functools
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
+from jetconnect import Guarantee, Range, SourceBuilder, StreamSource
 from jetconnect.api import (
     BACKLOG_PAST_COMMITS,
     IDLE_POLL_MS,
@@ -32,12 +33,8 @@ from jetconnect.api import (
     SPOOL_SEGMENT_ROWS,
     WAL_LOCATION,
     BuilderStreamSource,
-    Guarantee,
     Offset,
-    Range,
     ReadOutput,
-    SourceBuilder,
-    StreamSource,
 )
 from jetconnect.errors import OptionError
 from jetconnect_jms.consumer import RUN_OPTION, SPOOL_SCHEMA, Consumer, ConsumerConfig, spooled_to_raw

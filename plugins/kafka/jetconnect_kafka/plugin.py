@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from jetconnect.api import hookimpl
+from jetconnect import hookimpl
 from jetconnect_kafka.sink import kafka_sink
 from jetconnect_kafka.source import kafka_source
 

@@ -2,7 +2,7 @@
 
 ``bytes`` (as is), ``string`` (UTF-8), ``json`` (a struct given by ``value_schema`` DDL) and
 ``avro`` (schemaless Avro records given by ``avro_schema``, decoded with fastavro, mapped to Spark
-types by the core's :mod:`jetconnect._files.avro_schema`, as the avro files source maps them).
+types by the core's :mod:`jetconnect.avro_schemas`, as the avro files source maps them).
 Decoders work on whole batches and fall back to one record at a time only to name the record at fault.
 """
 
@@ -17,7 +17,8 @@ import fastavro
 import pyarrow as pa
 from pyspark.sql.types import BinaryType, DataType, StringType, StructField, StructType
 
-from jetconnect.api import needs_fixing, parse_schema, rows_to_batch, to_arrow_schema, to_spark_schema, value_fixer
+from jetconnect.api import parse_schema, rows_to_batch, to_arrow_schema
+from jetconnect.avro_schemas import needs_fixing, to_spark_schema, value_fixer
 from jetconnect.errors import OptionError, SchemaError
 
 FORMATS = ("bytes", "string", "json", "avro")

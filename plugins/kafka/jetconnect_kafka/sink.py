@@ -23,13 +23,10 @@ import pyarrow as pa
 from confluent_kafka import KafkaException, Producer
 from pyspark.sql.types import ArrayType, BinaryType, IntegerType, LongType, ShortType, StringType, StructType
 
+from jetconnect import CommitContext, Guarantee, Sink, WriteContext
 from jetconnect.api import (
     Backoff,
-    CommitContext,
-    Guarantee,
     GuaranteeOption,
-    Sink,
-    WriteContext,
     WriteKey,
     check_function_option,
     check_name,

@@ -19,13 +19,10 @@ import pyarrow.compute as pc
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message, TopicPartition
 from pyspark.sql.types import StructType
 
+from jetconnect import BatchSource, Guarantee, Range, StreamSource
 from jetconnect.api import (
     Backoff,
-    BatchSource,
-    Guarantee,
     Offset,
-    Range,
-    StreamSource,
     admit_offsets,
     check_function_option,
     check_name,

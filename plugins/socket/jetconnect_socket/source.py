@@ -9,8 +9,8 @@ a server sends while no processor is connected are not received at all.
 
 from __future__ import annotations
 
-from jetconnect import SourceBuffer, SourceBuilder
-from jetconnect.api import WAL_LOCATION, ProcessorContext, StreamSource, check_charset
+from jetconnect import ProcessorContext, SourceBuffer, SourceBuilder, StreamSource
+from jetconnect.api import WAL_LOCATION, check_charset
 from jetconnect.errors import OptionError
 from jetconnect_socket.connection import DEFAULT_MAX_LINE_BYTES, Endpoint, LineReader, check_max_line_bytes
 
