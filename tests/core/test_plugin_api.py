@@ -169,3 +169,35 @@ def test_the_core_has_no_import_cycle():
 @pytest.mark.parametrize("graph, cyclic", [({"a": {"b"}, "b": {"a"}}, True), ({"a": {"b"}, "b": set()}, False)])
 def test_the_cycle_check_finds_a_cycle(graph, cyclic):
     assert bool(_cycles(graph)) is cyclic
+
+
+def _commented_assignment(name: str) -> bool:
+    """Whether a core module assigns ``name`` under a ``#:`` comment (one may cover a run of them)."""
+    for path in (ROOT / "jetconnect").rglob("*.py"):
+        lines = path.read_text().splitlines()
+        for i, line in enumerate(lines):
+            if line.startswith(f"{name} = "):
+                j = i - 1
+                while j >= 0 and not lines[j].startswith("#:") and lines[j][:1].isupper() and " = " in lines[j]:
+                    j -= 1  # a run of related assignments shares the comment above it
+                return j >= 0 and lines[j].startswith("#:")
+    return False
+
+
+def test_every_plugin_api_name_is_documented():
+    """Functions and classes by their docstrings, constants and type aliases by a ``#:`` comment."""
+    import importlib
+    import inspect
+
+    undocumented = []
+    for module_name in PLUGIN_MODULES:
+        module = importlib.import_module(module_name)
+        for name in module.__all__:
+            value = getattr(module, name)
+            if inspect.isfunction(value) or inspect.isclass(value):
+                documented = bool((value.__doc__ or "").strip())
+            else:
+                documented = _commented_assignment(name)
+            if not documented:
+                undocumented.append(f"{module_name}.{name}")
+    assert undocumented == []
