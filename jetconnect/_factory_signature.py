@@ -17,7 +17,9 @@ from typing import Any, Unpack, get_args, get_origin, get_type_hints, is_typeddi
 
 def _annotated(factory: Callable[..., Any]) -> Callable[..., Any]:
     """What holds the parameters' annotations: a class's constructor, or the function itself."""
-    return factory.__init__ if isinstance(factory, type) else factory  # type: ignore[misc]  # the constructor's own hints
+    if isinstance(factory, type):  # the nearest constructor a class defines (or inherits)
+        return next(vars(cls)["__init__"] for cls in factory.__mro__ if "__init__" in vars(cls))
+    return factory
 
 
 def _declared_hints(factory: Callable[..., Any]) -> dict[str, Any]:

@@ -9,6 +9,7 @@ parentheses that give defaults.
 
 from __future__ import annotations
 
+import inspect
 import re
 from pathlib import Path
 
@@ -96,3 +97,101 @@ def test_every_option_the_readme_lists_is_taken_by_a_connector(plugin: str) -> N
     # a table may list it beside the options without it counting as one
     unknown = listed - PLUGINS[plugin] - ADAPTER_OPTIONS - NOT_OPTIONS
     assert unknown == set(), f"{_readme(plugin)} lists options no connector takes"
+
+
+#: A default cell that is a plain value, not prose: ``required``, ``none``, ``true``/``false``, a
+#: number (``10,000``, ``128 MiB``), or one word (``utf-8``, a backticked ``part``).
+_UNITS = {"": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30}
+_NUMBER = re.compile(r"(-?[\d,]+(?:\.\d+)?)(?: (KiB|MiB|GiB))?")
+_NOT_PLAIN = object()
+
+
+def _plain_default(text: str) -> object:
+    """The value a README's default cell states, or ``_NOT_PLAIN`` for prose (then nothing is compared)."""
+    text = re.split(r"[:;]| \(", text.strip(), maxsplit=1)[0].strip()  # "0 (no limit)", "0: no rolling"
+    word = text[1:-1] if len(text) > 1 and text[0] == text[-1] == "`" and "`" not in text[1:-1] else text
+    if text == "required":
+        return inspect.Parameter.empty
+    if text in ("none", "true", "false"):
+        return {"none": None, "true": True, "false": False}[text]
+    if number := _NUMBER.fullmatch(word):
+        return float(number[1].replace(",", "")) * _UNITS[number[2] or ""]
+    if re.fullmatch(r"[\w.-]+", word) and (word != text or not word.isalpha()):
+        return word
+    return _NOT_PLAIN
+
+
+def _connectors(text: str, kind: str, plugin: str) -> list[object]:
+    """The registered connectors of ``kind`` a heading or cell names (``sources.x``, ``x(``, `` `x` ``);
+    all of the plugin's connectors of that kind when it names none."""
+    registry = get_registry()
+    table = registry.sources if kind == "source" else registry.sinks
+    named = set(re.findall(r"(?:sources|sinks)\.([a-z_]+)|`([a-z_]+)[(`]", text))
+    found = [table[name] for pair in named for name in pair if name in table and table[name].plugin == plugin]
+    return found or [spec for spec in table.values() if spec.plugin == plugin]
+
+
+def _stated_defaults(plugin: str) -> list[tuple[str, str, object, list[object]]]:
+    """``(where, option, stated default, connectors)`` for each plain default a README's tables state:
+    a ``default`` column beside an ``option`` column, or ``name (default)`` in an ``options (default)`` cell."""
+    stated = []
+    heading, header = "", None
+    for number, line in enumerate(_readme(plugin).read_text().splitlines(), 1):
+        if line.startswith("#"):
+            heading = line
+        if not line.startswith("|"):
+            header = None
+            continue
+        cells = _cells(line)
+        if header is None:
+            header = [c.lower() for c in cells]
+            continue
+        if set(line) <= set("|-: ") or len(cells) != len(header):
+            continue
+        where = f"{_readme(plugin).relative_to(ROOT)}:{number}"
+        lowered = heading.lower()
+        if header[:3] == ["option", "default", "meaning"] and ("source" in lowered) != ("sink" in lowered):
+            kind = "source" if "source" in lowered else "sink"
+            names = re.findall(r"`([a-z_][a-z0-9_]*)`", cells[0])
+            defaults = re.split(r", | / ", cells[1]) if len(names) > 1 else [cells[1]]
+            for name, default in zip(names, defaults, strict=False) if len(defaults) == len(names) else []:
+                stated.append((where, name, _plain_default(default), _connectors(heading, kind, plugin)))
+        elif header[:2] == ["option", "meaning"] and ("source" in lowered) != ("sink" in lowered):
+            kind = "source" if "source" in lowered else "sink"
+            names = re.findall(r"`([a-z_][a-z0-9_]*)`", cells[0])
+            default = re.search(r"\(default ([^()]*)\)", cells[1])
+            if len(names) == 1 and default:
+                stated.append((where, names[0], _plain_default(default[1]), _connectors(heading, kind, plugin)))
+        elif header[1:2] in (["options (default)"], ["options"]) and header[0] in ("source", "sink", "connector"):
+            for kind in ("source", "sink"):
+                if header[0] == "connector" and f"{kind}s." not in cells[0]:
+                    continue
+                if header[0] in ("source", "sink") and header[0] != kind:
+                    continue
+                for name, default in re.findall(r"`([a-z_][a-z0-9_]*)` \(([^()]*)\)", cells[1]):
+                    stated.append((where, name, _plain_default(default), _connectors(cells[0], kind, plugin)))
+    return [entry for entry in stated if entry[2] is not _NOT_PLAIN]
+
+
+@pytest.mark.parametrize("plugin", sorted(PLUGINS))
+def test_the_defaults_a_readme_states_are_the_codes(plugin: str) -> None:
+    """A README that says ``60`` where the code says 30 is wrong in a way no reader can tell."""
+    wrong = []
+    for where, name, stated, specs in _stated_defaults(plugin):
+        for spec in specs:
+            parameter = factory_signature(spec.factory).parameters.get(name)
+            if parameter is None:
+                continue
+            actual = parameter.default
+            same = stated == actual if not isinstance(stated, float) else stated == actual and actual is not True
+            if not same and not (isinstance(stated, str) and actual is None):
+                wrong.append(f"{where}: {spec.name} {name}: README {stated!r}, code {actual!r}")
+    assert wrong == []
+
+
+def test_the_readme_defaults_check_reads_the_tables() -> None:
+    """The check above compares something: the Kafka source's and JMS's tables yield plain defaults."""
+    kafka = {name: stated for _, name, stated, _ in _stated_defaults("kafka")}
+    assert kafka["broker_timeout_s"] == 30 and kafka["bootstrap_servers"] is inspect.Parameter.empty
+    jms = {name: stated for _, name, stated, _ in _stated_defaults("jms")}
+    assert (jms["host"], jms["port"], jms["prefetch"]) == ("127.0.0.1", 61613, 2000)

@@ -27,6 +27,7 @@ from jetconnect.api import FileInfo
 from jetconnect.errors import OptionError
 from jetconnect.files_family import GrowingLinesSource, SparkTextLinesSource
 from jetconnect_hdfs.connection import HdfsConnection
+from jetconnect_hdfs.filesystem import WebHdfsFileSystem
 
 
 class HdfsSparkAccess:
@@ -67,9 +68,9 @@ class HdfsLinesSource(SparkTextLinesSource, GrowingLinesSource):
     by default the ``hdfs://`` authority of ``path`` if it has one, else asked of the NameNode.
     """
 
-    def __init__(self, *args: Any, rpc_address: str | None = None, **options: Any) -> None:
-        super().__init__(*args, **options)
-        self.spark_access = HdfsSparkAccess(self.fs.connection, rpc_address)  # type: ignore[attr-defined]  # a WebHdfsFileSystem
+    def __init__(self, fs: WebHdfsFileSystem, *args: Any, rpc_address: str | None = None, **options: Any) -> None:
+        super().__init__(fs, *args, **options)
+        self.spark_access = HdfsSparkAccess(fs.connection, rpc_address)
 
     def spark_client_refusal(self) -> str | None:
         return self.spark_access.refusal()

@@ -87,7 +87,7 @@ def hdfs_source(
         return _avro().HdfsAvroSource(
             fs,
             directory,
-            glob,
+            glob=glob,
             schema=avro_schema,
             recursive=recursive,
             max_split_bytes=max_split_bytes,
@@ -100,7 +100,7 @@ def hdfs_source(
         return WholeFilesSource(
             fs,
             directory,
-            glob,
+            glob=glob,
             recursive=recursive,
             max_split_bytes=max_split_bytes,
             max_files_per_batch=max_files_per_batch,
@@ -112,8 +112,8 @@ def hdfs_source(
     return HdfsLinesSource(
         fs,
         directory,
-        glob,
-        check_charset(charset, owner="hdfs"),
+        glob=glob,
+        charset=check_charset(charset, owner="hdfs"),
         path_column="path" if include_path else None,
         full_paths=True,
         recursive=recursive,

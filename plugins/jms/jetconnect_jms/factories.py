@@ -29,7 +29,7 @@ def _for_kind(
     def made(*args: Any, **kwargs: Any) -> Any:
         return factory(kind, **public.bind(*args, **kwargs).arguments)
 
-    made.__signature__ = public  # type: ignore[attr-defined]  # typeshed: functions lack __signature__
+    vars(made)["__signature__"] = public  # what inspect.signature reads; typeshed does not declare it
     # resolved here, where the annotations' names are known: the registry reads them off ``made``;
     # what it returns says which connector it makes (its guarantee, in `jetconnect plugins`)
     hints = get_type_hints(vars(factory)["__init__"])
