@@ -38,10 +38,10 @@ from jetconnect.api import (
 from jetconnect.errors import OffsetError, OptionError
 from jetconnect_imap.events import EventType, JournalEvent, parse_event_types
 from jetconnect_imap.hz_journal import HazelcastJournal
-from jetconnect_imap.hz_store import is_hazelcast
+from jetconnect_imap.located import StoreClient
 from jetconnect_imap.map_source import DEFAULT_PROJECTED_SCHEMA
 from jetconnect_imap.rows import column_decoder, row_shaper, value_decoder
-from jetconnect_imap.store import MapConfig, RawEvent, Store, check_name, default_url, open_store
+from jetconnect_imap.store import MapConfig, RawEvent, Store, check_name, open_store
 
 log = logging.getLogger(__name__)
 
@@ -59,7 +59,7 @@ START_FROM_OLDEST = "oldest"
 START_FROM_CURRENT = "current"
 
 
-class MapJournalSource(StreamSource):
+class MapJournalSource(StoreClient, StreamSource):
     """The change events of one map, from the oldest kept (or from now) on, forever.
 
     As Jet's ``Sources.mapJournal`` by default: the ADDED and UPDATED events, each as the entry's
@@ -92,10 +92,8 @@ class MapJournalSource(StreamSource):
         client_config: Mapping[str, Any] | None = None,
     ) -> None:
         self.display_name = name
-        self.store_url = store or default_url()
-        self.on_hazelcast = is_hazelcast(self.store_url)
+        self._locate(store, client_config)
         self.map_name = name if self.on_hazelcast else self._stored_name(name)
-        self.client_config = dict(client_config or {})
         if start not in (START_FROM_OLDEST, START_FROM_CURRENT):
             raise OptionError(f"source '{self.name}': option 'start' must be oldest or current, got {start!r}")
         if on_overflow not in ("fail", "skip"):

@@ -20,8 +20,9 @@ from pyspark.sql.types import StructType
 from jetconnect import BatchSource, Guarantee, Sink, WriteContext
 from jetconnect.api import GuaranteeOption, ReadOutput, parse_schema, redact_url
 from jetconnect.errors import SinkError, SourceError
-from jetconnect_imap.hz_store import is_hazelcast, open_hazelcast
+from jetconnect_imap.hz_store import open_hazelcast
 from jetconnect_imap.hz_values import ValueMappingError, from_hazelcast, to_hazelcast
+from jetconnect_imap.located import StoreClient
 from jetconnect_imap.map_sinks import (
     DEFAULT_CHUNK_ROWS,
     WriteReport,
@@ -32,10 +33,10 @@ from jetconnect_imap.map_sinks import (
 )
 from jetconnect_imap.rows import column_decoder, row_shaper
 from jetconnect_imap.serde import dumps, loads
-from jetconnect_imap.store import StoreError, check_name, default_url, open_store
+from jetconnect_imap.store import StoreError, check_name, open_store
 
 
-class ListSource(BatchSource):
+class ListSource(StoreClient, BatchSource):
     """The items of a list, in order, as rows of ``schema`` (one ``value string`` by default)."""
 
     name = "list"
@@ -48,10 +49,8 @@ class ListSource(BatchSource):
         schema: str | StructType | None = None,
         client_config: Mapping[str, Any] | None = None,
     ) -> None:
-        self.store_url = store or default_url()
-        self.on_hazelcast = is_hazelcast(self.store_url)
+        self._locate(store, client_config)
         self.list_name = name if self.on_hazelcast else check_name("list", name)
-        self.client_config = dict(client_config or {})
         self._schema = parse_schema(schema or "value string")
 
     def __repr__(self) -> str:
@@ -77,7 +76,7 @@ class ListSource(BatchSource):
         return (shape(loads(v)) for v in open_store(self.store_url).list_read(split))
 
 
-class ListSink(Sink):
+class ListSink(StoreClient, Sink):
     """Appends rows to a list: the ``value`` column if there is one, else the row as a dict."""
 
     name = "list"
@@ -96,10 +95,8 @@ class ListSink(Sink):
         chunk_rows: int = DEFAULT_CHUNK_ROWS,
         client_config: Mapping[str, Any] | None = None,
     ) -> None:
-        self.store_url = store or default_url()
-        self.on_hazelcast = is_hazelcast(self.store_url)
+        self._locate(store, client_config)
         self.list_name = name if self.on_hazelcast else check_name("list", name)
-        self.client_config = dict(client_config or {})
         self.guarantee = self.guarantee_option.guarantee("hazelcast" if self.on_hazelcast else "sqlite")
         self.chunk_rows = check_chunk_rows(self.name, chunk_rows)
 

@@ -39,10 +39,10 @@ from jetconnect_imap.hz_store import (
     PreparedPut,
     check_entry_processor,
     hashable,
-    is_hazelcast,
     open_hazelcast,
 )
 from jetconnect_imap.hz_values import ValueMappingError, from_hazelcast, to_hazelcast
+from jetconnect_imap.located import StoreClient
 from jetconnect_imap.serde import dumps, dumps_column, dumps_keys, loads, partition_of, partitions_of
 from jetconnect_imap.store import (
     MapConfig,
@@ -50,7 +50,6 @@ from jetconnect_imap.store import (
     Store,
     StoreError,
     check_name,
-    default_url,
     open_store,
     redact_url,
 )
@@ -125,7 +124,7 @@ class StoreOptions(TypedDict, total=False):
     client_config: Mapping[str, Any] | None
 
 
-class _MapSinkBase(Sink):
+class _MapSinkBase(StoreClient, Sink):
     guarantee = Guarantee.EXACTLY_ONCE
     input_format = "arrow"
     #: What the structure is called in messages; the cache sink says "cache".
@@ -143,10 +142,8 @@ class _MapSinkBase(Sink):
         client_config: Mapping[str, Any] | None = None,
     ) -> None:
         self.display_name = name
-        self.store_url = store or default_url()
-        self.on_hazelcast = is_hazelcast(self.store_url)
+        self._locate(store, client_config)
         self.map_name = name if self.on_hazelcast else self._stored_name(name)
-        self.client_config = dict(client_config or {})
         if self.on_hazelcast and (partitions is not None or journal_capacity is not None or journal_ttl):
             raise OptionError(
                 f"sink '{self.name}': partitions, journal_capacity and journal_ttl are the members' configuration "

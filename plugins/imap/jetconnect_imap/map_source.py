@@ -19,18 +19,19 @@ from pyspark.sql.types import StructType
 from jetconnect import BatchSource, Guarantee
 from jetconnect.api import ReadOutput, columns_to_batch, parse_schema, redact_url, spread
 from jetconnect.errors import OptionError, SchemaError, SourceError
-from jetconnect_imap.hz_store import HazelcastStore, is_hazelcast, open_hazelcast
+from jetconnect_imap.hz_store import HazelcastStore, open_hazelcast
 from jetconnect_imap.hz_values import from_hazelcast
+from jetconnect_imap.located import StoreClient
 from jetconnect_imap.pushdown import is_member_side, to_plain, to_predicate
 from jetconnect_imap.rows import column_decoder, row_shaper
 from jetconnect_imap.serde import loads
-from jetconnect_imap.store import StoreError, check_name, default_url, open_store
+from jetconnect_imap.store import StoreError, check_name, open_store
 
 DEFAULT_MAP_SCHEMA = "key string, value string"
 DEFAULT_PROJECTED_SCHEMA = "value string"
 
 
-class MapSource(BatchSource):
+class MapSource(StoreClient, BatchSource):
     """Every entry of a map as ``(key, value)`` rows, or what ``projection(key, value)`` makes."""
 
     name = "map"
@@ -47,10 +48,8 @@ class MapSource(BatchSource):
         client_config: Mapping[str, Any] | None = None,
     ) -> None:
         self.display_name = name
-        self.store_url = store or default_url()
-        self.on_hazelcast = is_hazelcast(self.store_url)
+        self._locate(store, client_config)
         self.map_name = self._stored_name(name) if not self.on_hazelcast else self._cluster_name(name)
-        self.client_config = dict(client_config or {})
         self.predicate = predicate
         self.projection = projection
         if not self.on_hazelcast and (is_member_side(predicate) or is_member_side(projection)):
