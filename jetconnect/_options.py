@@ -57,21 +57,22 @@ class Options(Mapping[str, str]):
     def _error(self, key: str, message: str) -> OptionError:
         return option_error(self.owner, key, message)
 
+    def _absent(self, key: str, default: Any) -> Any:
+        """What an option that was not given reads as: ``default`` (None where the caller passed
+        None), or the error that it is required when there is no default."""
+        if default is _MISSING:
+            raise self._error(key, "is required")
+        return default
+
     def _shown(self, key: str, raw: str) -> str:
         return MASK if is_secret_name(key) else repr(shown_value(key, raw))
 
     def get_str(self, key: str, default: str | None = _MISSING) -> str:
-        if key in self:
-            return self[key]
-        if default is _MISSING:
-            raise self._error(key, "is required")
-        return default  # type: ignore[return-value]  # None only when the caller passed default=None
+        return self[key] if key in self else self._absent(key, default)
 
     def get_int(self, key: str, default: int | None = _MISSING, *, minimum: int | None = None) -> int:
         if key not in self:
-            if default is _MISSING:
-                raise self._error(key, "is required")
-            return default  # type: ignore[return-value]  # None only when the caller passed default=None
+            return self._absent(key, default)
         raw = self[key]
         try:
             value = int(raw)
@@ -83,9 +84,7 @@ class Options(Mapping[str, str]):
 
     def get_float(self, key: str, default: float | None = _MISSING) -> float:
         if key not in self:
-            if default is _MISSING:
-                raise self._error(key, "is required")
-            return default  # type: ignore[return-value]  # None only when the caller passed default=None
+            return self._absent(key, default)
         raw = self[key]
         try:
             value = float(raw)
@@ -103,9 +102,7 @@ class Options(Mapping[str, str]):
         so every duration option is checked here, whoever reads it.
         """
         if key not in self:
-            if default is _MISSING:
-                raise self._error(key, "is required")
-            return default  # type: ignore[return-value]  # None only when the caller passed default=None
+            return self._absent(key, default)
         raw = self[key]
         value = self.get_float(key)
         if value < 0 or (value == 0 and not allow_zero):
@@ -115,9 +112,7 @@ class Options(Mapping[str, str]):
 
     def get_bool(self, key: str, default: bool | None = _MISSING) -> bool:
         if key not in self:
-            if default is _MISSING:
-                raise self._error(key, "is required")
-            return default  # type: ignore[return-value]  # None only when the caller passed default=None
+            return self._absent(key, default)
         raw = self[key].strip().lower()
         if raw in _TRUE:
             return True
@@ -128,9 +123,7 @@ class Options(Mapping[str, str]):
     def get_list(self, key: str, default: list[str] | None = _MISSING) -> list[str]:
         """A list given as a JSON array or as comma-separated text."""
         if key not in self:
-            if default is _MISSING:
-                raise self._error(key, "is required")
-            return default  # type: ignore[return-value]  # None only when the caller passed default=None
+            return self._absent(key, default)
         raw = self[key].strip()
         if raw.startswith("["):
             value = self.get_json(key)
@@ -216,7 +209,7 @@ def option_error(owner: str, option: str, message: str) -> OptionError:
     (so a caller holding two errors of one call can tell whether they blame the same option)."""
     where = f"{owner}: " if owner else ""
     error = OptionError(f"{where}option '{option}' {message}")
-    error.option = option  # type: ignore[attr-defined]  # an attribute, not a new class: OptionError stays one type
+    error.option = option
     return error
 
 

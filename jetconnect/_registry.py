@@ -279,7 +279,7 @@ def first_own_words(build: Callable[[], Any], refused: OptionError) -> NoReturn:
     Whatever else the connector does with the bad value (a TypeError deep inside, or nothing at
     all) is what the shared rules are for: the user gets ``refused``, naming the option.
     """
-    option = getattr(refused, "option", None)
+    option = refused.option
     try:
         build()
     except OptionError as own:

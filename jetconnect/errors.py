@@ -10,6 +10,10 @@ class JetconnectError(Exception):
 class OptionError(JetconnectError, ValueError):
     """An option is missing or has a value that cannot be used; the message names the option."""
 
+    #: The option at fault, where the check that raised knew it (two errors of one call can then
+    #: be told apart by the option they blame).
+    option: str | None = None
+
 
 class SchemaError(JetconnectError, ValueError):
     """An item does not match the declared schema; the message names the source and the item."""

@@ -111,21 +111,22 @@ class LinesSource(BatchSource):
     def read_file_range(self, range_: FileRange) -> Iterator[pa.RecordBatch]:
         """The lines starting in ``range_`` as Arrow batches of this source's schema."""
         name = self._shown_name(range_.path)
+        mapper = self.mapper
         for lines in read_lines(self.fs, range_, self.charset):
-            if self.mapper is None:
+            if mapper is None:
                 yield _lines_batch(lines, self.path_column, name)
             else:
-                yield self._mapped(lines, range_)
+                yield self._mapped(mapper, lines, range_)
 
     def _shown_name(self, path: str) -> str:
         return path if self.full_paths else relative_name(self.directory, path)
 
-    def _mapped(self, lines: pa.StringArray, range_: FileRange) -> pa.RecordBatch:
+    def _mapped(self, mapper: LineMapper, lines: pa.StringArray, range_: FileRange) -> pa.RecordBatch:
         from jetconnect._arrow_rows import mapped_rows, rows_to_batch
 
         name = self._shown_name(range_.path)
         # a line the mapper returns None for is left out (Jet's rule for mapping functions)
-        rows = mapped_rows(self.mapper(name, line) for line in lines.to_pylist())  # type: ignore[misc]  # _mapped runs only when a mapper is set
+        rows = mapped_rows(mapper(name, line) for line in lines.to_pylist())
         return rows_to_batch(
             rows, self.schema(), f"{self.owner}: the mapper of '{range_.path}' from byte {range_.start}"
         )

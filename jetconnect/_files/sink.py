@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from abc import abstractmethod
 from collections.abc import Callable, Iterator
-from typing import Any, BinaryIO, Protocol
+from typing import Any, BinaryIO, Protocol, cast
 
 import numpy as np
 import pyarrow as pa
@@ -105,12 +105,12 @@ class StagedFileSink(Sink):
             for batch in data:
                 if not batch.num_rows:
                     continue
-                if out is None or (self.roll_bytes and out.written >= self.roll_bytes):
+                if writer is None or out is None or (self.roll_bytes and out.written >= self.roll_bytes):
                     if writer is not None:
                         writer.close()
                     out = _CountingFile(task.new_file())
-                    writer = open_writer(out)  # type: ignore[arg-type]  # a _CountingFile is a binary file by duck typing
-                writer.write(batch)  # type: ignore[union-attr]  # opened together with out just above
+                    writer = open_writer(cast(BinaryIO, out))  # a binary file by duck typing
+                writer.write(batch)
             if writer is not None:
                 writer.close()
             return task.finish()

@@ -438,11 +438,13 @@ def is_transient(exc: BaseException) -> bool:
     """Whether ``exc`` (or the client error it translates) says the cluster is changing: a
     member lost or leaving, a partition migrating. Such an operation may succeed once the
     backups are promoted."""
-    seen = 0
-    while exc is not None and seen < 4:
-        if isinstance(exc, _TRANSIENT):
+    cause: BaseException | None = exc
+    for _ in range(4):  # the error and up to three causes behind it
+        if cause is None:
+            return False
+        if isinstance(cause, _TRANSIENT):
             return True
-        exc, seen = exc.__cause__, seen + 1  # type: ignore[assignment]
+        cause = cause.__cause__
     return False
 
 
