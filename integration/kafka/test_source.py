@@ -314,3 +314,23 @@ def test_a_range_read_lends_its_consumer_to_the_next_and_a_failed_or_abandoned_o
     assert consumers.idle_count() == 0  # a failed read's consumer is not lent again
     assert [r["offset"] for b in source.read_range(ranges[1]) for r in b.to_pylist()] == list(range(5))
     assert len(made) == 3 and consumers.idle_count() == 1
+
+
+def test_a_watermark_query_that_fails_on_the_consumers_own_view_retries_on_a_new_consumer(kafka) -> None:
+    """A kept consumer once answered "Unknown partition" for 240 s after a broker restart (the chaos
+    soak of 2026-11-27): a retry after such an answer asks a new consumer. Asked for a partition the
+    topic lacks, each retry renews; the error names the query; the lease then answers again."""
+    from jetconnect.api import Backoff, RetriesExhausted
+    from jetconnect_kafka import consumers
+
+    topic = kafka.topic(partitions=1)
+    kafka.produce(topic, ["a", "b"], partitions=1)
+    lease = consumers.borrow({"bootstrap.servers": kafka.bootstrap})
+    first = lease.consumer
+    with pytest.raises(RetriesExhausted, match=rf"watermarks of {topic}:5 failed .*Unknown partition"):
+        lease.watermarks(topic, 5, f"watermarks of {topic}:5", Backoff(initial=0.05, maximum=0.2, deadline=1.0))
+    assert lease.renewals >= 2 and lease.consumer is not first
+    with pytest.raises(RuntimeError):
+        first.assignment()  # the consumer that failed was closed, not kept
+    assert lease.watermarks(topic, 0, "watermarks") == (0, 2)
+    lease.close()

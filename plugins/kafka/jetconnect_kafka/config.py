@@ -12,7 +12,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
+from confluent_kafka import Consumer, KafkaException, Producer
 from confluent_kafka.admin import AdminClient, ClusterMetadata
 
 from jetconnect.api import Backoff, retry_call
@@ -65,17 +65,4 @@ def cluster_metadata(
     )
 
 
-def watermarks(
-    client: Consumer, topic: str, partition: int, what: str, backoff: Backoff = DEFAULT_BACKOFF
-) -> tuple[int, int]:
-    """``(low, high)`` offsets of one partition, retried with backoff."""
-    timeout = min(5.0, backoff.deadline)
-    return retry_call(
-        lambda: client.get_watermark_offsets(TopicPartition(topic, partition), timeout=timeout),
-        retry_on=(KafkaException,),
-        what=what,
-        backoff=backoff,
-    )
-
-
-__all__ = ["DEFAULT_BACKOFF", "client_config", "cluster_metadata", "consumer", "producer", "watermarks"]
+__all__ = ["DEFAULT_BACKOFF", "client_config", "cluster_metadata", "consumer", "producer"]

@@ -13,35 +13,92 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from confluent_kafka import Consumer, KafkaException
+from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 
+from jetconnect.api import Backoff, retry_call
 from jetconnect_kafka import config
 from jetconnect_kafka.idle_pool import IdlePool, Key, settings_key
 
 #: Idle consumers one worker keeps (each holds threads and a socket); the least recently used goes.
 MAX_IDLE = 8
+#: Errors that say the broker is out of reach, not that a consumer's view of it is wrong: a new
+#: consumer would meet the same, only later (its first request waits for a connection).
+_UNREACHABLE = frozenset({KafkaError._ALL_BROKERS_DOWN, KafkaError._TRANSPORT, KafkaError._TIMED_OUT})
 
 
-class ConsumerLease:
-    """A consumer for manual assignment (:func:`jetconnect_kafka.config.consumer`) lent to one read."""
+class RenewableConsumer:
+    """A consumer for manual assignment (:func:`jetconnect_kafka.config.consumer`), made on first use
+    and made anew after a request of it fails.
 
-    def __init__(self, key: Key, consumer: Consumer) -> None:
-        self.key, self.consumer = key, consumer
+    A kept consumer can stay stuck after its broker restarts: in a 20-kill soak (2026-11-27) one
+    answered every watermark query with "Local: Unknown partition" for the 240 s its read retried,
+    long after the broker was back. (A kept consumer tried by hand across the same broker SIGKILL
+    and restart recovered at once, so that state does not come on demand.) A retry after such an
+    answer therefore asks a new consumer, which starts from fresh metadata.
+    """
+
+    def __init__(self, settings: Mapping[str, Any]) -> None:
+        self.settings = dict(settings)
+        self._consumer: Consumer | None = None
+        #: How many consumers a failed request replaced (for tests and logs).
+        self.renewals = 0
+
+    @property
+    def consumer(self) -> Consumer:
+        if self._consumer is None:
+            self._consumer = config.consumer(self.settings)
+        return self._consumer
+
+    def renew(self) -> None:
+        """Close the consumer: the next use makes a new one with the same settings."""
+        self.close()
+        self._consumer = None
+        self.renewals += 1
+
+    def close(self) -> None:
+        """Close the consumer for good (it then raises ``RuntimeError`` on use, as librdkafka's do)."""
+        if self._consumer is not None:
+            try:
+                self._consumer.close()
+            except RuntimeError:  # closed already
+                pass
+
+    def watermarks(
+        self, topic: str, partition: int, what: str, backoff: Backoff = config.DEFAULT_BACKOFF
+    ) -> tuple[int, int]:
+        """``(low, high)`` offsets of one partition, retried with backoff; after an answer that may
+        come from this consumer's own view (an unknown partition, a broker handle gone), on a new one."""
+        timeout = min(5.0, backoff.deadline)
+
+        def attempt() -> tuple[int, int]:
+            try:
+                low, high = self.consumer.get_watermark_offsets(TopicPartition(topic, partition), timeout=timeout)
+            except KafkaException as exc:
+                if exc.args[0].code() not in _UNREACHABLE:
+                    self.renew()
+                raise
+            return low, high
+
+        return retry_call(attempt, retry_on=(KafkaException,), what=what, backoff=backoff)
+
+
+class ConsumerLease(RenewableConsumer):
+    """A consumer lent to one read by this worker's pool, with the settings ``key`` stands for."""
+
+    def __init__(self, key: Key, settings: Mapping[str, Any]) -> None:
+        super().__init__(settings)
+        self.key = key
 
     def give_back(self) -> None:
         """Return the consumer to this worker's pool, unassigned: only after a read that ended cleanly."""
+        if self._consumer is None:
+            return
         try:
-            self.consumer.unassign()
+            self._consumer.unassign()
         except (KafkaException, RuntimeError):  # closed, or its broker gone: of no use to the next read
             self.close()
             return
         _POOL.keep(self.key, self)
-
-    def close(self) -> None:
-        try:
-            self.consumer.close()
-        except RuntimeError:  # closed already
-            pass
 
 
 _POOL: IdlePool[ConsumerLease] = IdlePool(MAX_IDLE, ConsumerLease.close)
@@ -49,8 +106,9 @@ _POOL: IdlePool[ConsumerLease] = IdlePool(MAX_IDLE, ConsumerLease.close)
 
 def borrow(client_config: Mapping[str, Any], **overrides: Any) -> ConsumerLease:
     """A consumer with exactly these settings: an idle one of this worker if it has one."""
-    key = settings_key({**client_config, **overrides})
-    return _POOL.take(key) or ConsumerLease(key, config.consumer(client_config, **overrides))
+    settings = {**client_config, **overrides}
+    key = settings_key(settings)
+    return _POOL.take(key) or ConsumerLease(key, settings)
 
 
 def drop_idle() -> int:
@@ -63,4 +121,4 @@ def idle_count() -> int:
     return len(_POOL)
 
 
-__all__ = ["MAX_IDLE", "ConsumerLease", "borrow", "drop_idle", "idle_count"]
+__all__ = ["MAX_IDLE", "ConsumerLease", "RenewableConsumer", "borrow", "drop_idle", "idle_count"]

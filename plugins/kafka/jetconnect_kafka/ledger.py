@@ -20,7 +20,7 @@ import zlib
 from collections.abc import Mapping
 from typing import Any, NoReturn
 
-from confluent_kafka import Consumer, KafkaError, KafkaException, Message
+from confluent_kafka import KafkaError, KafkaException, Message
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from jetconnect.api import Backoff, WriteKey, retry_call
@@ -111,16 +111,17 @@ class Ledger:
         control = self.partition_for(key)
         lease = consumers.borrow(self.config, **{"isolation.level": "read_committed", "auto.offset.reset": "earliest"})
         try:
-            found = self._lookup(lease.consumer, key, control)
+            found = self._lookup(lease, key, control)
         except BaseException:
             lease.close()
             raise
         lease.give_back()
         return found
 
-    def _lookup(self, consumer: Consumer, key: WriteKey, control: int) -> bool:
-        """:meth:`committed`, with ``consumer`` (read_committed) lent for it."""
-        low, high = config.watermarks(consumer, self.topic, control, f"kafka sink: end of '{self.topic}'", self.backoff)
+    def _lookup(self, lease: consumers.ConsumerLease, key: WriteKey, control: int) -> bool:
+        """:meth:`committed`, with ``lease``'s consumer (read_committed) lent for it."""
+        low, high = lease.watermarks(self.topic, control, f"kafka sink: end of '{self.topic}'", self.backoff)
+        consumer = lease.consumer  # the one that answered
         upper = high
         while upper > low:
             lower = max(low, upper - _WINDOW)

@@ -142,7 +142,7 @@ class KafkaSource(StreamSource, BatchSource):
             if projection is not None
             else record_schema(self.key_format.spark_type(), self.value_format.spark_type())
         )
-        self._client: Consumer | None = None  # driver side, for metadata and watermarks
+        self._client: consumers.RenewableConsumer | None = None  # driver side, for metadata and watermarks
         self._group_client: Consumer | None = None  # driver side, commits to ``group_id``
 
     def __getstate__(self) -> dict[str, Any]:
@@ -160,14 +160,14 @@ class KafkaSource(StreamSource, BatchSource):
 
     # --- the driver: partitions and positions ------------------------------------------------
 
-    def _metadata_client(self) -> Consumer:
+    def _metadata_client(self) -> consumers.RenewableConsumer:
         if self._client is None:
-            self._client = config.consumer(self.config)
+            self._client = consumers.RenewableConsumer(self.config)
         return self._client
 
     def partitions(self) -> list[tuple[str, int]]:
         """Every ``(topic, partition)`` this source reads now, sorted."""
-        metadata = config.cluster_metadata(self._metadata_client(), f"{self!r}: listing topics", self.backoff)
+        metadata = config.cluster_metadata(self._metadata_client().consumer, f"{self!r}: listing topics", self.backoff)
         found: list[tuple[str, int]] = []
         for topic, info in metadata.topics.items():
             wanted = (
@@ -182,7 +182,7 @@ class KafkaSource(StreamSource, BatchSource):
     def _watermarks(self, parts: Sequence[tuple[str, int]]) -> dict[str, tuple[int, int]]:
         client = self._metadata_client()
         return {
-            partition_key(t, p): config.watermarks(client, t, p, f"{self!r}: watermarks of {t}:{p}", self.backoff)
+            partition_key(t, p): client.watermarks(t, p, f"{self!r}: watermarks of {t}:{p}", self.backoff)
             for t, p in parts
         }
 
@@ -219,7 +219,7 @@ class KafkaSource(StreamSource, BatchSource):
         if timestamp_ms is None:  # parse_starting_offsets gives every "timestamp" start its time
             raise OptionError("kafka: starting offsets by time need the time (epoch milliseconds or ISO-8601)")
         asked = [TopicPartition(*split_key(k), timestamp_ms) for k in marks]
-        found = self._metadata_client().offsets_for_times(asked, timeout=self.broker_timeout_s)
+        found = self._metadata_client().consumer.offsets_for_times(asked, timeout=self.broker_timeout_s)
         return {partition_key(tp.topic, tp.partition): (tp.offset if tp.offset >= 0 else LATEST) for tp in found}
 
     @staticmethod
@@ -329,7 +329,7 @@ class KafkaSource(StreamSource, BatchSource):
         lease = consumers.borrow(self.config, **{"auto.offset.reset": "error"})
         finished = False
         try:
-            yield from _RangeReader(self, lease.consumer, topic, partition, range_.start, range_.end).batches()
+            yield from _RangeReader(self, lease, topic, partition, range_.start, range_.end).batches()
             finished = True
         finally:
             if finished:
@@ -342,11 +342,17 @@ class _RangeReader:
     """Reads offsets ``[start, end)`` of one partition into Arrow batches of the source's schema."""
 
     def __init__(
-        self, source: KafkaSource, consumer: Consumer, topic: str, partition: int, start: int | None, end: int
+        self,
+        source: KafkaSource,
+        lease: consumers.ConsumerLease,
+        topic: str,
+        partition: int,
+        start: int | None,
+        end: int,
     ) -> None:
         self.source, self.topic, self.partition, self.end = source, topic, partition, end
-        self.consumer = consumer
-        low, high = config.watermarks(self.consumer, topic, partition, f"{source!r}: watermarks", source.backoff)
+        low, high = lease.watermarks(topic, partition, f"{source!r}: watermarks", source.backoff)
+        self.consumer = lease.consumer  # the one that answered
         if start is None:  # a partition that appeared after the previous batch was planned
             start = low
         if not low <= start <= high:
