@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import inspect
 import re
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -59,24 +60,31 @@ def _names(text: str) -> set[str]:
     return set(re.findall(r"`([a-z_][a-z0-9_]*)(?:\([^`]*\)|=[^`]*)?`", text))
 
 
+def _table_rows(readme: str) -> Iterator[tuple[int, str, list[str], list[str]]]:
+    """``(line number, heading above, header cells lowered, cells)`` of each body row of a README's tables."""
+    heading, header = "", None
+    for number, line in enumerate(readme.splitlines(), 1):
+        if line.startswith("#"):
+            heading = line
+        if not line.startswith("|"):
+            header = None
+            continue
+        cells = _cells(line)
+        if header is None:
+            header = [c.lower() for c in cells]
+        elif not set(line) <= set("|-: "):
+            yield number, heading, header, cells
+
+
 def _table_options(readme: str) -> set[str]:
     """The names a README's option tables list as options."""
     names: set[str] = set()
-    column = None
-    for line in readme.splitlines():
-        if not line.startswith("|"):
-            column = None
-            continue
-        cells = _cells(line)
-        if column is None:
-            header = [c.lower() for c in cells]
-            column = next((i for i, c in enumerate(header) if c in ("option", "options", "options (default)")), -1)
-            kind = header[column] if column >= 0 else ""
-            continue
-        if column < 0 or set(line) <= set("|-: ") or column >= len(cells):
+    for _, _, header, cells in _table_rows(readme):
+        column = next((i for i, c in enumerate(header) if c in ("option", "options", "options (default)")), -1)
+        if column < 0 or column >= len(cells):
             continue
         cell = cells[column]
-        names |= _names(cell if kind == "option" else _without_parentheses(cell))
+        names |= _names(cell if header[column] == "option" else _without_parentheses(cell))
     return names
 
 
@@ -134,31 +142,21 @@ def _connectors(text: str, kind: str, plugin: str) -> list[object]:
 def _stated_defaults(plugin: str) -> list[tuple[str, str, object, list[object]]]:
     """``(where, option, stated default, connectors)`` for each plain default a README's tables state:
     a ``default`` column beside an ``option`` column, or ``name (default)`` in an ``options (default)`` cell."""
+    readme = _readme(plugin)
     stated = []
-    heading, header = "", None
-    for number, line in enumerate(_readme(plugin).read_text().splitlines(), 1):
-        if line.startswith("#"):
-            heading = line
-        if not line.startswith("|"):
-            header = None
+    for number, heading, header, cells in _table_rows(readme.read_text()):
+        if len(cells) != len(header):
             continue
-        cells = _cells(line)
-        if header is None:
-            header = [c.lower() for c in cells]
-            continue
-        if set(line) <= set("|-: ") or len(cells) != len(header):
-            continue
-        where = f"{_readme(plugin).relative_to(ROOT)}:{number}"
+        where = f"{readme.relative_to(ROOT)}:{number}"
         lowered = heading.lower()
-        if header[:3] == ["option", "default", "meaning"] and ("source" in lowered) != ("sink" in lowered):
-            kind = "source" if "source" in lowered else "sink"
-            names = re.findall(r"`([a-z_][a-z0-9_]*)`", cells[0])
+        kind = "source" if "source" in lowered else "sink"
+        by_heading = ("source" in lowered) != ("sink" in lowered)
+        names = re.findall(r"`([a-z_][a-z0-9_]*)`", cells[0])
+        if header[:3] == ["option", "default", "meaning"] and by_heading:
             defaults = re.split(r", | / ", cells[1]) if len(names) > 1 else [cells[1]]
             for name, default in zip(names, defaults, strict=False) if len(defaults) == len(names) else []:
                 stated.append((where, name, _plain_default(default), _connectors(heading, kind, plugin)))
-        elif header[:2] == ["option", "meaning"] and ("source" in lowered) != ("sink" in lowered):
-            kind = "source" if "source" in lowered else "sink"
-            names = re.findall(r"`([a-z_][a-z0-9_]*)`", cells[0])
+        elif header[:2] == ["option", "meaning"] and by_heading:
             default = re.search(r"\(default ([^()]*)\)", cells[1])
             if len(names) == 1 and default:
                 stated.append((where, names[0], _plain_default(default[1]), _connectors(heading, kind, plugin)))

@@ -28,7 +28,7 @@ _UNREACHABLE = frozenset({KafkaError._ALL_BROKERS_DOWN, KafkaError._TRANSPORT, K
 
 class RenewableConsumer:
     """A consumer for manual assignment (:func:`jetconnect_kafka.config.consumer`), made on first use
-    and made anew after a request of it fails.
+    and made anew after a watermark query of it fails with an answer from its own view.
 
     A kept consumer can stay stuck after its broker restarts: in a 20-kill soak (2026-11-27) one
     answered every watermark query with "Local: Unknown partition" for the 240 s its read retried,
