@@ -54,9 +54,11 @@ def maven_jars(pom: Path, cache: Path) -> list[Path]:
 def spark_venv_python(version: str, venv: Path = OLDEST_VENV) -> Path:
     """The Python of ``venv``, built with PySpark ``version`` (and jetconnect) first if it has another."""
     python = venv / "bin" / "python"
-    have = subprocess.run(
-        [str(python), "-c", "import pyspark; print(pyspark.__version__)"], capture_output=True, text=True
-    ).stdout.strip()
+    have = ""
+    if python.exists():  # on a fresh clone the venv is not there yet
+        have = subprocess.run(
+            [str(python), "-c", "import pyspark; print(pyspark.__version__)"], capture_output=True, text=True
+        ).stdout.strip()
     if have != version:
         print(f"building {venv.name} with PySpark {version} (it has {have or 'nothing'})")
         subprocess.run(["bash", str(ROOT / "scripts" / "setup.sh"), "--spark", version, str(venv)], check=True)

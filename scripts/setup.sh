@@ -40,7 +40,7 @@ if ! "$VENV/bin/python" -m pip --version >/dev/null 2>&1; then
   echo "setup: creating $VENV with $($PY --version)"
   $PY -m venv --clear "$VENV"
 fi
-VPY="$ROOT/$VENV/bin/python"
+case "$VENV" in /*) VPY="$VENV/bin/python" ;; *) VPY="$ROOT/$VENV/bin/python" ;; esac  # absolute or under the root
 stamp=$VENV/.jetconnect-installed
 inputs=$( (echo "spark=$SPARK"; cat pyproject.toml plugins/*/pyproject.toml contrib/*/pyproject.toml 2>/dev/null) | sha1sum | cut -c1-40)
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$inputs" ]; then
