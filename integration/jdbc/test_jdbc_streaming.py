@@ -70,6 +70,71 @@ def test_incremental_stream_survives_a_postgresql_restart_during_writes(spark, s
     assert counts(POSTGRES, target) == (600, 600)
 
 
+def test_a_stream_from_postgresql_lives_through_its_restart(spark, server, tmp_path):
+    """The source's planning finds the server down (stopped right after a commit, so no read is in
+    flight) and tries again until it is back: the query lives on and every row arrives once.
+    Before, the first connection refused failed the query (a 20-kill chaos soak found it)."""
+    server("postgresql")
+    source = unique("restart_src")
+    fill(POSTGRES, source, 300)
+    target_url = f"sqlite:///{tmp_path / 'out.sqlite'}"
+    stream = sources.jdbc(POSTGRES, table=source, offset_column="id", retry_deadline=90).read_stream(
+        spark, max_records_per_batch=100
+    )
+    checkpoint = tmp_path / "checkpoint"
+    query = sinks.jdbc(target_url, table="events").write_stream(
+        stream, checkpoint_location=str(checkpoint), trigger={"processingTime": "3 seconds"}
+    )
+    try:
+        wait_until(lambda: len(checkpoint_batches(checkpoint)) >= 1, 180, "a committed micro-batch")
+        assert counts(target_url, "events")[0] < 300, "the stream finished before the restart: nothing was tested"
+        subprocess.run(["bash", str(SERVER), "stop"], check=True, capture_output=True, timeout=120)
+        time.sleep(4)  # the next trigger comes meanwhile and finds no server
+        subprocess.run(["bash", str(SERVER), "start"], check=True, capture_output=True, timeout=120)
+        wait_until(
+            lambda: query.exception() is not None or counts(target_url, "events")[0] >= 300,
+            240,
+            "all 300 rows read from PostgreSQL",
+        )
+        assert query.exception() is None
+    finally:
+        query.stop()
+    assert counts(target_url, "events") == (300, 300)
+
+
+def test_a_copy_read_waits_for_a_restarting_server_and_a_refusal_fails_at_once(server):
+    """The COPY path's connection (DuckDB's, by URL) tries again while the server is down, for
+    ``retry_deadline`` seconds, before any row; a wrong password is not waited for."""
+    import threading
+
+    from jetconnect.errors import SourceError
+
+    server("postgresql")
+    table = unique("copy_restart")
+    fill(POSTGRES, table, 50)
+    source = sources.jdbc(POSTGRES, table=table, retry_deadline=90)
+    splits = source.splits()  # the driver's part (columns, splits) while the server is up
+    subprocess.run(["bash", str(SERVER), "stop"], check=True, capture_output=True, timeout=120)
+    later = threading.Timer(3, lambda: subprocess.run(["bash", str(SERVER), "start"], check=True, timeout=120))
+    later.start()
+    try:
+        from jetconnect_jdbc.duckdb_pool import _idle
+
+        _idle.close_all()  # no pooled connection of this process: the read must connect anew
+        started = time.monotonic()
+        rows = sum(batch.num_rows for split in splits for batch in source.read_split(split))
+        assert rows == 50
+        assert time.monotonic() - started >= 1, "the server was up already: nothing was tested"
+    finally:
+        later.join()
+    wrong = POSTGRES.replace(PASSWORD, "not-the-password")
+    started = time.monotonic()
+    with pytest.raises(SourceError, match="cannot connect") as refused:
+        list(sources.jdbc(wrong, table=table, retry_deadline=90)._read())
+    assert time.monotonic() - started < 30
+    assert "not-the-password" not in str(refused.value)
+
+
 @pytest.mark.crash
 def test_sigkill_between_the_sinks_commit_and_sparks_loses_nothing_and_writes_nothing_twice(server, tmp_path):
     server("postgresql")

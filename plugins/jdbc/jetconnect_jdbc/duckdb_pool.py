@@ -19,7 +19,8 @@ from typing import Any
 
 from sqlalchemy.engine import make_url
 
-from jetconnect.api import ClientCache, raise_unchained, redact, url_secrets
+from jetconnect.api import Backoff, ClientCache, raise_unchained, redact, redact_url, retry_call, url_secrets
+from jetconnect_jdbc.transient import is_refusal
 
 #: The name the PostgreSQL database is attached under, for ``postgres_query``.
 ATTACHED = "pg"
@@ -84,11 +85,19 @@ def _quote(value: Any) -> str:
 
 
 @contextmanager
-def postgres_via_duckdb(url: str) -> Iterator[Any]:
+def postgres_via_duckdb(url: str, retry_deadline: float = 0.0) -> Iterator[Any]:
     """A DuckDB connection with ``url``'s database attached as :data:`ATTACHED`, returned to
     this process's pool if the block ends normally and closed if it raises (its state is then
-    unknown)."""
-    connection = _checkout(url)
+    unknown). A server that cannot be reached (restarting) is tried again with backoff for
+    ``retry_deadline`` seconds; one that refuses (credentials, database) fails at once."""
+    connection = retry_call(
+        lambda: _checkout(url),
+        retry_on=(PostgresConnectError,),
+        retry_if=lambda exc: not is_refusal(str(exc)),
+        what=f"connecting to {redact_url(url)} for COPY",
+        backoff=Backoff(initial=0.2, maximum=5.0, deadline=retry_deadline),
+        secrets=url_secrets(url),
+    )
     try:
         yield connection
     except BaseException:

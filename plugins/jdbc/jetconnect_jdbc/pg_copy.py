@@ -19,7 +19,7 @@ import pyarrow as pa
 import sqlalchemy as sa
 from sqlalchemy.dialects.postgresql.base import PGDialect
 
-from jetconnect.api import raise_unchained, redact, url_secrets
+from jetconnect.api import RetriesExhausted, raise_unchained, redact, url_secrets
 from jetconnect.errors import SourceError
 from jetconnect_jdbc.duckdb_pool import ATTACHED, PostgresConnectError, postgres_via_duckdb
 
@@ -42,19 +42,22 @@ def inline_sql(statement: sa.ClauseElement) -> str:
     return str(statement.compile(dialect=INLINE_DIALECT, compile_kwargs={"literal_binds": True}))
 
 
-def copy_batches(url: str, statement: sa.Select, schema: pa.Schema, owner: str) -> Iterator[pa.RecordBatch]:
-    """The rows of ``statement`` as record batches of ``schema``, streamed (never all in memory)."""
+def copy_batches(
+    url: str, statement: sa.Select, schema: pa.Schema, owner: str, retry_deadline: float = 0.0
+) -> Iterator[pa.RecordBatch]:
+    """The rows of ``statement`` as record batches of ``schema``, streamed (never all in memory).
+    A server that cannot be reached is tried again for ``retry_deadline`` seconds before any row."""
     import duckdb
 
     # COPY takes no parameters: values (pushed filters, split bounds) are inlined.
     sql = inline_sql(statement)
     try:
-        with postgres_via_duckdb(url) as connection:
+        with postgres_via_duckdb(url, retry_deadline) as connection:
             result = connection.execute(f"SELECT * FROM postgres_query('{ATTACHED}', ?)", [sql])
             for batch in result.to_arrow_reader(batch_rows(schema)):
                 yield _conform(batch, schema, owner)
         return
-    except PostgresConnectError as exc:
+    except (PostgresConnectError, RetriesExhausted) as exc:  # both already redacted
         error = SourceError(f"{owner}: cannot connect: {exc}")
     except duckdb.Error as exc:
         error = SourceError(f"{owner}: COPY of the query failed: {redact(_server_message(exc), url_secrets(url))}")

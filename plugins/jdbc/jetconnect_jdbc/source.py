@@ -22,14 +22,17 @@ from jetconnect import BatchSource, Guarantee, Range, StreamSource
 from jetconnect.api import (
     PLAIN_NAME,
     PLAIN_NAME_IS,
+    Backoff,
     Offset,
     PlainFilter,
+    RetriesExhausted,
     check_function_option,
     check_name,
     mapped_rows,
     parse_schema,
     raise_unchained,
     redact,
+    retry_call,
     rows_to_batch,
     spark_rows,
     url_secrets,
@@ -42,6 +45,7 @@ from jetconnect_jdbc.engines import ConnectionFn, check_connection_fn, check_url
 from jetconnect_jdbc.names import split_table_name
 from jetconnect_jdbc.partitioning import FunctionSplit, RangeSplit, Split, WholeSplit, function_splits, range_splits
 from jetconnect_jdbc.pg_copy import copy_batches
+from jetconnect_jdbc.transient import is_transient
 
 #: Jet's form: ``(connection, parallelism, index)`` -> a SQLAlchemy statement, SQL text, a
 #: SQLAlchemy ``Result`` or any iterable of rows in the source's column order.
@@ -76,6 +80,7 @@ class JdbcSource(BatchSource, StreamSource):
         row_fn: Callable[[Any], Any] | None = None,
         row_schema: str | T.StructType | None = None,
         connection_fn: ConnectionFn | None = None,
+        retry_deadline: float = 60.0,
     ) -> None:
         check_connection_fn(connection_fn, self._owner_for(url))
         check_function_option(
@@ -120,6 +125,7 @@ class JdbcSource(BatchSource, StreamSource):
         self.use_copy = use_copy
         self.row_fn = row_fn
         self.connection_fn = connection_fn
+        self.retry_deadline = retry_deadline
         self.row_schema = row_schema
         self._declared_schema = schema
         self._columns: list[Column] | None = None
@@ -207,10 +213,24 @@ class JdbcSource(BatchSource, StreamSource):
         return next(c for c in self.columns if c.name == name)
 
     def _connect(self) -> sa.Connection:
+        """A connection to the database. One that cannot be made for a reason that passes (the
+        server restarting) is tried again with backoff for ``retry_deadline`` seconds, on the
+        driver and in the tasks alike, so a streaming query lives through a server restart; a
+        refusal (credentials, database) fails at once."""
+        engine = engine_for(self.url, self.connection_fn)
         try:
-            return engine_for(self.url, self.connection_fn).connect()
-        except sa.exc.DBAPIError as exc:
+            return retry_call(
+                engine.connect,
+                retry_on=(sa.exc.DBAPIError,),
+                retry_if=is_transient,
+                what=f"{self.owner}: connecting",
+                backoff=Backoff(initial=0.2, maximum=5.0, deadline=self.retry_deadline),
+                secrets=url_secrets(self.url),
+            )
+        except sa.exc.DBAPIError as exc:  # a refusal: not retried
             error = SourceError(f"{self.owner}: cannot connect: {redact(str(exc.orig), url_secrets(self.url))}")
+        except RetriesExhausted as exc:  # scrubbed already
+            error = SourceError(f"{exc}; cannot connect (option 'retry_deadline' is {self.retry_deadline:g} s)")
         raise_unchained(error)
 
     # --- batch ----------------------------------------------------------------------------------
@@ -297,7 +317,7 @@ class JdbcSource(BatchSource, StreamSource):
             statement = self._select(*conditions, numeric_as_text=True)
             if order_by is not None:
                 statement = statement.order_by(order_by)
-            yield from copy_batches(self.url, statement, self.arrow_schema(), self.owner)
+            yield from copy_batches(self.url, statement, self.arrow_schema(), self.owner, self.retry_deadline)
             return
         statement = self._select(*conditions)
         if order_by is not None:

@@ -38,5 +38,11 @@ def is_transient(exc: BaseException) -> bool:
         return "locked" in message or "busy" in message
     # A driver error without SQLSTATE is raised at connect time: the server was not reached (worth
     # retrying) or it refused the credentials or the database (retrying only delays the error)
-    message = str(orig).lower()
-    return isinstance(exc, sa.exc.OperationalError) and not any(refusal in message for refusal in _REFUSALS)
+    return isinstance(exc, sa.exc.OperationalError) and not is_refusal(str(orig))
+
+
+def is_refusal(message: str) -> bool:
+    """Whether a failure to connect, told by ``message`` alone, is the server refusing for good
+    (credentials, role, database, an access rule) rather than not being reached."""
+    lowered = message.lower()
+    return any(refusal in lowered for refusal in _REFUSALS)
