@@ -169,9 +169,11 @@ def test_no_spelling_of_a_password_shows_in_the_output(
 
 
 def test_a_password_in_a_url_option_is_masked_too(capsys: pytest.CaptureFixture[str]) -> None:
-    # nothing listens on port 1: the jdbc source fails to connect, and its URL is shown without the password
+    # nothing listens on port 1: the jdbc source fails to connect (after its retry_deadline: a server
+    # restarting looks the same), and its URL is shown without the password
     url = f"postgresql+psycopg://someone:{quote_plus(CANARY)}@127.0.0.1:1/db"
-    code, out = doctor(capsys, "--skip-spark", "--source", "jdbc", "--option", f"url={url}", "--option", "table=t")
+    options = ["--option", f"url={url}", "--option", "table=t", "--option", "retry_deadline=1"]
+    code, out = doctor(capsys, "--skip-spark", "--source", "jdbc", *options)
     assert code == 1
     assert "[FAIL] source jdbc: schema():" in out and "someone:***@127.0.0.1:1" in out
     assert not [s for s in SPELLINGS if s in out], out
