@@ -19,8 +19,8 @@ from typing import Any
 
 from sqlalchemy.engine import make_url
 
-from jetconnect.api import Backoff, ClientCache, raise_unchained, redact, redact_url, retry_call, url_secrets
-from jetconnect_jdbc.transient import is_refusal
+from jetconnect.api import ClientCache, raise_unchained, redact, redact_url, retry_call, url_secrets
+from jetconnect_jdbc.transient import is_refusal, retry_backoff
 
 #: The name the PostgreSQL database is attached under, for ``postgres_query``.
 ATTACHED = "pg"
@@ -95,7 +95,7 @@ def postgres_via_duckdb(url: str, retry_deadline: float = 0.0) -> Iterator[Any]:
         retry_on=(PostgresConnectError,),
         retry_if=lambda exc: not is_refusal(str(exc)),
         what=f"connecting to {redact_url(url)} for COPY",
-        backoff=Backoff(initial=0.2, maximum=5.0, deadline=retry_deadline),
+        backoff=retry_backoff(retry_deadline),
         secrets=url_secrets(url),
     )
     try:

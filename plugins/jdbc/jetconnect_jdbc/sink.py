@@ -22,7 +22,6 @@ from jetconnect import CommitContext, Guarantee, Sink, WriteContext
 from jetconnect.api import (
     PLAIN_NAME,
     PLAIN_NAME_IS,
-    Backoff,
     WriteKey,
     check_name,
     raise_unchained,
@@ -37,7 +36,7 @@ from jetconnect_jdbc.names import split_table_name
 from jetconnect_jdbc.spool import Spool
 from jetconnect_jdbc.sql_types import sql_type_for
 from jetconnect_jdbc.sqlite_values import UnstorableValue
-from jetconnect_jdbc.transient import is_transient
+from jetconnect_jdbc.transient import is_transient, retry_backoff
 from jetconnect_jdbc.writers import MODES, Writer, bind_rows, make_writer, statement_parameters
 
 #: (url, table, progress table) already checked or created by this process.
@@ -201,7 +200,7 @@ class JdbcSink(Sink):
                 lambda: self._write_once(writer, batches, key, ctx.partition_id),
                 retry_on=(TransientWriteError,),
                 what=f"{self.owner}: writing {where}",
-                backoff=Backoff(initial=0.2, maximum=5.0, deadline=self.retry_deadline),
+                backoff=retry_backoff(self.retry_deadline),
                 secrets=url_secrets(self.url),
             )
             batches.drain()  # a skipped replay never read its input; Spark expects it read

@@ -22,7 +22,6 @@ from jetconnect import BatchSource, Guarantee, Range, StreamSource
 from jetconnect.api import (
     PLAIN_NAME,
     PLAIN_NAME_IS,
-    Backoff,
     Offset,
     PlainFilter,
     RetriesExhausted,
@@ -45,7 +44,7 @@ from jetconnect_jdbc.engines import ConnectionFn, check_connection_fn, check_url
 from jetconnect_jdbc.names import split_table_name
 from jetconnect_jdbc.partitioning import FunctionSplit, RangeSplit, Split, WholeSplit, function_splits, range_splits
 from jetconnect_jdbc.pg_copy import copy_batches
-from jetconnect_jdbc.transient import is_transient
+from jetconnect_jdbc.transient import is_transient, retry_backoff
 
 #: Jet's form: ``(connection, parallelism, index)`` -> a SQLAlchemy statement, SQL text, a
 #: SQLAlchemy ``Result`` or any iterable of rows in the source's column order.
@@ -224,7 +223,7 @@ class JdbcSource(BatchSource, StreamSource):
                 retry_on=(sa.exc.DBAPIError,),
                 retry_if=is_transient,
                 what=f"{self.owner}: connecting",
-                backoff=Backoff(initial=0.2, maximum=5.0, deadline=self.retry_deadline),
+                backoff=retry_backoff(self.retry_deadline),
                 secrets=url_secrets(self.url),
             )
         except sa.exc.DBAPIError as exc:  # a refusal: not retried

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 
+from jetconnect.api import Backoff
+
 #: SQLSTATE classes and codes of errors that go away by themselves (PostgreSQL and the standard).
 _TRANSIENT_CLASSES = ("08", "53", "57P")  # connection exception, insufficient resources, shutdown
 _TRANSIENT_CODES = ("40001", "40P01")  # serialization failure, deadlock
@@ -46,3 +48,9 @@ def is_refusal(message: str) -> bool:
     (credentials, role, database, an access rule) rather than not being reached."""
     lowered = message.lower()
     return any(refusal in lowered for refusal in _REFUSALS)
+
+
+def retry_backoff(deadline: float) -> Backoff:
+    """The backoff of every JDBC retry (source connections, COPY's connection, sink writes): 0.2 s
+    doubling up to 5 s, for ``deadline`` seconds (the connector's ``retry_deadline``)."""
+    return Backoff(initial=0.2, maximum=5.0, deadline=deadline)
