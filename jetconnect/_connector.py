@@ -280,6 +280,15 @@ class Sink(ABC):
     def check_schema(self, schema: StructType) -> None:
         """Raise :class:`~jetconnect.errors.SchemaError` if rows of ``schema`` cannot be written."""
 
+    def check_connection(self) -> str | None:
+        """Contact the server as a write would (connect, TLS handshake, log in) without writing
+        anything, and say what was checked; raise what a write would raise when it cannot.
+
+        ``jetconnect doctor --sink`` calls it. None (the default) means the sink has no way to
+        reach its server without writing, and the doctor says so.
+        """
+        return None
+
     @abstractmethod
     def write_partition(self, data: Iterator[Any], ctx: WriteContext) -> Any:
         """Write one partition; return a picklable message for :meth:`commit` (or None)."""

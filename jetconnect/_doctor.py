@@ -8,8 +8,9 @@ One progress line per check, and a non-zero exit if any failed:
 3. the session's settings against :data:`~jetconnect.spark.RECOMMENDED_SPARK_CONF` (a difference
    is reported, not failed: it costs speed, not correctness);
 4. with ``--source NAME`` (or ``--sink NAME``) and ``--option key=value``: the connector is built
-   from the registry with those options and, for a source, asked what needs its server:
-   ``schema()``, then ``splits()`` (batch) or ``initial_offset()`` (``--stream``).
+   from the registry with those options and asked what needs its server: for a source
+   ``schema()``, then ``splits()`` (batch) or ``initial_offset()`` (``--stream``); for a sink
+   ``check_connection()`` (connect and log in, nothing written), where the sink has one.
 
 Every line goes through :func:`jetconnect._redaction.redact` with the options' secrets: a password
 given to the doctor, or quoted back by a driver's error, never shows.
@@ -171,9 +172,19 @@ def connector_checks(spec: ConnectorSpec, options: Mapping[str, str], stream: bo
         return
     yield Check(OK, f"{label}: build from the options", json.dumps(redact_options(options), sort_keys=True))
     if spec.kind == "sink":
-        yield Check(
-            OK, f"{label}: not contacted", "a sink reaches its server only when it writes; the doctor writes nothing"
-        )
+        try:
+            checked = connector.check_connection()
+        except Exception as exc:  # the server's answer is the point of the check
+            yield Check(FAIL, f"{label}: check_connection()", _error(exc))
+            return
+        if checked is None:
+            yield Check(
+                OK,
+                f"{label}: not contacted",
+                "a sink reaches its server only when it writes; the doctor writes nothing",
+            )
+        else:
+            yield Check(OK, f"{label}: check_connection()", checked)
         return
     steps.append(("schema()", lambda c: c.schema().simpleString()))
     if stream or not isinstance(connector, BatchSource):

@@ -11,7 +11,7 @@ from urllib.parse import quote, quote_plus
 import pytest
 
 from jetconnect import cli
-from jetconnect._connector import BatchSource
+from jetconnect._connector import BatchSource, Sink
 from jetconnect._doctor import DIFFERS, FAIL, OK, conf_report, parse_option, worker_report
 from jetconnect._registry import ConnectorSpec, get_registry
 
@@ -184,3 +184,34 @@ def test_a_sink_is_built_and_said_not_to_be_contacted(capsys: pytest.CaptureFixt
     assert code == 0
     assert "[ok] sink files: build from the options" in out and "[ok] sink files: not contacted" in out
     assert out.rstrip().endswith("jetconnect doctor: all checks passed")
+
+
+class _CheckedSink(Sink):
+    """A sink whose server check succeeds or fails as its options say, quoting the password."""
+
+    name = "checked"
+
+    def __init__(self, password: str = "", refuse: bool = False) -> None:
+        self.password, self.refuse = password, refuse
+
+    def check_connection(self) -> str | None:
+        if self.refuse:
+            raise PermissionError(f"authentication refused for password {self.password!r}")
+        return "reachable, authenticated"
+
+    def write_partition(self, data, ctx):  # type: ignore[no-untyped-def]
+        return None
+
+
+@pytest.mark.parametrize("refuse", [False, True])
+def test_a_sink_with_a_connection_check_is_contacted(
+    refuse: bool, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(get_registry().sinks, "checked", ConnectorSpec("sink", "checked", _CheckedSink, "test", "0"))
+    args = ["--skip-spark", "--sink", "checked", "--option", f"password={CANARY}"]
+    code, out = doctor(capsys, *args, *(["--option", "refuse=true"] if refuse else []))
+    if refuse:
+        assert code == 1 and "[FAIL] sink checked: check_connection(): PermissionError: authentication refused" in out
+    else:
+        assert code == 0 and "[ok] sink checked: check_connection(): reachable, authenticated" in out
+    assert not [s for s in SPELLINGS if s in out], out
