@@ -151,7 +151,7 @@ def hazelcast_main(args) -> None:
     * a journal read of the N events the put made (ours: ``sources.map_journal`` as a stream,
       ``availableNow`` into ``noop``, timed whole and its one micro-batch; raw: the Python client
       has no journal API, so the same ``Map.eventJournalRead`` requests through its invocation
-      service in this process, with jetconnect's codec (hz_protocol.map_journal_read_ranges),
+      service in this process, with jetconnect's codec (jetconnect_imap.hazelcast.journal.read_ranges),
       every partition's reads in flight at once: the floor of reading and decoding the events).
 
     Spark's task workers are warmed up first (a 1,000-row write and read), as the raw client is
@@ -160,7 +160,7 @@ def hazelcast_main(args) -> None:
     from hazelcast import HazelcastClient
     from hazelcast.config import IntType
 
-    from jetconnect_imap import hz_protocol
+    from jetconnect_imap.hazelcast import journal
 
     rows = args.rows
     # a Python worker started under the shared machine's load may take longer than Spark's 15 s
@@ -221,8 +221,8 @@ def hazelcast_main(args) -> None:
         batch_s.append(drain_to_noop(stream, workdir, rows))
 
     def raw_journal() -> None:
-        bounds = hz_protocol.map_journal_bounds(client, made[0])
-        pages = hz_protocol.map_journal_read_ranges(client, made[0], dict(enumerate(bounds)))
+        bounds = journal.bounds(client, journal.MAP_JOURNAL, made[0])
+        pages = journal.read_ranges(client, journal.MAP_JOURNAL, made[0], dict(enumerate(bounds)))
         assert sum(len(page.events) for page in pages.values()) == rows
 
     # Spark's task workers start once per application (Python, pyspark, pyarrow, jetconnect and the

@@ -55,14 +55,14 @@ def run_killed_and_restarted(args: list[str], change: Callable[[int], None], che
 def history(client: Any, name: str) -> dict[str, list[str | None]]:
     """Per key, the values the journal of Hazelcast map ``name`` shows it took (None: removed),
     repeats collapsed."""
-    from jetconnect_imap import hz_protocol
+    from jetconnect_imap.hazelcast import journal
 
     seen: dict[str, list[str | None]] = defaultdict(list)
     for partition in range(client.partition_service.get_partition_count()):
-        oldest, newest = hz_protocol.map_journal_subscribe(client, name, partition)
+        oldest, newest = journal.subscribe(client, journal.MAP_JOURNAL, name, partition)
         start = oldest
         while start <= newest:
-            page = hz_protocol.map_journal_read(client, name, partition, start, 0, 1000)
+            page = journal.read_page(client, journal.MAP_JOURNAL, name, partition, start, 0, 1000)
             for event in page.events:
                 values = seen[event.key]
                 if not values or values[-1] != event.new_value:

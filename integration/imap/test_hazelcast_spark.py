@@ -148,7 +148,7 @@ def test_format_strings_read_and_write_a_map(spark, hz, name) -> None:
 
 
 def test_merging_updating_and_entry_processor_sinks(spark, hz, name) -> None:
-    from jetconnect_imap.hz_processors import AddDelta
+    from jetconnect_imap.hazelcast.processors import AddDelta
 
     merged, updated, processed = name("merged"), name("updated"), name("processed")
     hz.get_map(merged).blocking().put_all({k: 1_000 for k in range(5)})  # merged into what is there

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from jetconnect import sources
-from jetconnect_imap import hz_protocol
-from jetconnect_imap.hz_client import connect
+from jetconnect_imap.hazelcast import caches, journal
+from jetconnect_imap.hazelcast.clients import client_for
 
 URL = "hazelcast://127.0.0.1:5701,127.0.0.1:5702,127.0.0.1:5703/jetconnect"
 
@@ -99,10 +99,10 @@ def test_default_rows_start_current_and_lost_events(spark, hz, tmp_path) -> None
     m.put("hot", -1)
     oldest = sources.map_journal(name, store=URL).read_stream(spark)
     run(oldest, tmp_path / "oldest", {})  # the query's offsets now stand past "hot"'s event
-    saved = hz_protocol.map_journal_subscribe(connect(URL), name, partition)[1] + 1
+    saved = journal.subscribe(client_for(URL), journal.MAP_JOURNAL, name, partition)[1] + 1
     for i in range(25):  # 25 events into a ring of 10 while the query is not running
         m.put("hot", i)
-    first_kept = hz_protocol.map_journal_subscribe(connect(URL), name, partition)[0]
+    first_kept = journal.subscribe(client_for(URL), journal.MAP_JOURNAL, name, partition)[0]
     with pytest.raises(
         Exception, match=rf"partition {partition} lost events {saved}\.\.{first_kept - 1} before they were read"
     ):
@@ -111,10 +111,10 @@ def test_default_rows_start_current_and_lost_events(spark, hz, tmp_path) -> None
 
 def test_cache_journal_reads_jcache_events(spark, hz, tmp_path) -> None:
     name = unique("cache-src")
-    ours = connect(URL)
-    hz_protocol.cache_ensure(ours, name)
-    hz_protocol.cache_put_all(ours, name, {f"k{i}": i for i in range(40)})
-    hz_protocol.cache_put_all(ours, name, {"k0": "again"})
+    ours = client_for(URL)
+    caches.ensure(ours, name)
+    caches.put_all(ours, name, {f"k{i}": i for i in range(40)})
+    caches.put_all(ours, name, {"k0": "again"})
     batches: dict[int, list[tuple]] = {}
     run(sources.cache_journal(name, store=URL).read_stream(spark), tmp_path / "cache", batches)
     rows = sorted(row for rows in batches.values() for row in rows)

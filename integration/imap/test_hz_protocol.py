@@ -1,6 +1,6 @@
 """jetconnect's own Hazelcast wire pieces against the real 3-member cluster of
-scripts/servers/hazelcast.sh: the entry processors the members know (hz_processors), and the
-codecs the Python client lacks (hz_protocol). The official client writes, ours reads (and the
+scripts/servers/hazelcast.sh: the entry processors the members know (hazelcast.processors), and the
+codecs the Python client lacks (jetconnect_imap.hazelcast). The official client writes, ours reads (and the
 reverse); every partition is covered and sequences are exact."""
 
 from __future__ import annotations
@@ -8,6 +8,7 @@ from __future__ import annotations
 import threading
 import time
 import uuid
+from functools import partial
 
 import pytest
 from hazelcast import HazelcastClient
@@ -15,35 +16,19 @@ from hazelcast.config import IntType
 from hazelcast.core import HazelcastJsonValue
 from hazelcast.errors import HazelcastError
 
-from jetconnect_imap.hz_client import (
+from jetconnect_imap.errors import JournalEventsLostError, JournalNotEnabledError, JournalSequenceError
+from jetconnect_imap.hazelcast import caches, iteration, journal
+from jetconnect_imap.hazelcast.clients import (
     DEFAULT_CONNECT_TIMEOUT,
-    HazelcastConnectError,
-    HazelcastUrlError,
+    client_for,
     client_settings,
-    connect,
     parse_store_url,
     shown_config,
 )
-from jetconnect_imap.hz_processors import AddDelta, SetValue
-from jetconnect_imap.hz_protocol import (
-    HazelcastProtocolError,
-    JournalEventsLostError,
-    JournalNotEnabledError,
-    JournalSequenceError,
-    cache_ensure,
-    cache_fetch_entries,
-    cache_journal_bounds,
-    cache_journal_read,
-    cache_journal_read_ranges,
-    cache_journal_subscribe,
-    cache_put_all,
-    exhausted,
-    fetch_entries,
-    map_journal_bounds,
-    map_journal_read,
-    map_journal_read_ranges,
-    map_journal_subscribe,
-)
+from jetconnect_imap.hazelcast.errors import HazelcastConnectError, HazelcastProtocolError, HazelcastUrlError
+from jetconnect_imap.hazelcast.iteration import exhausted
+from jetconnect_imap.hazelcast.journal import CACHE_JOURNAL, MAP_JOURNAL
+from jetconnect_imap.hazelcast.processors import AddDelta, SetValue
 
 MEMBERS = ["127.0.0.1:5701", "127.0.0.1:5702", "127.0.0.1:5703"]
 
@@ -154,8 +139,8 @@ def test_client_config_is_checked_before_connecting_and_never_shows_a_secret() -
 
 
 def test_connect_shares_one_client_that_writes_64_bit_integers(client) -> None:
-    ours = connect(URL)
-    assert connect(URL) is ours and connect(URL, {"cluster_connect_timeout": 5}) is not ours
+    ours = client_for(URL)
+    assert client_for(URL) is ours and client_for(URL, {"cluster_connect_timeout": 5}) is not ours
     assert len(ours.cluster_service.get_members()) == 3
     assert {m.address.host for m in ours.cluster_service.get_members()} == {"127.0.0.1"}  # loopback only
     name = unique("long")
@@ -174,14 +159,14 @@ def test_connect_shares_one_client_that_writes_64_bit_integers(client) -> None:
 def test_a_cluster_that_refuses_or_is_absent_fails_in_bounded_time(client, url, says, caplog) -> None:
     started = time.monotonic()
     with pytest.raises(HazelcastConnectError, match=says) as info:
-        connect(url, {"cluster_connect_timeout": 2})
+        client_for(url, {"cluster_connect_timeout": 2})
     assert time.monotonic() - started < 8  # the timeout plus a 1 s probe per member, never a hang
     shown = [str(info.value), repr(info.value), *(r.getMessage() for r in caplog.records)]
     assert all(CANARY not in text and "s3c@r" not in text for text in shown)
     assert info.value.__cause__ is None and info.value.__context__ is None
 
 
-# --- hz_protocol: what the official client writes, the codecs read exactly ----------------------
+# --- the codecs: what the official client writes, the codecs read exactly ----------------------
 
 
 def every_partition(client) -> range:
@@ -209,27 +194,27 @@ def test_fetch_entries_reads_every_partition_exactly(client) -> None:
         "json": HazelcastJsonValue('{"a": [1, 2]}'),
     }
     client.get_map(name).blocking().put_all(written)
-    ours = connect(URL)
+    ours = client_for(URL)
     owners = client.partition_service.get_partition_id
     read: dict[object, object] = {}
     for partition in every_partition(client):
-        entries = scan(fetch_entries, ours, name, partition, batch=7)  # several pages per partition
+        entries = scan(iteration.fetch_entries, ours, name, partition, batch=7)  # several pages per partition
         assert all(owners(k) == partition for k, _ in entries)
         assert not set(read) & {k for k, _ in entries}  # nothing twice
         read |= dict(entries)
     json_value = read.pop("json")
     assert isinstance(json_value, HazelcastJsonValue) and json_value.loads() == {"a": [1, 2]}
     assert read == {k: v for k, v in written.items() if k != "json"}
-    assert exhausted(fetch_entries(ours, unique("empty"), 0)[0])  # a map nobody wrote: one empty page
+    assert exhausted(iteration.fetch_entries(ours, unique("empty"), 0)[0])  # a map nobody wrote: one empty page
     with pytest.raises(HazelcastProtocolError, match="partition 271 does not exist"):
-        fetch_entries(ours, name, 271)
+        iteration.fetch_entries(ours, name, 271)
 
 
 def test_map_journal_sequences_and_events_are_exact(client) -> None:
     name = unique("journal")
-    ours = connect(URL)
+    ours = client_for(URL)
     m = client.get_map(name).blocking()
-    assert {map_journal_subscribe(ours, name, p) for p in every_partition(client)} == {(0, -1)}
+    assert {journal.subscribe(ours, MAP_JOURNAL, name, p) for p in every_partition(client)} == {(0, -1)}
     expected: dict[object, list[tuple[str, object, object]]] = {}
     for i in range(400):
         key = f"k{i % 150}"
@@ -252,10 +237,10 @@ def test_map_journal_sequences_and_events_are_exact(client) -> None:
 
     seen: dict[object, list[tuple[str, object, object]]] = {}
     for partition in every_partition(client):
-        oldest, newest = map_journal_subscribe(ours, name, partition)
+        oldest, newest = journal.subscribe(ours, MAP_JOURNAL, name, partition)
         events, start = [], oldest
         while start <= newest:  # pages of 10: next_sequence carries on exactly
-            page = map_journal_read(ours, name, partition, start, 0, 10)
+            page = journal.read_page(ours, MAP_JOURNAL, name, partition, start, 0, 10)
             assert page.read_count == len(page.events) <= 10 and page.lost is None
             events += page.events
             start = page.next_sequence
@@ -263,79 +248,79 @@ def test_map_journal_sequences_and_events_are_exact(client) -> None:
         for e in events:
             assert client.partition_service.get_partition_id(e.key) == partition
             seen.setdefault(e.key, []).append((e.type, e.old_value, e.new_value))
-        assert map_journal_read(ours, name, partition, newest + 1, 0, 10).events == []
+        assert journal.read_page(ours, MAP_JOURNAL, name, partition, newest + 1, 0, 10).events == []
     assert seen == expected
 
 
 def test_journal_overflow_is_an_error_naming_partition_and_range(client) -> None:
     name = unique("smalljournal")  # hz.yaml: 10 events per partition
-    ours = connect(URL)
+    ours = client_for(URL)
     m = client.get_map(name).blocking()
     for i in range(25):
         m.put("hot", i)
     partition = client.partition_service.get_partition_id("hot")
-    assert map_journal_subscribe(ours, name, partition) == (15, 24)
+    assert journal.subscribe(ours, MAP_JOURNAL, name, partition) == (15, 24)
     with pytest.raises(JournalEventsLostError, match=f"events 0..14 of partition {partition} of map") as info:
-        map_journal_read(ours, name, partition, 0, 0, 100)
+        journal.read_page(ours, MAP_JOURNAL, name, partition, 0, 0, 100)
     assert (info.value.partition, info.value.lost_from, info.value.lost_to) == (partition, 0, 15)
-    page = map_journal_read(ours, name, partition, 3, 0, 100, allow_lost=True)
+    page = journal.read_page(ours, MAP_JOURNAL, name, partition, 3, 0, 100, allow_lost=True)
     assert page.lost == (3, 15) and [e.new_value for e in page.events] == list(range(15, 25))
     with pytest.raises(JournalSequenceError, match="ends at sequence 24"):
-        map_journal_read(ours, name, partition, 40, 0, 100)  # a sequence from another journal
+        journal.read_page(ours, MAP_JOURNAL, name, partition, 40, 0, 100)  # a sequence from another journal
 
 
 def test_a_map_without_a_journal_says_so(client) -> None:
     name = unique("nojournal")  # hz.yaml: no event journal for nojournal-*
-    ours = connect(URL)
+    ours = client_for(URL)
     client.get_map(name).blocking().put("k", 1)
     partition = client.partition_service.get_partition_id("k")
     with pytest.raises(JournalNotEnabledError, match=f"map '{name}'.*configure event-journal"):
-        map_journal_subscribe(ours, name, partition)
+        journal.subscribe(ours, MAP_JOURNAL, name, partition)
     with pytest.raises(JournalNotEnabledError):
-        map_journal_read(ours, name, partition, 0, 0, 10)
+        journal.read_page(ours, MAP_JOURNAL, name, partition, 0, 0, 10)
 
 
 def test_cache_put_fetch_and_journal(client) -> None:
     name = unique("cache")
-    ours = connect(URL)
-    with pytest.raises(HazelcastProtocolError, match="cache_ensure"):
-        cache_put_all(ours, name, {"k": 1})
-    cache_ensure(ours, name)
-    cache_ensure(ours, name)  # idempotent
+    ours = client_for(URL)
+    with pytest.raises(HazelcastProtocolError, match=r"caches.ensure"):
+        caches.put_all(ours, name, {"k": 1})
+    caches.ensure(ours, name)
+    caches.ensure(ours, name)  # idempotent
     written = {f"k{i}": (i * 2**33 if i % 2 else f"v{i}") for i in range(3_000)}
-    cache_put_all(ours, name, written)
-    cache_put_all(ours, name, {"k0": "again", "k1": 7})
+    caches.put_all(ours, name, written)
+    caches.put_all(ours, name, {"k0": "again", "k1": 7})
     read: dict[object, object] = {}
     for partition in every_partition(client):
-        read |= dict(scan(cache_fetch_entries, ours, name, partition, batch=5))
+        read |= dict(scan(partial(iteration.fetch_entries, cache=True), ours, name, partition, batch=5))
     assert read == written | {"k0": "again", "k1": 7}
 
     partition = client.partition_service.get_partition_id("k0")
-    oldest, newest = cache_journal_subscribe(ours, name, partition)
-    page = cache_journal_read(ours, name, partition, oldest, 0, 1_000)
+    oldest, newest = journal.subscribe(ours, CACHE_JOURNAL, name, partition)
+    page = journal.read_page(ours, CACHE_JOURNAL, name, partition, oldest, 0, 1_000)
     assert [e.sequence for e in page.events] == list(range(oldest, newest + 1))
     k0 = [(e.type, e.old_value, e.new_value) for e in page.events if e.key == "k0"]
     assert k0 == [("CREATED", None, "v0"), ("UPDATED", "v0", "again")]
     with pytest.raises(JournalNotEnabledError, match=f"cache 'nojournal-{name}'"):
-        cache_ensure(ours, f"nojournal-{name}")
-        cache_journal_subscribe(ours, f"nojournal-{name}", 0)
+        caches.ensure(ours, f"nojournal-{name}")
+        journal.subscribe(ours, CACHE_JOURNAL, f"nojournal-{name}", 0)
 
 
 def test_journal_ranges_read_each_event_once_however_often_replayed(client) -> None:
     name = unique("ranges")
-    ours = connect(URL)
+    ours = client_for(URL)
     m = client.get_map(name).blocking()
-    before = map_journal_bounds(ours, name)
+    before = journal.bounds(ours, MAP_JOURNAL, name)
     assert before == [(0, 0)] * len(before)
     m.put_all({f"k{i}": i for i in range(3_000)})
     for i in range(0, 3_000, 3):
         m.put(f"k{i}", -i)
-    bounds = map_journal_bounds(ours, name)
+    bounds = journal.bounds(ours, MAP_JOURNAL, name)
     middle = {p: (oldest, (oldest + nxt) // 2) for p, (oldest, nxt) in enumerate(bounds)}
     rest = {p: (middle[p][1], nxt) for p, (_oldest, nxt) in enumerate(bounds)}
-    first = map_journal_read_ranges(ours, name, middle, page_size=7)
-    again = map_journal_read_ranges(ours, name, middle, page_size=1_000)
-    second = map_journal_read_ranges(ours, name, rest)
+    first = journal.read_ranges(ours, MAP_JOURNAL, name, middle, page_size=7)
+    again = journal.read_ranges(ours, MAP_JOURNAL, name, middle, page_size=1_000)
+    second = journal.read_ranges(ours, MAP_JOURNAL, name, rest)
     assert first == again  # a replayed micro-batch reads the same events
     events = []
     for p, (oldest, nxt) in enumerate(bounds):
@@ -347,33 +332,33 @@ def test_journal_ranges_read_each_event_once_however_often_replayed(client) -> N
         (f"k{i}", -i) for i in range(0, 3_000, 3)
     )
     m.put("late", 1)  # written after the driver looked: not in the range
-    assert map_journal_read_ranges(ours, name, rest) == second
-    nxt = map_journal_bounds(ours, name)[0][1]
+    assert journal.read_ranges(ours, MAP_JOURNAL, name, rest) == second
+    nxt = journal.bounds(ours, MAP_JOURNAL, name)[0][1]
     with pytest.raises(JournalSequenceError, match=f"has no event {nxt} yet"):
-        map_journal_read_ranges(ours, name, {0: (nxt, nxt + 4)})  # a range past what the driver saw
+        journal.read_ranges(ours, MAP_JOURNAL, name, {0: (nxt, nxt + 4)})  # a range past what the driver saw
     with pytest.raises(JournalSequenceError, match=f"ends at sequence {nxt - 1}"):
-        map_journal_read_ranges(ours, name, {0: (nxt + 5, nxt + 9)})  # a sequence of another journal
+        journal.read_ranges(ours, MAP_JOURNAL, name, {0: (nxt + 5, nxt + 9)})  # a sequence of another journal
 
 
 def test_journal_ranges_name_what_was_lost(client) -> None:
     name = unique("smalljournal")
-    ours = connect(URL)
+    ours = client_for(URL)
     m = client.get_map(name).blocking()
     partition = client.partition_service.get_partition_id("hot")
     for i in range(30):
         m.put("hot", i)
     with pytest.raises(JournalEventsLostError, match=f"events 2..9 of partition {partition}"):
-        map_journal_read_ranges(ours, name, {partition: (2, 10)})  # only [2, 10) was asked for
-    page = map_journal_read_ranges(ours, name, {partition: (2, 25)}, allow_lost=True)[partition]
+        journal.read_ranges(ours, MAP_JOURNAL, name, {partition: (2, 10)})  # only [2, 10) was asked for
+    page = journal.read_ranges(ours, MAP_JOURNAL, name, {partition: (2, 25)}, allow_lost=True)[partition]
     assert page.lost == (2, 20) and [e.sequence for e in page.events] == list(range(20, 25))
 
 
 def test_cache_journal_bounds_and_ranges(client) -> None:
     name = unique("cache-ranges")
-    ours = connect(URL)
-    cache_ensure(ours, name)
-    cache_put_all(ours, name, {f"k{i}": i for i in range(500)})
-    bounds = cache_journal_bounds(ours, name)
-    pages = cache_journal_read_ranges(ours, name, dict(enumerate(bounds)))
+    ours = client_for(URL)
+    caches.ensure(ours, name)
+    caches.put_all(ours, name, {f"k{i}": i for i in range(500)})
+    bounds = journal.bounds(ours, CACHE_JOURNAL, name)
+    pages = journal.read_ranges(ours, CACHE_JOURNAL, name, dict(enumerate(bounds)))
     events = [e for page in pages.values() for e in page.events]
     assert sorted((e.type, e.key, e.new_value) for e in events) == sorted(("CREATED", f"k{i}", i) for i in range(500))

@@ -18,9 +18,11 @@ from jetconnect._registry import get_registry
 from jetconnect.errors import OptionError, SourceError
 from jetconnect.testing import read_rows
 from jetconnect_imap import connect
-from jetconnect_imap.cache_connectors import CacheEventType, expire
+from jetconnect_imap.embedded.cache_entries import expire
+from jetconnect_imap.embedded.sqlite_store import open_store
+from jetconnect_imap.errors import StoreError
+from jetconnect_imap.events import CacheEventType
 from jetconnect_imap.factories import cache_journal, cache_sink, cache_source, map_journal, map_sink, map_source
-from jetconnect_imap.store import StoreError, open_store
 
 
 @pytest.fixture

@@ -18,6 +18,9 @@ from jetconnect._registry import call_with_options
 from jetconnect.errors import OffsetError, OptionError, SchemaError
 from jetconnect.testing import read_rows
 from jetconnect_imap import connect
+from jetconnect_imap.canonical_json import dumps
+from jetconnect_imap.embedded.serde import partition_of
+from jetconnect_imap.errors import StoreError
 from jetconnect_imap.events import EventType
 from jetconnect_imap.factories import (
     cache_sink,
@@ -26,8 +29,6 @@ from jetconnect_imap.factories import (
     map_source,
     map_with_merging,
 )
-from jetconnect_imap.serde import dumps, partition_of
-from jetconnect_imap.store import StoreError
 
 
 @pytest.fixture
@@ -304,7 +305,7 @@ def test_spark_options_reach_the_classes_typed_and_a_positional_store_is_refused
     sink = call_with_options(
         map_sink, Options({"name": _name(), "store": url, "chunk_rows": "7", "journal_ttl": "2.5"}), "sink 'map'"
     )
-    assert (sink.chunk_rows, sink.wanted.journal_ttl if sink.wanted else None) == (7, 2.5)
+    assert (sink.chunk_rows, sink.layout.journal_ttl if sink.layout else None) == (7, 2.5)
     with pytest.raises(OptionError, match="chunk_rows"):
         call_with_options(map_sink, Options({"name": "m", "store": url, "chunk_rows": "0"}), "sink 'map'")
     with pytest.raises(TypeError):

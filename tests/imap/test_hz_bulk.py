@@ -15,8 +15,9 @@ from hazelcast.protocol.codec import map_put_all_codec
 from hazelcast.serialization.data import Data
 from hazelcast.serialization.service import SerializationServiceV1
 
-from jetconnect_imap.hz_bulk import partition_ids, put_all_request, serialize_column
-from jetconnect_imap.hz_values import ValueMappingError, to_hazelcast
+from jetconnect_imap.hazelcast.bulk import partition_ids, serialize_column
+from jetconnect_imap.hazelcast.codecs import map_put_all
+from jetconnect_imap.hazelcast.values import ValueMappingError, to_hazelcast
 
 
 def service(big_endian: bool = True) -> SerializationServiceV1:
@@ -77,10 +78,10 @@ def test_partitions_are_the_clients_for_every_key_length() -> None:
     assert partition_ids([], 271).tolist() == []
 
 
-def test_put_all_request_is_the_clients_message() -> None:
+def test_put_all_of_serialised_pairs_is_the_clients_message() -> None:
     svc = service()
     pairs = [(svc.to_data(i), svc.to_data(f"v{i}")) for i in range(50)] + [(svc.to_data("k"), svc.to_data(1.5))]
     theirs = map_put_all_codec.encode_request("bench-map", pairs, False)
-    mine = put_all_request("bench-map", [(bytes(k.buffer), bytes(v.buffer)) for k, v in pairs])
+    mine = map_put_all.encode_request("bench-map", [(bytes(k.buffer), bytes(v.buffer)) for k, v in pairs], False)
     assert bytes(mine.buf) == bytes(theirs.buf)
     assert (mine.retryable, mine.contains_data) == (theirs.retryable, theirs.contains_data)

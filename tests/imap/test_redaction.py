@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 
 from jetconnect.api import redact_url, split_credentials, url_secrets
 from jetconnect_imap import StoreError
+from jetconnect_imap.embedded.sqlite_store import open_store
 from jetconnect_imap.factories import list_sink, list_source, map_journal, map_sink, map_source, map_with_updating
-from jetconnect_imap.store import open_store
 
 BOUNDED = settings(max_examples=300, deadline=dt.timedelta(seconds=2))
 # the characters that broke redaction somewhere, and then anything

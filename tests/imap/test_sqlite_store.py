@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import multiprocessing
-import sqlite3
 import time
 from pathlib import Path
 
-from jetconnect_imap.events import Change, EventType
-from jetconnect_imap.serde import dumps, loads
-from jetconnect_imap.sqlite_store import SqliteStore
-from jetconnect_imap.store import MapConfig
+from jetconnect_imap.backend import MapConfig
+from jetconnect_imap.canonical_json import dumps, loads
+from jetconnect_imap.embedded.sqlite_store import Change, SqliteStore
+from jetconnect_imap.events import EventType
 
 
 def _open_and_close(url: str) -> None:
@@ -38,7 +37,7 @@ def test_a_forked_worker_opens_its_own_store_and_writes_through_it(tmp_path: Pat
     # Spark forks its Python workers from a daemon: a child that used its parent's connection
     # would share its file handle (or, on Redis, its socket). open_store keeps one per process.
     from jetconnect_imap import connect
-    from jetconnect_imap.store import open_store
+    from jetconnect_imap.embedded.sqlite_store import open_store
 
     url = f"sqlite:///{tmp_path}/fork.db"
     parent = open_store(url)
@@ -55,7 +54,7 @@ def test_a_forked_worker_opens_its_own_store_and_writes_through_it(tmp_path: Pat
 
 def _put_in_a_fresh_store(url: str, parent_id: int) -> None:
     from jetconnect_imap import connect
-    from jetconnect_imap.store import open_store
+    from jetconnect_imap.embedded.sqlite_store import open_store
 
     if id(open_store(url)) == parent_id:
         raise SystemExit(3)
@@ -98,39 +97,6 @@ def test_expired_chunks_leave_the_journal(tmp_path: Path) -> None:
     _put_all(store, "m", config, ["c"])
     assert store.journal_bounds("m", config) == [(2, 3)]
     assert _seqs(store, "m", 0, 3) == [(2, "c")]
-
-
-def test_a_journal_of_one_row_per_event_is_carried_over_when_the_file_is_opened(tmp_path: Path) -> None:
-    path = tmp_path / "old.db"
-    old = sqlite3.connect(path)
-    old.executescript(
-        """
-        CREATE TABLE maps (name TEXT PRIMARY KEY, partitions INTEGER NOT NULL,
-            journal_capacity INTEGER NOT NULL, journal_ttl REAL NOT NULL);
-        CREATE TABLE journal (map TEXT NOT NULL, partition INTEGER NOT NULL, seq INTEGER NOT NULL,
-            type TEXT NOT NULL, key TEXT, old_value TEXT, new_value TEXT, ts INTEGER NOT NULL,
-            PRIMARY KEY (map, partition, seq)) WITHOUT ROWID;
-        CREATE TABLE journal_heads (map TEXT NOT NULL, partition INTEGER NOT NULL, next_seq INTEGER NOT NULL,
-            PRIMARY KEY (map, partition)) WITHOUT ROWID;
-        INSERT INTO maps VALUES ('m', 1, 10, 0);
-        INSERT INTO journal VALUES ('m', 0, 3, 'ADDED', '"k"', NULL, '"v"', 1000),
-                                   ('m', 0, 4, 'UPDATED', '"k"', '"v"', '"it''s \\"w\\""', 2000),
-                                   ('m', 0, 5, 'CLEARED', NULL, NULL, NULL, 3000);
-        INSERT INTO journal_heads VALUES ('m', 0, 6);
-        """
-    )
-    old.close()
-    store = SqliteStore(f"sqlite:///{path}")
-    config = store.map_config("m")
-    assert store.journal_bounds("m", config) == [(3, 6)]
-    assert store.read_journal("m", 0, 0, 6) == [
-        (3, EventType.ADDED, '"k"', None, '"v"', 1000),
-        (4, EventType.UPDATED, '"k"', '"v"', '"it\'s \\"w\\""', 2000),
-        (5, EventType.CLEARED, None, None, None, 3000),
-    ]
-    assert store._conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'journal'").fetchone() is None
-    _put_all(store, "m", config, ["x"])  # and the journal goes on from there
-    assert _seqs(store, "m", 5, 7) == [(5, None), (6, "x")]
 
 
 def test_a_first_write_that_puts_a_key_twice_or_removes_one_gets_every_event(tmp_path: Path) -> None:

@@ -1,16 +1,18 @@
-"""jetconnect's IMap family: a partitioned map with an event journal, and a list, over SQLite
-(embedded, the default) or Redis; usable from plain Python and as Spark sources and sinks.
+"""jetconnect's IMap family: Hazelcast's partitioned map with its event journal, the ICache and
+the IList, as Spark sources and sinks, on a Hazelcast cluster or on an embedded SQLite store.
 
-``connect(url).map("name")`` is the Python API; ``sources.map / map_journal / list`` and
-``sinks.map / map_with_merging / map_with_updating / map_with_entry_processor / list`` are the
-connectors, with JCache's ``sources.cache / cache_journal`` and ``sinks.cache`` (registered by
-:mod:`jetconnect_imap.plugin`).
+The connectors (registered by :mod:`jetconnect_imap.plugin`) are ``sources.map / map_journal /
+cache / cache_journal / list`` and ``sinks.map / map_with_merging / map_with_updating /
+map_with_entry_processor / cache / list``; each acts on a :class:`~jetconnect_imap.backend.Backend`
+(:mod:`jetconnect_imap.embedded` or :mod:`jetconnect_imap.hazelcast`). ``connect(url).map("name")``
+is the embedded store's plain Python API.
 """
 
 from __future__ import annotations
 
-from jetconnect_imap.client import Grid, IList, IMap, connect
+from jetconnect_imap.backend import MapConfig
+from jetconnect_imap.embedded.grid import Grid, IList, IMap, connect
+from jetconnect_imap.errors import StoreError
 from jetconnect_imap.events import EventType, JournalEvent
-from jetconnect_imap.store import MapConfig, StoreError
 
 __all__ = ["EventType", "Grid", "IList", "IMap", "JournalEvent", "MapConfig", "StoreError", "connect"]

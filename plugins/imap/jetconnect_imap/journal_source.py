@@ -30,18 +30,15 @@ from jetconnect.api import (
     columns_to_batch,
     integer_positions,
     parse_schema,
-    redact_url,
     share_budget,
     spread,
     to_arrow_schema,
 )
 from jetconnect.errors import OffsetError, OptionError
-from jetconnect_imap.events import EventType, JournalEvent, parse_event_types
-from jetconnect_imap.hz_journal import HazelcastJournal
-from jetconnect_imap.located import StoreClient
+from jetconnect_imap.connector import OnBackend
+from jetconnect_imap.events import MAP_PUT_EVENTS, EventType, JournalEvent, RawEvent, parse_event_types
 from jetconnect_imap.map_source import DEFAULT_PROJECTED_SCHEMA
-from jetconnect_imap.rows import column_decoder, row_shaper, value_decoder
-from jetconnect_imap.store import MapConfig, RawEvent, Store, check_name, open_store
+from jetconnect_imap.rows import row_shaper
 
 log = logging.getLogger(__name__)
 
@@ -52,14 +49,13 @@ DEFAULT_SCHEMA = parse_schema(DEFAULT_JOURNAL_SCHEMA)
 #: Jet's default: ``mapPutEvents()`` (ADDED and UPDATED) as ``mapEventToEntry()``, key and new value.
 ENTRY_SCHEMA_DDL = "key string, value string"
 ENTRY_SCHEMA = parse_schema(ENTRY_SCHEMA_DDL)
-PUT_EVENTS = (EventType.ADDED, EventType.UPDATED)
 _FULL_ARROW = to_arrow_schema(DEFAULT_SCHEMA)
 _SEQ = itemgetter(0)  # a RawEvent's sequence
 START_FROM_OLDEST = "oldest"
 START_FROM_CURRENT = "current"
 
 
-class MapJournalSource(StoreClient, StreamSource):
+class MapJournalSource(OnBackend, StreamSource):
     """The change events of one map, from the oldest kept (or from now) on, forever.
 
     As Jet's ``Sources.mapJournal`` by default: the ADDED and UPDATED events, each as the entry's
@@ -70,12 +66,10 @@ class MapJournalSource(StoreClient, StreamSource):
 
     name = "map_journal"
     guarantee = Guarantee.EXACTLY_ONCE  # ranges of sequence numbers replay exactly
-    #: What the structure is called in messages; the cache journal says "cache".
-    kind = "map"
     #: The event names ``event_types`` takes, and the default ones (Jet's put events).
     #: (The cache journal's are JCache's names: another enum, parsed alike.)
     event_names: type[enum.Enum] = EventType
-    put_events: tuple[enum.Enum, ...] = PUT_EVENTS
+    put_events: tuple[enum.Enum, ...] = MAP_PUT_EVENTS
 
     def __init__(
         self,
@@ -91,9 +85,7 @@ class MapJournalSource(StoreClient, StreamSource):
         full_events: bool = False,
         client_config: Mapping[str, Any] | None = None,
     ) -> None:
-        self.display_name = name
-        self._locate(store, client_config)
-        self.map_name = name if self.on_hazelcast else self._stored_name(name)
+        self._locate(name, store, client_config)
         if start not in (START_FROM_OLDEST, START_FROM_CURRENT):
             raise OptionError(f"source '{self.name}': option 'start' must be oldest or current, got {start!r}")
         if on_overflow not in ("fail", "skip"):
@@ -117,33 +109,11 @@ class MapJournalSource(StoreClient, StreamSource):
         self._schema = parse_schema(schema or default)
         self.parallelism = parallelism
 
-    @staticmethod
-    def _stored_name(name: str) -> str:
-        """The name the store keeps the structure under (a cache's differs from its own)."""
-        return check_name("map", name)
-
-    @property
-    def _subject(self) -> str:
-        """The structure as messages name it: ``map 'orders'``."""
-        return f"{self.kind} '{self.display_name}'"
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({self.display_name!r}, store={redact_url(self.store_url)!r})"
-
     def schema(self) -> StructType:
         return self._schema
 
-    def _config(self) -> MapConfig:
-        return open_store(self.store_url).map_config(self.map_name)
-
     def _bounds(self) -> list[tuple[int, int]]:
-        if self.on_hazelcast:
-            return self._hz_journal().bounds()
-        return open_store(self.store_url).journal_bounds(self.map_name, self._config())
-
-    def _hz_journal(self) -> HazelcastJournal:
-        """The members' own journal of the map (or cache), when the store is a Hazelcast cluster."""
-        return HazelcastJournal(self.store_url, self.map_name, self.client_config, cache=self.kind == "cache")
+        return self.backend.journal_bounds(self.structure, self.stored)
 
     # --- driver side -------------------------------------------------------------------------
 
@@ -191,15 +161,7 @@ class MapJournalSource(StoreClient, StreamSource):
         """Where reading of ``partition`` really starts: ``saved``, or ``oldest`` when skipping."""
         if saved >= oldest:
             return saved
-        if self.on_hazelcast:
-            kept = "as many events, for as long, as the members' event-journal configuration of it says"
-            remedy = "raise its capacity or time-to-live on the members"
-        else:
-            config = self._config()
-            kept = f"{config.partition_capacity} events per partition" + (
-                f" for {config.journal_ttl:g} s" if config.journal_ttl else ""
-            )
-            remedy = "raise journal_capacity"
+        kept, remedy = self.backend.journal_retention(self.structure, self.stored)
         message = (
             f"source '{self.name}': {self._subject} partition {partition} lost events "
             f"{saved}..{oldest - 1} before they were read (the journal keeps {kept}); "
@@ -226,9 +188,8 @@ class MapJournalSource(StoreClient, StreamSource):
     # --- executor side -----------------------------------------------------------------------
 
     def read_range(self, range_: Range) -> ReadOutput:
-        store = None if self.on_hazelcast else open_store(self.store_url)
         shape = row_shaper(self._schema, f"source '{self.name}' {self.display_name!r}")
-        value_of = value_decoder(self.on_hazelcast)
+        value_of = self.backend.codec.plain
         columnar = self.predicate is None and self.projection is None and self._columnar()
         starts, ends = self._positions(range_.start), self._positions(range_.end)
         spans: dict[int, tuple[int, int]] = {}
@@ -239,9 +200,9 @@ class MapJournalSource(StoreClient, StreamSource):
                 )
             spans[int(p_text)] = (starts[p_text], end)
         for group in _groups(spans, READ_GROUP_EVENTS):
-            # One store call per group of partitions (one round trip on Redis), bounded in events
-            # so that a task holds a group, not its whole range.
-            read = self._read_events(store, group)
+            # One backend call per group of partitions (their reads in flight at once), bounded in
+            # events so that a task holds a group, not its whole range.
+            read = self.backend.read_journal(self.structure, self.stored, group)
             if columnar:
                 yield from self._column_batches(group, read)
                 continue
@@ -294,11 +255,12 @@ class MapJournalSource(StoreClient, StreamSource):
             return
         kept = list(chain.from_iterable(events for _, events in runs))
         owner = f"source '{self.name}' {self.display_name!r}"
+        codec = self.backend.codec
         if not self.full_events:
-            key_of, value_of = (column_decoder(f.dataType, self.on_hazelcast) for f in self._schema.fields)
+            key_of, value_of = (codec.column(f.dataType) for f in self._schema.fields)
             yield columns_to_batch([[key_of(e[2]) for e in kept], [value_of(e[4]) for e in kept]], self._schema, owner)
             return
-        key_of, old_of, new_of = (column_decoder(self._schema.fields[i].dataType, self.on_hazelcast) for i in (3, 4, 5))
+        key_of, old_of, new_of = (codec.column(self._schema.fields[i].dataType) for i in (3, 4, 5))
         yield columns_to_batch(
             [
                 pa.array(list(chain.from_iterable(repeat(p, len(events)) for p, events in runs)), pa.int32()),
@@ -315,14 +277,6 @@ class MapJournalSource(StoreClient, StreamSource):
             self._schema,
             owner,
         )
-
-    def _read_events(self, store: Store | None, spans: dict[int, tuple[int, int]]) -> dict[int, list[RawEvent]]:
-        """The stored events of each partition's ``[start, end)``; a subclass may rename types or
-        unwrap values here, one event for each stored one (the overflow check counts on the
-        sequences). On Hazelcast (``store`` None) the members' journal, read by range."""
-        if store is None:
-            return self._hz_journal().read(spans)
-        return store.read_journals(self.map_name, spans)
 
 
 #: Events a read task fetches at once, at most (a partition with more is fetched alone).

@@ -21,10 +21,7 @@ Hazelcast's own, run on the member owning the key.
 
 from __future__ import annotations
 
-from collections import defaultdict
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
-from functools import partial
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, TypedDict, Unpack
 
 import pyarrow as pa
@@ -33,26 +30,11 @@ from pyspark.sql.types import StructType
 from jetconnect import Guarantee, Sink, WriteContext
 from jetconnect.api import GuaranteeOption
 from jetconnect.errors import OptionError, SchemaError, SinkError
-from jetconnect_imap.events import Change
-from jetconnect_imap.hz_store import (
-    HazelcastStore,
-    PreparedPut,
-    check_entry_processor,
-    hashable,
-    open_hazelcast,
-)
-from jetconnect_imap.hz_values import ValueMappingError, from_hazelcast, to_hazelcast
-from jetconnect_imap.located import StoreClient
-from jetconnect_imap.serde import dumps, dumps_column, dumps_keys, loads, partition_of, partitions_of
-from jetconnect_imap.store import (
-    MapConfig,
-    Progress,
-    Store,
-    StoreError,
-    check_name,
-    open_store,
-    redact_url,
-)
+from jetconnect_imap.backend import EntryChunk, Progress, WriteReport
+from jetconnect_imap.connector import OnBackend
+from jetconnect_imap.embedded.backend import MutableEntry
+from jetconnect_imap.errors import StoreError
+from jetconnect_imap.hazelcast.values import ValueMappingError
 
 #: Rows a sink task holds and writes at once: its memory is bounded by this, not by the partition.
 DEFAULT_CHUNK_ROWS = 10_000
@@ -60,17 +42,11 @@ DEFAULT_CHUNK_ROWS = 10_000
 
 def progress_of(ctx: WriteContext) -> Progress | None:
     """The progress record of a streaming write task, from its idempotence key; None for a batch
-    write. The record is ``key.writer -> key.batch_id`` (``query/partition -> batch``), the
-    format every store already holds."""
+    write. The record is ``key.writer -> key.batch_id`` (``query/partition -> batch``)."""
     key = ctx.key
     if key is None or not key.query_id:
         return None
     return Progress(key.writer, key.batch_id)
-
-
-def chunk_progress(progress: Progress | None, index: int) -> Progress | None:
-    """The progress record of chunk ``index`` of a task (None stays None: a batch write)."""
-    return None if progress is None else progress.chunk(index)
 
 
 def row_chunks(batches: Iterable[pa.RecordBatch], size: int) -> Iterator[list[pa.RecordBatch]]:
@@ -93,6 +69,12 @@ def row_chunks(batches: Iterable[pa.RecordBatch], size: int) -> Iterator[list[pa
         yield chunk
 
 
+def row_dicts(batches: Iterable[pa.RecordBatch], size: int) -> Iterator[list[dict[str, Any]]]:
+    """:func:`row_chunks` as lists of row dicts, what a function of a row (``key_fn``) takes."""
+    for chunk in row_chunks(batches, size):
+        yield [row for batch in chunk for row in batch.to_pylist()]
+
+
 def check_chunk_rows(owner: str, chunk_rows: int) -> int:
     """``chunk_rows`` if it is a usable chunk size, else an OptionError naming sink and option."""
     if not isinstance(chunk_rows, int) or isinstance(chunk_rows, bool) or chunk_rows < 1:
@@ -100,14 +82,6 @@ def check_chunk_rows(owner: str, chunk_rows: int) -> int:
             f"sink '{owner}': option 'chunk_rows' must be a whole number of at least 1, got {chunk_rows!r}"
         )
     return chunk_rows
-
-
-@dataclass(frozen=True)
-class WriteReport:
-    """What a task tells the commit: rows seen and whether the batch was a replay."""
-
-    rows: int
-    replayed: bool
 
 
 class StoreOptions(TypedDict, total=False):
@@ -124,11 +98,9 @@ class StoreOptions(TypedDict, total=False):
     client_config: Mapping[str, Any] | None
 
 
-class _MapSinkBase(StoreClient, Sink):
+class _MapSinkBase(OnBackend, Sink):
     guarantee = Guarantee.EXACTLY_ONCE
     input_format = "arrow"
-    #: What the structure is called in messages; the cache sink says "cache".
-    kind = "map"
 
     def __init__(
         self,
@@ -141,54 +113,15 @@ class _MapSinkBase(StoreClient, Sink):
         chunk_rows: int = DEFAULT_CHUNK_ROWS,
         client_config: Mapping[str, Any] | None = None,
     ) -> None:
-        self.display_name = name
-        self._locate(store, client_config)
-        self.map_name = name if self.on_hazelcast else self._stored_name(name)
-        if self.on_hazelcast and (partitions is not None or journal_capacity is not None or journal_ttl):
-            raise OptionError(
-                f"sink '{self.name}': partitions, journal_capacity and journal_ttl are the members' configuration "
-                "on Hazelcast (hazelcast.yaml), not options of a client"
-            )
+        self._locate(name, store, client_config)
         if self.guarantee_option is not None:
-            self.guarantee = self.guarantee_option.guarantee("hazelcast" if self.on_hazelcast else "sqlite")
-        defaults = MapConfig()
-        # As with connect().map(): without layout options the sink writes to the map as it is
-        # (asking for the default 271 partitions would refuse an existing map of another count).
-        self.wanted: MapConfig | None = None
-        if partitions is not None or journal_capacity is not None or journal_ttl is not None:
-            try:
-                self.wanted = MapConfig(
-                    defaults.partitions if partitions is None else partitions,
-                    defaults.journal_capacity if journal_capacity is None else journal_capacity,
-                    journal_ttl or 0.0,
-                )
-            except StoreError as exc:
-                raise OptionError(f"sink '{self.name}': {exc}") from None
+            self.guarantee = self.guarantee_option.guarantee(self.backend.kind)
+        #: The layout a new map gets (None: the map as it is).
+        self.layout = self.backend.layout(f"sink '{self.name}'", partitions, journal_capacity, journal_ttl)
         self.chunk_rows = check_chunk_rows(self.name, chunk_rows)
 
-    @staticmethod
-    def _stored_name(name: str) -> str:
-        """The name the store keeps the structure under (a cache's differs from its own)."""
-        return check_name("map", name)
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({self.display_name!r}, store={redact_url(self.store_url)!r})"
-
-    def _open(self) -> tuple[Store, MapConfig]:
-        try:
-            store = open_store(self.store_url)
-            return store, store.map_config(self.map_name, self.wanted)
-        except StoreError as exc:
-            raise self._fail(exc) from exc
-
     def _fail(self, exc: Exception) -> SinkError:
-        return SinkError(f"sink '{self.name}' writing {self.kind} '{self.display_name}': {exc}")
-
-    def _hazelcast(self) -> HazelcastStore:
-        try:
-            return open_hazelcast(self.store_url, self.client_config)
-        except StoreError as exc:
-            raise self._fail(exc) from exc
+        return SinkError(f"sink '{self.name}' writing {self._subject}: {exc}")
 
 
 class MapSink(_MapSinkBase):
@@ -198,6 +131,8 @@ class MapSink(_MapSinkBase):
     """
 
     name = "map"
+    #: When the entries written expire (the cache sink's ``expiry_s``; a map's never do).
+    expiry_s: float | None = None
 
     def __init__(
         self,
@@ -218,117 +153,23 @@ class MapSink(_MapSinkBase):
             )
 
     def write_partition(self, data: Iterator[pa.RecordBatch], ctx: WriteContext) -> WriteReport:
-        if self.on_hazelcast:
-            try:
-                return self._write_hazelcast(data)
-            except (StoreError, ValueMappingError) as exc:
-                raise self._fail(exc) from exc
-        store, config = self._open()
-        progress = progress_of(ctx)
-        partitions = config.partitions
-        rows = 0
-        replayed = False
-        for index, chunk in enumerate(row_chunks(data, self.chunk_rows)):
-            changes: dict[int, list[Change]] = defaultdict(list)
-            encode_values = self._value_encoder()
-            for batch in chunk:
-                key_column, value_column = self._columns(batch)
-                keys = dumps_keys(key_column)
-                values = encode_values(value_column)
-                for key, value, partition in zip(keys, values, partitions_of(keys, partitions)):
-                    changes[partition].append(Change(key, value))
-                rows += batch.num_rows
-            replayed |= not self._apply(store, config, changes, chunk_progress(progress, index))
-        return WriteReport(rows, replayed)
-
-    def _write_hazelcast(self, data: Iterator[pa.RecordBatch]) -> WriteReport:
-        """Each chunk with one ``putAll`` per partition (a null value removes its key)."""
-        store = self._hazelcast()
-        rows = 0
-        key_name = self.key_column
-        if self.bulk_put:
-            return self._write_columns(store, data)
-        for chunk in row_chunks(data, self.chunk_rows):
-            entries = []
-            for batch in chunk:
-                key_column, value_column = self._columns(batch)
-                value_name = self.value_column if self.value_column in batch.schema.names else "<row>"
-                for key, value in zip(key_column.to_pylist(), value_column.to_pylist()):
-                    if key is None:
-                        raise self._fail(SchemaError(f"column '{key_name}' holds a null key, which Hazelcast refuses"))
-                    entries.append((to_hazelcast(key, key_name), self._to_member_value(value, value_name)))
-            try:
-                rows += self._put_hazelcast(store, entries)
-            except StoreError as exc:
-                raise self._fail(exc) from exc
-        return WriteReport(rows, False)
-
-    #: Whether chunks go through :mod:`jetconnect_imap.hz_bulk` (whole columns serialised at
-    #: once, ~3x less time than per object); a sink that maps each value its own way says no.
-    bulk_put = True
-
-    def _write_columns(self, store: HazelcastStore, data: Iterator[pa.RecordBatch]) -> WriteReport:
-        """Each chunk serialised column by column (:func:`hz_bulk.serialize_column`: the same bytes
-        the client makes of each value) while the chunk before it is in flight; a chunk is sent
-        only once the one before it has landed, so a later row of a key still wins, even when a
-        chunk had to be sent again. At most two chunks are held."""
-        in_flight: tuple[PreparedPut, Any] | None = None
-        rows = 0
+        chunks = (self._entries(chunk) for chunk in row_chunks(data, self.chunk_rows))
         try:
-            for chunk in row_chunks(data, self.chunk_rows):
-                prepared = self._prepare_columns(store, chunk)
-                if in_flight is not None:
-                    store.await_put(*in_flight)
-                in_flight = prepared, store.send_put(prepared)
-                rows += prepared.pairs
-            if in_flight is not None:
-                store.await_put(*in_flight)
-        except StoreError as exc:
+            return self.backend.put(
+                self.structure, self.stored, chunks, progress_of(ctx), self.layout, expiry_s=self.expiry_s
+            )
+        except (StoreError, ValueMappingError) as exc:
             raise self._fail(exc) from exc
-        return WriteReport(rows, False)
 
-    def _prepare_columns(self, store: HazelcastStore, chunk: list[pa.RecordBatch]) -> PreparedPut:
-        from jetconnect_imap.hz_bulk import serialize_column
-
-        service = store.client._serialization_service
-        to_data, big_endian = service.to_data, getattr(service, "_is_big_endian", True)
-        keys: list[Any] = []
-        values: list[Any] = []
-        for batch in chunk:
-            key_column, value_column = self._columns(batch)
-            if key_column.null_count:
-                raise self._fail(SchemaError(f"column '{self.key_column}' holds a null key, which Hazelcast refuses"))
-            value_name = self.value_column if self.value_column in batch.schema.names else "<row>"
-            keys += serialize_column(key_column, self.key_column, to_data, big_endian)
-            values += serialize_column(value_column, value_name, to_data, big_endian)
-        return store.prepare_put(self.map_name, keys, values)
-
-    def _to_member_value(self, value: Any, column: str) -> Any:
-        """A row's value as the member keeps it (a cache wraps nothing: JCache expires itself)."""
-        return to_hazelcast(value, column)
-
-    def _put_hazelcast(self, store: HazelcastStore, entries: list[tuple[Any, Any]]) -> int:
-        return store.put_chunk(self.map_name, entries)
-
-    def _value_encoder(self) -> Callable[[pa.Array], list[str | None]]:
-        """How this chunk's values are stored: their JSON text, None (a removal) for a null (a
-        cache adds an expiry time)."""
-        return dumps_column
-
-    def _columns(self, batch: pa.RecordBatch) -> tuple[pa.Array, pa.Array]:
-        """The batch's keys and values: the value column, or the other columns as one struct."""
-        keys = batch.column(self.key_column)
-        if self.value_column in batch.schema.names:
-            return keys, batch.column(self.value_column)
-        return keys, batch.drop_columns([self.key_column]).to_struct_array()  # a key alone: {} per row
-
-    def _apply(
-        self, store: Store, config: MapConfig, changes: Mapping[int, Sequence[Change]], progress: Progress | None
-    ) -> bool:
-        try:
-            return store.apply(self.map_name, config, changes, progress)
-        except StoreError as exc:
-            raise self._fail(exc) from exc
+    def _entries(self, chunk: list[pa.RecordBatch]) -> EntryChunk:
+        """A chunk's keys and values: the value column, or the other columns as one struct."""
+        keys = [batch.column(self.key_column) for batch in chunk]
+        if self.value_column in chunk[0].schema.names:
+            values = [batch.column(self.value_column) for batch in chunk]
+            return EntryChunk(keys, values, self.key_column, self.value_column)
+        # a key alone: {} per row
+        values = [batch.drop_columns([self.key_column]).to_struct_array() for batch in chunk]
+        return EntryChunk(keys, values, self.key_column, "<row>")
 
 
 #: Exactly-once on the embedded store (progress records in the same transaction as the data);
@@ -347,10 +188,7 @@ class _ReadModifyWriteSink(_MapSinkBase):
         key_fn: Callable[[dict[str, Any]], Any],
         **store_options: Unpack[StoreOptions],
     ) -> None:
-        super().__init__(
-            name,
-            **store_options,
-        )
+        super().__init__(name, **store_options)
         self.key_fn = key_fn
 
     def _new_value(self, key: Any, old: Any, rows: list[dict[str, Any]]) -> Any:
@@ -358,80 +196,10 @@ class _ReadModifyWriteSink(_MapSinkBase):
         raise NotImplementedError
 
     def write_partition(self, data: Iterator[pa.RecordBatch], ctx: WriteContext) -> WriteReport:
-        if self.on_hazelcast:
-            try:
-                return self._write_hazelcast(data)
-            except (StoreError, ValueMappingError) as exc:
-                raise self._fail(exc) from exc
-        store, config = self._open()
-        progress = progress_of(ctx)
-        rows = 0
-        replayed = False
-        for index, chunk in enumerate(row_chunks(data, self.chunk_rows)):
-            # A key's rows in later chunks are applied to what the earlier chunks made of it,
-            # in order, so chunking changes nothing but the number of journal events.
-            replayed |= not self._write_chunk(store, config, chunk, chunk_progress(progress, index))
-            rows += sum(batch.num_rows for batch in chunk)
-        return WriteReport(rows, replayed)
-
-    def _write_hazelcast(self, data: Iterator[pa.RecordBatch]) -> WriteReport:
-        """Each chunk's keys read, recomputed from their rows in order and written with
-        compare-and-set (recomputed again for a key another writer changed meanwhile)."""
-        store = self._hazelcast()
-        rows = 0
-        to_stored = partial(to_hazelcast, column="the new value")
-        for chunk in row_chunks(data, self.chunk_rows):
-            member_keys: dict[Any, Any] = {}
-            key_rows: dict[Any, list[dict[str, Any]]] = defaultdict(list)
-            for batch in chunk:
-                for row in batch.to_pylist():
-                    member_key = to_hazelcast(self.key_fn(row), "key_fn(row)")
-                    stand_in = hashable(member_key)
-                    member_keys.setdefault(stand_in, member_key)
-                    key_rows[stand_in].append(row)
-                rows += batch.num_rows
-            try:
-                store.compare_and_set(self.map_name, member_keys, self._recompute(member_keys, key_rows), to_stored)
-            except StoreError as exc:
-                raise self._fail(exc) from exc
-        return WriteReport(rows, False)
-
-    def _recompute(
-        self, member_keys: Mapping[Any, Any], key_rows: Mapping[Any, list[dict[str, Any]]]
-    ) -> Callable[[Any, Any], Any]:
-        """``compute(stand_in, old)`` for :meth:`HazelcastStore.compare_and_set`: the new value
-        of a key from its current one and its rows, on plain Python values."""
-
-        def compute(stand_in: Any, old: Any) -> Any:
-            key = from_hazelcast(member_keys[stand_in])
-            return self._new_value(key, from_hazelcast(old), key_rows[stand_in])
-
-        return compute
-
-    def _write_chunk(
-        self, store: Store, config: MapConfig, chunk: list[pa.RecordBatch], progress: Progress | None
-    ) -> bool:
-        # partition -> serialised key -> (key, its rows in arrival order)
-        grouped: dict[int, dict[str, tuple[Any, list[dict[str, Any]]]]] = defaultdict(dict)
-        for batch in chunk:
-            for row in batch.to_pylist():
-                key = self.key_fn(row)
-                k = dumps(key)
-                grouped[partition_of(k, config.partitions)].setdefault(k, (key, []))[1].append(row)
-
-        def compute(partition: int, current: Mapping[str, str | None]) -> list[Change]:
-            changes = []
-            for k, (key, key_rows) in grouped[partition].items():
-                old = loads(current.get(k))
-                new = self._new_value(key, old, key_rows)
-                if new is not None or old is not None:
-                    changes.append(Change(k, None if new is None else dumps(new)))
-            return changes
-
-        keys = {p: list(by_key) for p, by_key in grouped.items()}
+        chunks = row_dicts(data, self.chunk_rows)
         try:
-            return store.update(self.map_name, config, keys, compute, progress)
-        except StoreError as exc:
+            return self.backend.update(self.stored, chunks, self.key_fn, self._new_value, progress_of(ctx), self.layout)
+        except (StoreError, ValueMappingError) as exc:
             raise self._fail(exc) from exc
 
 
@@ -449,11 +217,7 @@ class MapWithMergingSink(_ReadModifyWriteSink):
         merge_fn: Callable[[Any, Any], Any],
         **store_options: Unpack[StoreOptions],
     ) -> None:
-        super().__init__(
-            name,
-            key_fn,
-            **store_options,
-        )
+        super().__init__(name, key_fn, **store_options)
         self.value_fn, self.merge_fn = value_fn, merge_fn
 
     def _new_value(self, key: Any, old: Any, rows: list[dict[str, Any]]) -> Any:
@@ -477,11 +241,7 @@ class MapWithUpdatingSink(_ReadModifyWriteSink):
         update_fn: Callable[[Any, dict[str, Any]], Any],
         **store_options: Unpack[StoreOptions],
     ) -> None:
-        super().__init__(
-            name,
-            key_fn,
-            **store_options,
-        )
+        super().__init__(name, key_fn, **store_options)
         self.update_fn = update_fn
 
     def _new_value(self, key: Any, old: Any, rows: list[dict[str, Any]]) -> Any:
@@ -491,47 +251,15 @@ class MapWithUpdatingSink(_ReadModifyWriteSink):
         return value
 
 
-class MutableEntry:
-    """What an entry processor sees: ``key``, and ``value`` to read or assign (None removes)."""
-
-    __slots__ = ("key", "row", "value")
-
-    def __init__(self, key: Any, value: Any, row: dict[str, Any]) -> None:
-        self.key, self.value, self.row = key, value, row
-
-    def __repr__(self) -> str:
-        return f"MutableEntry({self.key!r}, {self.value!r})"
-
-
-class MapWithEntryProcessorSink(_ReadModifyWriteSink):
+class MapWithEntryProcessorSink(_MapSinkBase):
     """Jet's ``mapWithEntryProcessor``. On Hazelcast, ``processor_fn(row)`` returns an entry
-    processor the members know (e.g. :mod:`jetconnect_imap.hz_processors`), run on the member
-    owning ``key_fn(row)``; on the embedded store, ``processor_fn(entry)`` is a Python function
-    that changes ``entry.value`` in place (run where the entries are updated, atomically per
-    partition)."""
-
-    def _write_hazelcast(self, data: Iterator[pa.RecordBatch]) -> WriteReport:
-        store = self._hazelcast()
-        owner = f"sink '{self.name}'"
-        rows = 0
-        for chunk in row_chunks(data, self.chunk_rows):
-            calls = []
-            for batch in chunk:
-                for row in batch.to_pylist():
-                    key = to_hazelcast(self.key_fn(row), "key_fn(row)")
-                    try:
-                        processor = check_entry_processor(self.processor_fn(row), owner)
-                    except StoreError as exc:
-                        raise self._fail(exc) from None
-                    calls.append((key, processor))
-                rows += batch.num_rows
-            try:
-                store.execute(self.map_name, calls)
-            except StoreError as exc:
-                raise self._fail(exc) from exc
-        return WriteReport(rows, False)
+    processor the members know (e.g. :mod:`jetconnect_imap.hazelcast.processors`), run on the
+    member owning ``key_fn(row)``; on the embedded store, ``processor_fn(entry)`` is a Python
+    function that changes ``entry.value`` (a :class:`MutableEntry`) in place, run where the
+    entries are updated, atomically per partition."""
 
     name = "map_with_entry_processor"
+    guarantee_option = _BY_STORE
 
     def __init__(
         self,
@@ -540,16 +268,29 @@ class MapWithEntryProcessorSink(_ReadModifyWriteSink):
         processor_fn: Callable[[MutableEntry], Any],
         **store_options: Unpack[StoreOptions],
     ) -> None:
-        super().__init__(
-            name,
-            key_fn,
-            **store_options,
-        )
-        self.processor_fn = processor_fn
+        super().__init__(name, **store_options)
+        self.key_fn, self.processor_fn = key_fn, processor_fn
 
-    def _new_value(self, key: Any, old: Any, rows: list[dict[str, Any]]) -> Any:
-        entry = MutableEntry(key, old, {})
-        for row in rows:
-            entry.row = row
-            self.processor_fn(entry)
-        return entry.value
+    def write_partition(self, data: Iterator[pa.RecordBatch], ctx: WriteContext) -> WriteReport:
+        chunks = row_dicts(data, self.chunk_rows)
+        try:
+            return self.backend.process(
+                self.stored, chunks, self.key_fn, self.processor_fn, progress_of(ctx), self.layout
+            )
+        except (StoreError, ValueMappingError) as exc:
+            raise self._fail(exc) from exc
+
+
+__all__ = [
+    "DEFAULT_CHUNK_ROWS",
+    "MapSink",
+    "MapWithEntryProcessorSink",
+    "MapWithMergingSink",
+    "MapWithUpdatingSink",
+    "MutableEntry",
+    "StoreOptions",
+    "check_chunk_rows",
+    "progress_of",
+    "row_chunks",
+    "row_dicts",
+]

@@ -1,37 +1,16 @@
-"""Shaping stored values into Spark rows: a STRING column takes the JSON text of non-strings.
-
-Stored values are canonical JSON text, so a STRING column can mostly take that text as it is
-(:func:`raw_decoder`); only values computed by a projection need encoding (:func:`row_shaper`).
-On Hazelcast the values come as the client decoded them (:mod:`jetconnect_imap.hz_values`):
-:func:`column_decoder` and :func:`value_decoder` pick the rule of the backend, once for every source.
-"""
+"""Shaping what a predicate-and-projection read makes into Spark rows: a STRING column takes the
+JSON text of non-strings. (Entries read as they are go a column at a time through the backend's
+:class:`~jetconnect_imap.backend.ValueCodec` instead.)"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
 
-from pyspark.sql.types import DataType, StringType, StructType
+from pyspark.sql.types import StringType, StructType
 
 from jetconnect.errors import SourceError
-from jetconnect_imap.hz_values import from_hazelcast, reader_for
-from jetconnect_imap.serde import dumps, loads, text_of
-
-
-def raw_decoder(data_type: DataType) -> Callable[[str | None], Any]:
-    """How a stored (serialised) value becomes a value of a column of ``data_type``."""
-    return text_of if isinstance(data_type, StringType) else loads
-
-
-def column_decoder(data_type: DataType, on_hazelcast: bool) -> Callable[[Any], Any]:
-    """How a stored key or value fills a column of ``data_type``: on Hazelcast the value the
-    client decoded (``hz_values.reader_for``), on the embedded store its JSON text (:func:`raw_decoder`)."""
-    return reader_for(isinstance(data_type, StringType)) if on_hazelcast else raw_decoder(data_type)
-
-
-def value_decoder(on_hazelcast: bool) -> Callable[[Any], Any]:
-    """How a stored key or value becomes the plain Python value a predicate or projection gets."""
-    return from_hazelcast if on_hazelcast else loads
+from jetconnect_imap.canonical_json import dumps
 
 
 def row_shaper(schema: StructType, where: str = "source") -> Callable[[Any], Any]:

@@ -10,11 +10,11 @@ building one frame per key and value. This module does the same work per column:
   own format: partition hash 0, the type id, the value, big-endian as the client writes unless
   configured otherwise). Integer columns become Java longs and float columns Java doubles with
   numpy, string columns Java Strings with one encode per value; any other type goes through
-  :func:`~jetconnect_imap.hz_values.to_hazelcast` and the client's ``to_data``, as before.
+  :func:`~jetconnect_imap.hazelcast.values.to_hazelcast` and the client's ``to_data``, as before.
 * :func:`partition_ids`: the client's partition of each key (murmur3 x86 32 of the Data past its
   8-byte header, Hazelcast's ``hash_to_index``), vectorised over keys of equal length.
-* :func:`put_all_request`: ``Map.putAll`` (0x012C00) of already serialised pairs, framed with one
-  join instead of two ``bytearray.extend`` calls per pair.
+
+(``Map.putAll`` of such pairs is :mod:`jetconnect_imap.hazelcast.codecs.map_put_all`.)
 
 Each is checked against the client's own functions in tests/imap/test_hz_bulk.py.
 """
@@ -28,23 +28,11 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-from hazelcast.protocol.builtin import StringCodec
-from hazelcast.protocol.client_message import (
-    END_FINAL_FRAME_BUF,
-    REQUEST_HEADER_SIZE,
-    OutboundMessage,
-    create_initial_buffer,
-)
-from hazelcast.serialization.bits import BOOLEAN_SIZE_IN_BYTES
 
-from jetconnect_imap.hz_values import to_hazelcast
+from jetconnect_imap.hazelcast.values import to_hazelcast
 
 #: Hazelcast's type ids (SerializationConstants) of the values serialised here.
 _LONG_TYPE, _DOUBLE_TYPE, _STRING_TYPE = -8, -10, -11
-_MAP_PUT_ALL = 0x012C00
-#: A frame's length (LE int) and flags (LE uint16); BEGIN_DATA_STRUCTURE is flag bit 12.
-_FRAME_HEADER = struct.Struct("<iH")
-_BEGIN_FRAME = _FRAME_HEADER.pack(6, 1 << 12)
 _C1, _C2 = np.uint32(0xCC9E2D51), np.uint32(0x1B873593)
 
 
@@ -142,18 +130,4 @@ def _murmur(body: np.ndarray) -> np.ndarray:
     return h
 
 
-def put_all_request(name: str, pairs: Sequence[tuple[bytes, bytes]]) -> OutboundMessage:
-    """``Map.putAll`` of serialised ``(key, value)`` pairs, trigger-map-loader off: the message
-    the client's ``map_put_all_codec.encode_request`` makes of the same pairs as ``Data``."""
-    buf = create_initial_buffer(REQUEST_HEADER_SIZE + BOOLEAN_SIZE_IN_BYTES, _MAP_PUT_ALL)
-    StringCodec.encode(buf, name)
-    header = _FRAME_HEADER.pack
-    parts: list[bytes | bytearray] = [_BEGIN_FRAME]
-    for key, value in pairs:
-        parts += (header(6 + len(key), 0), key, header(6 + len(value), 0), value)
-    parts.append(END_FINAL_FRAME_BUF)
-    buf += b"".join(parts)
-    return OutboundMessage(buf, False, True)
-
-
-__all__ = ["partition_ids", "put_all_request", "serialize_column"]
+__all__ = ["order_of", "partition_ids", "serialize_column"]

@@ -1,4 +1,5 @@
-"""The plain Python API: ``connect(url).map("name")`` and ``.list("name")``, outside Spark.
+"""The plain Python API of the embedded store: ``connect(url).map("name")`` and ``.list("name")``,
+outside Spark (a Hazelcast cluster has its own client, ``hazelcast.HazelcastClient``).
 
 Keys and values are any JSON-serialisable Python values (plus dates, timestamps, decimals).
 Every write goes through the store's atomic partition update, so the journal sees it::
@@ -14,9 +15,13 @@ from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from jetconnect_imap.events import Change, EventType, JournalEvent
-from jetconnect_imap.serde import dumps, loads, partition_of
-from jetconnect_imap.store import MapConfig, Store, StoreError, check_name, open_store
+from jetconnect_imap.backend import MapConfig
+from jetconnect_imap.canonical_json import dumps, loads
+from jetconnect_imap.embedded.names import check_name
+from jetconnect_imap.embedded.serde import partition_of
+from jetconnect_imap.embedded.sqlite_store import Change, SqliteStore, open_store
+from jetconnect_imap.errors import StoreError
+from jetconnect_imap.events import EventType, JournalEvent
 
 _PUT_ALL_CHUNK = 10_000  # entries per store write in put_all: bounded memory, few round trips
 
@@ -24,7 +29,7 @@ _PUT_ALL_CHUNK = 10_000  # entries per store write in put_all: bounded memory, f
 class Grid:
     """A connection to one store, handing out maps and lists by name."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: SqliteStore) -> None:
         self.store = store
 
     def map(
@@ -63,7 +68,7 @@ def connect(url: str | None = None) -> Grid:
 class IMap:
     """A partitioned map with an event journal (Hazelcast's IMap, the parts Jet uses)."""
 
-    def __init__(self, store: Store, name: str, config: MapConfig) -> None:
+    def __init__(self, store: SqliteStore, name: str, config: MapConfig) -> None:
         self.store, self.name, self.config = store, name, config
 
     def __repr__(self) -> str:
@@ -168,7 +173,7 @@ class IMap:
 class IList:
     """An append-only list in one partition (Jet's IList, for prototyping and small results)."""
 
-    def __init__(self, store: Store, name: str) -> None:
+    def __init__(self, store: SqliteStore, name: str) -> None:
         self.store, self.name = store, name
 
     def __repr__(self) -> str:

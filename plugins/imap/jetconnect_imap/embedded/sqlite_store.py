@@ -1,4 +1,12 @@
-"""The embedded store: one SQLite file in WAL mode, no server.
+"""The embedded store: one SQLite file in WAL mode, no server (``sqlite:///abs/path.db``).
+
+jetconnect's own imitation of Hazelcast's structures, for notebooks, demos and tests without a
+server: per map, 271 (by default) partitions of serialised entries (:mod:`.serde`) and, per
+partition, a ring of journal events with consecutive sequence numbers. Every write of one
+partition updates the entries and the journal in one transaction, and may carry a
+:class:`~jetconnect_imap.backend.Progress` record: a writer's batch that the store has already
+recorded is skipped, atomically with the data, which is what makes a re-delivered Spark
+micro-batch harmless.
 
 Several processes (Spark's Python workers) may write at once: each write is one ``BEGIN
 IMMEDIATE`` transaction (entries, journal events and the progress record together), and a
@@ -20,21 +28,31 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 from urllib.parse import unquote, urlsplit
 
-from jetconnect.api import Backoff, RetriesExhausted, retry_call
-from jetconnect_imap.events import Change, EventType
-from jetconnect_imap.store import (
-    Compute,
-    MapConfig,
-    Progress,
-    RawEvent,
-    Store,
-    StoreError,
-    check_name,
-    redact_url,
-)
+from jetconnect.api import Backoff, ClientCache, RetriesExhausted, redact_url, retry_call
+from jetconnect_imap.backend import MapConfig, Progress
+from jetconnect_imap.embedded.names import check_name, check_stored_name, default_url
+from jetconnect_imap.errors import StoreError
+from jetconnect_imap.events import EventType, RawEvent
+
+
+class Change(NamedTuple):
+    """A change to apply to one entry: put ``value`` (serialised), or remove it when None.
+
+    ``evict`` marks a removal as an eviction (journal type EVICTED instead of REMOVED). A named
+    tuple rather than a dataclass: a sink makes one per row, and a tuple is made in half the time.
+    """
+
+    key: str
+    value: str | None
+    evict: bool = False
+
+
+#: ``compute(partition, current)`` gets the current serialised values of the requested keys
+#: (None for absent ones) and returns the changes to apply to that partition.
+Compute = Callable[[int, Mapping[str, "str | None"]], Sequence[Change]]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS maps (
@@ -60,12 +78,17 @@ CREATE TABLE IF NOT EXISTS list_items (
 _CHUNK = 500  # keys per "IN (...)" query, well under SQLite's variable limit
 
 
-class SqliteStore(Store):
-    """Maps, journals and lists in one SQLite file (``sqlite:///absolute/path.db``)."""
+class SqliteStore:
+    """Maps, journals and lists in one SQLite file (``sqlite:///absolute/path.db``); process-safe."""
 
     def __init__(self, url: str, busy_timeout_s: float = 120.0) -> None:
-        super().__init__(url)
+        self.url = url
         parts = urlsplit(url)
+        if parts.scheme.lower() != "sqlite":
+            raise StoreError(
+                f"store URL {redact_url(url)!r} is not supported: use sqlite:///path/file.db (embedded) or "
+                "hazelcast://host:port[,host:port...]/cluster-name (a Hazelcast cluster, through the connectors)"
+            )
         path = unquote(parts.path)
         if not path or path == "/":
             raise StoreError(f"store URL {redact_url(url)!r} names no file; use sqlite:///absolute/path.db")
@@ -80,9 +103,14 @@ class SqliteStore(Store):
         self._conn.execute("PRAGMA synchronous = NORMAL")
         # One script, one transaction: several workers may create the tables at the same time.
         self._conn.executescript(f"BEGIN IMMEDIATE; {_SCHEMA} COMMIT;")
-        if _holds_old_journal(self._conn):  # a read: opening a current file takes no write lock
-            with self._write() as db:
-                _migrate_journal(db)
+
+    @property
+    def display_url(self) -> str:
+        """The URL with any password hidden: what errors and logs may show."""
+        return redact_url(self.url)
+
+    def __repr__(self) -> str:
+        return f"SqliteStore({self.display_url!r})"
 
     def _enter_wal_mode(self, busy_timeout_s: float) -> None:
         """Switch the file to WAL once; it stays so. SQLite answers "database is locked" at once,
@@ -121,6 +149,21 @@ class SqliteStore(Store):
 
     # --- config ------------------------------------------------------------------------------
 
+    def map_config(self, name: str, wanted: MapConfig | None = None) -> MapConfig:
+        """The stored config of map ``name``, creating it from ``wanted`` (or defaults) if new.
+
+        Asking for a different partition count than the map has is an error: every key would
+        move. A different journal capacity or TTL is ignored, as in Hazelcast after creation.
+        """
+        check_stored_name(name)
+        config = self._load_config(name) or self._create_config(name, wanted or MapConfig())
+        if wanted is not None and wanted.partitions != config.partitions:
+            raise StoreError(
+                f"map '{name}' in {self.display_url} has {config.partitions} partitions, "
+                f"not {wanted.partitions}; a map's partition count is fixed when it is created"
+            )
+        return config
+
     def _load_config(self, name: str) -> MapConfig | None:
         with self._lock:
             row = self._conn.execute(
@@ -129,6 +172,7 @@ class SqliteStore(Store):
         return MapConfig(*row) if row else None
 
     def _create_config(self, name: str, config: MapConfig) -> MapConfig:
+        """Store ``config`` unless another process stored one first; return the winner."""
         with self._write() as db:
             db.execute(
                 "INSERT OR IGNORE INTO maps VALUES (?, ?, ?, ?)",
@@ -144,6 +188,10 @@ class SqliteStore(Store):
     def apply(
         self, name: str, config: MapConfig, changes: Mapping[int, Sequence[Change]], progress: Progress | None = None
     ) -> bool:
+        """Apply ``changes`` per partition, each partition atomically with its journal events.
+
+        Returns False if ``progress`` shows the batch was already written (nothing applied).
+        """
         keys = {p: [c.key for c in cs] for p, cs in changes.items()}
         return self._write_changes(name, config, keys, lambda p, _found: changes[p], progress)
 
@@ -155,6 +203,8 @@ class SqliteStore(Store):
         compute: Compute,
         progress: Progress | None = None,
     ) -> bool:
+        """Read-modify-write: per partition, read ``keys``, ``compute`` the changes, apply them,
+        with no other write to those keys in between. Returns False as :meth:`apply` does."""
         return self._write_changes(
             name, config, keys, lambda p, found: compute(p, {k: found.get(k) for k in keys[p]}), progress
         )
@@ -184,10 +234,12 @@ class SqliteStore(Store):
         return True
 
     def get(self, name: str, partition: int, keys: Sequence[str]) -> dict[str, str]:
+        """The serialised values of those ``keys`` of ``partition`` that are present."""
         with self._lock:
             return _select(self._conn, name, partition, keys)
 
     def scan(self, name: str, partition: int) -> Iterator[tuple[str, str]]:
+        """Every serialised ``(key, value)`` of one partition, in no particular order."""
         with self._lock:
             rows = self._conn.execute(
                 "SELECT key, value FROM entries WHERE map = ? AND partition = ?", (name, partition)
@@ -199,6 +251,7 @@ class SqliteStore(Store):
             return self._conn.execute("SELECT count(*) FROM entries WHERE map = ?", (name,)).fetchone()[0]
 
     def clear(self, name: str, config: MapConfig) -> None:
+        """Remove every entry; each partition's journal gets one CLEARED event."""
         now = int(time.time() * 1000)
         with self._write() as db:
             db.execute("DELETE FROM entries WHERE map = ?", (name,))
@@ -210,6 +263,7 @@ class SqliteStore(Store):
     # --- journal -----------------------------------------------------------------------------
 
     def journal_bounds(self, name: str, config: MapConfig) -> list[tuple[int, int]]:
+        """Per partition, ``(oldest, next)``: the oldest sequence still kept and the next one."""
         with self._lock:
             heads = dict(self._conn.execute("SELECT partition, next_seq FROM journal_heads WHERE map = ?", (name,)))
             oldest = dict(
@@ -224,6 +278,7 @@ class SqliteStore(Store):
         return out
 
     def read_journal(self, name: str, partition: int, start: int, end: int) -> list[RawEvent]:
+        """The kept events of ``partition`` with ``start <= sequence < end``, in order."""
         with self._lock:
             # The chunks that hold [start, end): the last one starting at or before `start`, and
             # every later one starting before `end` (the index finds both).
@@ -296,23 +351,6 @@ _encode_events = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, che
 
 #: Event types by their stored names (a dict lookup costs less than the enum's call).
 _EVENT_TYPES = {kind.value: kind for kind in EventType}
-
-
-def _holds_old_journal(db: sqlite3.Connection) -> bool:
-    """Whether the file still has a journal of one row per event (written before 0.2)."""
-    return db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'journal'").fetchone() is not None
-
-
-def _migrate_journal(db: sqlite3.Connection) -> None:
-    """Turn a journal of one row per event into one chunk per event (in the write transaction
-    ``db`` holds; another process may have done it since this one looked)."""
-    if not _holds_old_journal(db):
-        return
-    db.execute(
-        "INSERT INTO journal_chunks SELECT map, partition, seq, seq + 1, seq, ts, "
-        "json_array(json_array(type, key, old_value, new_value)) FROM journal"
-    )
-    db.execute("DROP TABLE journal")
 
 
 def _heads(db: sqlite3.Connection, name: str) -> dict[int, int]:
@@ -403,3 +441,17 @@ class _WriteBatch:
             self.trims,
         )
         db.executemany("DELETE FROM journal_chunks WHERE map = ? AND partition = ? AND ts < ?", self.expiries)
+
+
+#: One store per URL and process: a forked Spark worker starts without its parent's connections.
+_stores: ClientCache[str, SqliteStore] = ClientCache("imap stores", on_close=lambda store: store.close())
+
+
+def open_store(url: str | None = None) -> SqliteStore:
+    """The store at ``url`` (default :func:`~jetconnect_imap.embedded.names.default_url`), one per
+    URL per process (Spark reuses its Python workers)."""
+    url = url or default_url()
+    return _stores.get(url, lambda: SqliteStore(url))
+
+
+__all__ = ["Change", "Compute", "SqliteStore", "open_store"]

@@ -2,7 +2,7 @@
 
 The Python client serialises ``str``, ``bool``, ``float`` and ``bytearray`` as Java's String,
 Boolean, Double and byte[]; ``int`` as a Java long once the client is built with
-``default_int_type=IntType.LONG`` (``hz_client.connect`` does that); dates, times, timestamps
+``default_int_type=IntType.LONG`` (``clients.client_for`` does that); dates, times, timestamps
 and decimals as LocalDate, LocalTime, OffsetDateTime and BigDecimal. Anything else (a ``dict``,
 ``bytes``) it would silently pickle, which no Java member or other client can read. So a value
 is mapped here before it reaches the client:
@@ -28,7 +28,7 @@ from typing import Any
 from hazelcast.core import HazelcastJsonValue
 
 from jetconnect.errors import SchemaError
-from jetconnect_imap.serde import dumps
+from jetconnect_imap.canonical_json import dumps
 
 _LONG_MIN, _LONG_MAX = -(2**63), 2**63 - 1
 #: Types the client writes as the Java type every client reads (with ints as longs).

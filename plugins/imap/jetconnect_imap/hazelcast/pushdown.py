@@ -21,16 +21,6 @@ from jetconnect.api import PlainFilter, filter_operands, plain_filter
 _EXACT = (T.ByteType, T.ShortType, T.IntegerType, T.LongType, T.BooleanType)
 
 
-def is_member_side(function: Any) -> bool:
-    """Whether ``function`` is a Hazelcast predicate or projection (run by the members)."""
-    if function is None:
-        return False
-    from hazelcast.predicate import Predicate
-    from hazelcast.projection import Projection
-
-    return isinstance(function, (Predicate, Projection))
-
-
 def _member_side_exact(plain: PlainFilter, spark_type: T.DataType) -> bool:
     """Comparisons and ``IN`` on an integral column, ``=`` and ``IN`` on a boolean one, with values
     of the column's type (a null, or another type, is Spark's to judge)."""
@@ -64,4 +54,4 @@ def to_predicate(plain: PlainFilter) -> Any:
     return make(plain[1], plain[2])
 
 
-__all__ = ["is_member_side", "to_plain", "to_predicate"]
+__all__ = ["to_plain", "to_predicate"]

@@ -1,4 +1,5 @@
-"""How keys and values are stored: canonical JSON text, and the partition a key lives in.
+"""How the embedded store keeps keys and values: their canonical JSON text
+(:mod:`jetconnect_imap.canonical_json`), whole columns at once, and the partition a key lives in.
 
 The partition is a stable hash (CRC-32) of the serialised key, never Python's ``hash``: it must
 be the same in every process and on every machine, or two writers would disagree on where a
@@ -7,46 +8,16 @@ key lives.
 
 from __future__ import annotations
 
-import datetime as _dt
-import decimal
 import json
 import zlib
 from collections.abc import Sequence
-from typing import Any, cast
+from typing import cast
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
-#: Jet's (and Hazelcast's) default partition count.
-DEFAULT_PARTITIONS = 271
-
-
-def _default(value: Any) -> Any:
-    # Spark hands us dates, timestamps and decimals; JSON has none of them.
-    if isinstance(value, (_dt.datetime, _dt.date, _dt.time)):
-        return value.isoformat()
-    if isinstance(value, decimal.Decimal):
-        return str(value)
-    if isinstance(value, (bytes, bytearray)):
-        return bytes(value).hex()
-    if hasattr(value, "asDict"):  # a pyspark Row
-        return value.asDict(recursive=True)
-    raise TypeError(f"cannot store a {type(value).__name__} in a map: {value!r}")
-
-
-_ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=_default)
-_encode_str = json.encoder.encode_basestring  # what _ENCODER does to a str, without its overhead
-
-
-def dumps(value: Any) -> str:
-    """Canonical JSON text of ``value`` (sorted keys, no spaces): equal values, equal text."""
-    # Strings and integers are most keys and values: skip the encoder's per-call set-up for them.
-    kind = type(value)
-    if kind is str:
-        return _encode_str(value)
-    if kind is int:
-        return int.__repr__(value)
-    return _ENCODER.encode(value)
+from jetconnect_imap.backend import DEFAULT_PARTITIONS
+from jetconnect_imap.canonical_json import dumps, encode_str
 
 
 def dumps_column(column: pa.Array) -> list[str | None]:
@@ -55,7 +26,7 @@ def dumps_column(column: pa.Array) -> list[str | None]:
     kind = column.type
     if pa.types.is_integer(kind):
         return pc.cast(column, pa.string()).to_pylist()  # an integer's JSON is its decimal digits
-    encode = _encode_str if pa.types.is_string(kind) or pa.types.is_large_string(kind) else dumps
+    encode = encode_str if pa.types.is_string(kind) or pa.types.is_large_string(kind) else dumps
     return [None if value is None else encode(value) for value in column.to_pylist()]
 
 
@@ -63,11 +34,6 @@ def dumps_keys(column: pa.Array) -> list[str]:
     """``dumps`` of every key of an Arrow column: a null key is the key ``null``, as ``dumps(None)``."""
     texts = dumps_column(column)
     return ["null" if text is None else text for text in texts] if column.null_count else cast(list[str], texts)
-
-
-def loads(text: str | bytes | None) -> Any:
-    """The value stored as ``text`` (None stays None: an absent entry)."""
-    return None if text is None else json.loads(text)
 
 
 def text_of(serialised: str | None) -> str | None:
@@ -90,3 +56,6 @@ def partitions_of(serialised_keys: Sequence[str], partitions: int = DEFAULT_PART
     """``partition_of`` each key, in one pass (a sink task hashes every key it writes)."""
     crc32 = zlib.crc32
     return [crc32(key.encode()) % partitions for key in serialised_keys]
+
+
+__all__ = ["dumps_column", "dumps_keys", "partition_of", "partitions_of", "text_of"]

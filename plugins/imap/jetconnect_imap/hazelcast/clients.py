@@ -21,12 +21,12 @@ config says otherwise:
   reachable is a :class:`HazelcastConnectError` naming the store within that time, never a hang
   (the client's own default retries for ever).
 
-:func:`connect` keeps the client in a :class:`~jetconnect.api.ClientCache`: every Spark task of a
+:func:`client_for` keeps the client in a :class:`~jetconnect.api.ClientCache`: every Spark task of a
 Python worker shares it (its connections, partition table and member list), and a forked worker
 builds its own.
 
 Public API: :func:`parse_store_url` (-> :class:`HazelcastTarget`), :func:`client_settings`,
-:func:`connect`, :func:`shown_config`, :func:`close_all`, :class:`HazelcastUrlError`,
+:func:`client_for`, :func:`shown_config`, :func:`close_all`, :class:`HazelcastUrlError`,
 :class:`HazelcastConnectError`, :data:`DEFAULT_CONNECT_TIMEOUT`, :data:`DEFAULT_PORT`.
 """
 
@@ -46,13 +46,13 @@ from hazelcast.config import Config, IntType
 from hazelcast.errors import HazelcastError
 
 from jetconnect.api import ClientCache, redact, redact_options, redact_url, secrets_of, split_credentials, url_secrets
-from jetconnect_imap.store import StoreError
+from jetconnect_imap.hazelcast.errors import HazelcastConnectError, HazelcastUrlError
 
 log = logging.getLogger(__name__)
 
 #: Hazelcast's member port, when a member in the URL names none.
 DEFAULT_PORT = 5701
-#: Seconds the first connection may take before :func:`connect` gives up.
+#: Seconds the first connection may take before :func:`client_for` gives up.
 DEFAULT_CONNECT_TIMEOUT = 10.0
 #: Hazelcast's default cluster name (what a URL without a path means).
 DEFAULT_CLUSTER_NAME = "dev"
@@ -63,15 +63,6 @@ _HOST_NAME = re.compile(
     r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$"
 )
 _PERCENT = re.compile(r"%(?![0-9A-Fa-f]{2})")
-
-
-class HazelcastUrlError(StoreError):
-    """A ``store`` URL or ``client_config`` that cannot name a Hazelcast cluster (says which part)."""
-
-
-class HazelcastConnectError(StoreError):
-    """No connection to the cluster within the connect timeout: members down or unreachable,
-    wrong cluster name, or credentials the cluster refused (the message says which it can tell)."""
 
 
 @dataclass(frozen=True)
@@ -156,7 +147,7 @@ def _member(text: str, bad: Any) -> str:
 
 
 def client_settings(url: str, client_config: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """The keywords :func:`connect` gives ``hazelcast.HazelcastClient``: ``client_config``, the
+    """The keywords :func:`client_for` gives ``hazelcast.HazelcastClient``: ``client_config``, the
     URL's members, cluster and credentials, and jetconnect's defaults (module docstring). A
     keyword the client does not know, a value of the wrong type, or a setting that contradicts
     the URL is a :class:`HazelcastUrlError` naming it (secrets masked)."""
@@ -227,7 +218,7 @@ def _shutdown(client: hazelcast.HazelcastClient) -> None:
 _clients: ClientCache[tuple[str, str], hazelcast.HazelcastClient] = ClientCache("hazelcast clients", on_close=_shutdown)
 
 
-def connect(url: str, client_config: Mapping[str, Any] | None = None) -> hazelcast.HazelcastClient:
+def client_for(url: str, client_config: Mapping[str, Any] | None = None) -> hazelcast.HazelcastClient:
     """The client of the cluster ``url`` names, with ``client_config``: one per (url, config) per
     process, connected (it sees the cluster's members) or a :class:`HazelcastConnectError` within
     ``cluster_connect_timeout`` seconds."""
@@ -279,12 +270,10 @@ __all__ = [
     "DEFAULT_CLUSTER_NAME",
     "DEFAULT_CONNECT_TIMEOUT",
     "DEFAULT_PORT",
-    "HazelcastConnectError",
     "HazelcastTarget",
-    "HazelcastUrlError",
+    "client_for",
     "client_settings",
     "close_all",
-    "connect",
     "parse_store_url",
     "shown_config",
 ]
