@@ -134,9 +134,7 @@ class Options(Mapping[str, str]):
 
     def get_json(self, key: str, default: Any = _MISSING) -> Any:
         if key not in self:
-            if default is _MISSING:
-                raise self._error(key, "is required")
-            return default
+            return self._absent(key, default)
         try:
             return json.loads(self[key])
         except json.JSONDecodeError as exc:
@@ -149,11 +147,6 @@ class Options(Mapping[str, str]):
         if value.lower() not in choices:
             raise self._error(key, f"must be one of {', '.join(choices)}, got {self._shown(key, value)}")
         return value.lower()
-
-    def with_prefix(self, prefix: str) -> dict[str, str]:
-        """The options that start with ``prefix``, with the prefix removed (for client configs)."""
-        p = prefix.lower()
-        return {self._names[k][len(p) :]: v for k, v in self._data.items() if k.startswith(p)}
 
     def merged(self, extra: Mapping[str, Any]) -> Options:
         """These options overridden by ``extra``, for the same owner."""

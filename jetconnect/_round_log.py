@@ -212,17 +212,6 @@ class RoundLog:
             raise OffsetError(f"round record {target} vanished while it was being written")
         return winner
 
-    def keep_orphan(self, processor: int, attempt: str, rows: pa.Table) -> str:
-        """Keep rows no round holds (a losing concurrent attempt received them) where a person can find them."""
-        path = self.run_dir.orphan(processor, attempt)
-        sink = io.BytesIO()
-        with pa.ipc.new_stream(sink, rows.schema) as writer:
-            writer.write_table(rows)
-        payload = sink.getvalue()
-        with self.fs.create(path) as handle:
-            handle.write(payload + trailer(payload))
-        return path
-
     def trim(self, processor: int, before: int) -> None:
         """Delete the records of rounds before ``before`` (Spark committed past them)."""
         for info in self.fs.list_files(self.run_dir.processor(processor), RECORD_GLOB):

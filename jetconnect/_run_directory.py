@@ -8,7 +8,6 @@ it). Everything the run needs to replay exactly lives in its directory::
         _stopped                  the stop marker: the query stopped, so its receivers stop
         <processor>/              everything of processor i
             <round>.arrow         the round records (12 digits; :class:`~jetconnect._round_log.RoundLog`)
-            orphan-<attempt>.arrow  rows a losing concurrent attempt received (kept for a person)
             lease-<generation>    the receiver's lease (:class:`~jetconnect._builders._lease.Lease`)
             spool/                what the receiver received (:class:`~jetconnect._spool.Spool`:
                                   ``<start>-<end>.arrow`` segments and a ``_trimmed`` end marker)
@@ -87,10 +86,6 @@ class RunDirectory:
         """The round a record's path names, or None for another file."""
         stem = posixpath.basename(path).split(".", 1)[0]
         return int(stem) if stem.isdigit() else None
-
-    def orphan(self, index: int, attempt: str) -> str:
-        """Where rows a losing concurrent ``attempt`` of processor ``index`` received are kept."""
-        return posixpath.join(self.processor(index), f"orphan-{attempt}.arrow")
 
     def lease_folder(self, index: int) -> str:
         """The folder the lease of processor ``index``'s receiver keeps its generations in."""

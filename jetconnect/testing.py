@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -276,6 +277,26 @@ def checkpoint_batches(checkpoint: str | Path, kind: str = "commits") -> list[in
     if not folder.is_dir():
         return []
     return sorted(int(p.name) for p in folder.iterdir() if p.name.isdigit())
+
+
+def java_program(sources: Path, classpath: str, workdir: Path) -> list[str]:
+    """Compile the ``.java`` files under ``sources`` against ``classpath`` into ``workdir`` and return
+    the ``java`` command that runs one of their classes (append the class name and its arguments):
+    the other side of an interop test, written as the Java service a user runs would be."""
+    javac = shutil.which("javac")
+    if javac is None:
+        raise RuntimeError("javac is not installed: a JDK (17+) is needed to compile the Java side of this test")
+    files = sorted(str(path) for path in sources.rglob("*.java"))
+    classes = workdir / "classes"
+    classes.mkdir(parents=True, exist_ok=True)
+    done = subprocess.run(
+        [javac, "--release", "17", "-nowarn", "-d", str(classes), "-cp", classpath, *files],
+        capture_output=True,
+        text=True,
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"javac failed on {sources}:\n{done.stdout}{done.stderr}")
+    return [str(Path(javac).with_name("java")), "-cp", f"{classes}{os.pathsep}{classpath}"]
 
 
 def read_rows(output: Iterable[Any]) -> list[tuple[Any, ...]]:

@@ -53,3 +53,26 @@ def hz(server) -> Iterator[HazelcastClient]:
     )
     yield client
     client.shutdown()
+
+
+@pytest.fixture(scope="session")
+def member_classpath(server) -> str:
+    """The member jars of scripts/servers/hazelcast.sh (``hazelcast.sh classpath``): what a test's
+    Java program (a Java client of the cluster, a codec check) compiles and runs against."""
+    import subprocess
+
+    done = subprocess.run(
+        ["bash", str(ROOT_SCRIPTS / "hazelcast.sh"), "classpath"], capture_output=True, text=True, timeout=900
+    )
+    if done.returncode != 0:
+        server("hazelcast")  # fails in CI, skips elsewhere, with the script's reason
+        pytest.fail(f"hazelcast.sh classpath failed: {done.stderr[-2000:]}")
+    return done.stdout.strip().splitlines()[-1]
+
+
+@pytest.fixture(scope="session")
+def java_classes(member_classpath, tmp_path_factory) -> list[str]:
+    """``java -cp ...`` for the test programs under integration/imap/java, compiled once per run."""
+    from jetconnect.testing import java_program
+
+    return java_program(Path(__file__).parent / "java", member_classpath, tmp_path_factory.mktemp("java"))

@@ -26,9 +26,9 @@ from pyspark.sql.types import StructType
 from jetconnect._connector import WriteContext
 from jetconnect.testing import read_rows
 from jetconnect_imap import connect
-from jetconnect_imap.factories import map_journal, map_sink, map_source
 from jetconnect_imap.canonical_json import dumps
 from jetconnect_imap.embedded.serde import partition_of
+from jetconnect_imap.factories import map_journal, map_sink, map_source
 
 ALL_STORES = pytest.mark.parametrize("store_url", ["sqlite"], indirect=True)
 # Bounded: each test adds seconds per store, not minutes. The store URL is the same for every

@@ -13,11 +13,10 @@ import pytest
 
 from jetconnect.api import redact_url
 from jetconnect_imap import EventType, MapConfig, StoreError, connect
-from jetconnect_imap.embedded.sqlite_store import Change
+from jetconnect_imap.backend import Progress
 from jetconnect_imap.canonical_json import dumps
 from jetconnect_imap.embedded.serde import partition_of
-from jetconnect_imap.backend import Progress
-from jetconnect_imap.embedded.sqlite_store import open_store
+from jetconnect_imap.embedded.sqlite_store import Change, open_store
 
 
 @pytest.fixture

@@ -5,6 +5,7 @@
 #   scripts/servers/hazelcast.sh start|stop|status|restart
 #   scripts/servers/hazelcast.sh kill-member N    # SIGKILL member N (1..3): a crash, no goodbye
 #   scripts/servers/hazelcast.sh start-member N   # start member N again; it rejoins the cluster
+#   scripts/servers/hazelcast.sh classpath        # the member jars (fetched if missing), for javac -cp
 #
 # The member jars (scripts/servers/hazelcast/pom.xml) come from Maven Central once, cached under
 # ~/.cache/jetconnect-hazelcast keyed by the pom's content, so a second start never runs Maven.
@@ -270,6 +271,12 @@ verb_start_member() {
     # removes it; the restarted one is in when a client sees three again.
     wait_for_members 180
     echo "hazelcast member $n up on $HOST:$(port_of "$n"); ${#MEMBERS[@]} members"
+}
+
+verb_classpath() {  # what a test compiles a Java client or a codec check against: the members' own jars
+    install_jdk >&2
+    fetch_jars >&2
+    echo "$JARS/*"
 }
 
 # One hazelcast.sh at a time changes the cluster: two test runs starting it at once would each

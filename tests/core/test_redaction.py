@@ -209,10 +209,13 @@ def test_no_connector_repr_shows_its_secret(password: str) -> None:
         sinks.hdfs("http://nn:9870", "/x", token=password),
         sources.jms_queue("q", user="jet", password=password),
         sinks.jms_queue("q", user="jet", password=password),
-        sources.map("m", store=f"redis://:{quote(password, safe='')}@127.0.0.1:6379/0"),
-        sinks.map("m", store=f"redis://:{quote(password, safe='')}@127.0.0.1:6379/0"),
+        sources.map("m", store=f"hazelcast://jet:{quote(password, safe='')}@127.0.0.1:5701/c"),
+        sinks.map("m", store=f"hazelcast://jet:{quote(password, safe='')}@127.0.0.1:5701/c"),
+        sources.map("m", store="hazelcast://127.0.0.1:5701/c", client_config={"creds_password": password}),
+        sinks.cache("m", store="hazelcast://127.0.0.1:5701/c", client_config={"ssl_password": password}),
     ]
     shown = [repr(thing) for thing in things] + [repr(vars(thing).get("settings")) for thing in things]
+    shown += [repr(thing.backend) for thing in things if hasattr(thing, "backend")]
     assert_hidden(password, *shown)
 
 

@@ -21,7 +21,7 @@ def test_every_file_of_a_run_lives_under_its_directory_where_the_layout_says(tmp
     spool_of(rounds, 1).append(0, pa.table({"n": [1, 2]}))
     run.mark_stopped()
     assert (tmp_path / "run1" / "0" / "000000000003.arrow").is_file() and run.record(0, 3).endswith("3.arrow")
-    assert run.round_of(run.record(0, 3)) == 3 and run.round_of(run.orphan(0, "a")) is None
+    assert run.round_of(run.record(0, 3)) == 3 and run.round_of(run.stop_marker) is None
     assert [p.name for p in (tmp_path / "run1" / "1" / "spool").iterdir()] == [f"{0:020d}-{2:020d}.arrow"]
     assert (tmp_path / "run1" / "_stopped").is_file()
     assert [r.run for r in RunDirectory.runs(fs, str(tmp_path))] == ["run1"]

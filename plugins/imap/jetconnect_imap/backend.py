@@ -59,6 +59,20 @@ class MapConfig:
         if self.journal_capacity < 0 or self.journal_ttl < 0:
             raise StoreError("journal_capacity and journal_ttl must not be negative")
 
+    @classmethod
+    def asked(cls, partitions: int | None, journal_capacity: int | None, journal_ttl: float | None) -> MapConfig | None:
+        """The layout asked for by the options that were given, the defaults for the others; None
+        when none was given: the map as it is (asking for the default 271 partitions would refuse
+        an existing map of another count)."""
+        if partitions is None and journal_capacity is None and journal_ttl is None:
+            return None
+        defaults = cls()
+        return cls(
+            defaults.partitions if partitions is None else partitions,
+            defaults.journal_capacity if journal_capacity is None else journal_capacity,
+            defaults.journal_ttl if journal_ttl is None else journal_ttl,
+        )
+
     @property
     def partition_capacity(self) -> int:
         """Events kept per partition (Hazelcast splits the map's capacity the same way)."""

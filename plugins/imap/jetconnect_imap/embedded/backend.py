@@ -85,17 +85,9 @@ class EmbeddedBackend(Backend):
     def layout(
         self, owner: str, partitions: int | None, journal_capacity: int | None, journal_ttl: float | None
     ) -> MapConfig | None:
-        """Without layout options the sink writes to the map as it is (asking for the default 271
-        partitions would refuse an existing map of another count), as ``connect().map()`` does."""
-        if partitions is None and journal_capacity is None and journal_ttl is None:
-            return None
-        defaults = MapConfig()
+        """The layout of :meth:`MapConfig.asked` (a bad value is an OptionError naming the sink)."""
         try:
-            return MapConfig(
-                defaults.partitions if partitions is None else partitions,
-                defaults.journal_capacity if journal_capacity is None else journal_capacity,
-                journal_ttl or 0.0,
-            )
+            return MapConfig.asked(partitions, journal_capacity, journal_ttl)
         except StoreError as exc:
             raise OptionError(f"{owner}: {exc}") from None
 

@@ -42,14 +42,7 @@ class Grid:
     ) -> IMap:
         """The map ``name``; the layout arguments only count when the map is created."""
         check_name("map", name)  # the store also takes caches' names, 'cache/<name>': a map may not
-        defaults = MapConfig()
-        wanted = None
-        if partitions is not None or journal_capacity is not None or journal_ttl is not None:
-            wanted = MapConfig(
-                partitions if partitions is not None else defaults.partitions,
-                journal_capacity if journal_capacity is not None else defaults.journal_capacity,
-                journal_ttl if journal_ttl is not None else defaults.journal_ttl,
-            )
+        wanted = MapConfig.asked(partitions, journal_capacity, journal_ttl)
         return IMap(self.store, name, self.store.map_config(name, wanted))
 
     def list(self, name: str) -> IList:

@@ -7,7 +7,7 @@ import com.hazelcast.nio.serialization.IdentifiedDataSerializable;
  * The factory the members know jetconnect's entry processors by (hz.yaml's
  * serialization.data-serializable-factories). A client sends (factory id, class id, fields);
  * the member builds the processor here and reads its fields. The ids are mirrored in
- * plugins/imap/jetconnect_imap/hz_processors.py: change both together.
+ * plugins/imap/jetconnect_imap/hazelcast/processors.py: change both together.
  */
 public final class JetconnectSerializableFactory implements DataSerializableFactory {
 
