@@ -6,6 +6,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hazelcast import HazelcastClient
@@ -76,3 +77,21 @@ def java_classes(member_classpath, tmp_path_factory) -> list[str]:
     from jetconnect.testing import java_program
 
     return java_program(Path(__file__).parent / "java", member_classpath, tmp_path_factory.mktemp("java"))
+
+
+@pytest.fixture
+def own_member(member_classpath, tmp_path) -> Iterator[Callable[..., Any]]:
+    """``own_member(port, journal=True, cluster="solo")``: a started one-member cluster of the
+    test's own (integration/imap/members.py), killed at the end of the test."""
+    from .members import Member
+
+    started: list[Member] = []
+
+    def start(port: int, journal: bool = True, cluster: str = "solo") -> Member:
+        member = Member(member_classpath, tmp_path / f"member-{port}", port, cluster=cluster, journal=journal)
+        started.append(member)
+        return member.start()
+
+    yield start
+    for member in started:
+        member.stop()
