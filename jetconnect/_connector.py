@@ -101,6 +101,12 @@ class Source(ABC):
     def schema(self) -> StructType:
         """The Spark schema of every row this source produces (called on the driver)."""
 
+    def bind_schema(self, schema: StructType) -> None:
+        """Spark settled this read's schema (from :meth:`schema` on the driver, in another process
+        perhaps): a source whose :meth:`schema` learns it from the data keeps this one, so that no
+        executor learns it again, maybe otherwise. Called where the reader is made, before it is
+        sent to the executors; the default ignores it."""
+
     def with_options(self, options: Mapping[str, str]) -> Source:
         """A copy configured with extra Spark options; the default ignores them."""
         return self

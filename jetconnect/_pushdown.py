@@ -39,29 +39,41 @@ def plain_filter(
     columns: Mapping[str, T.DataType],
     admits: Callable[[PlainFilter, T.DataType], bool],
     attribute: Callable[[str], Any] = str,
+    nested: bool = False,
 ) -> PlainFilter | None:
     """The plain form of ``spark_filter`` on one of ``columns`` (name -> Spark type), or None if it
-    cannot be pushed: another kind, a nested column, or a form ``admits(plain, type)`` refuses.
+    cannot be pushed: another kind, a nested column (unless ``nested``), or a form
+    ``admits(plain, type)`` refuses.
 
-    ``attribute(column)`` names the column in the plain form (the source's own name for it).
-    ``NOT`` is pushed when its child is.
+    ``attribute(column)`` names the column in the plain form (the source's own name for it); with
+    ``nested``, a field of a struct column is pushed too, its column named by its dotted path
+    (``"value.amount"``). ``NOT`` is pushed when its child is.
     """
     kind = type(spark_filter).__name__
     if kind == "Not":
-        inner = plain_filter(spark_filter.child, columns, admits, attribute)
+        inner = plain_filter(spark_filter.child, columns, admits, attribute, nested)
         return ("not", inner) if inner is not None else None
     op = _OPERATORS.get(kind)
     path: tuple[str, ...] = getattr(spark_filter, "attribute", ())  # Spark's ColumnPath
-    if op is None or len(path) != 1 or path[0] not in columns:
+    if op is None or not path or path[0] not in columns or (len(path) > 1 and not nested):
         return None
-    name = path[0]
+    if len(path) > 1 and any("." in step for step in path):
+        return None  # a dotted path could not tell the field 'a.b' from 'b' of 'a'
+
+    data_type = columns[path[0]]
+    for step in path[1:]:
+        fields = {f.name: f.dataType for f in data_type.fields} if isinstance(data_type, T.StructType) else {}
+        if step not in fields:
+            return None
+        data_type = fields[step]
+    name = ".".join(path)
     if op in ("null", "not null"):
         plain: PlainFilter = (op, name)
     elif op == "in":
         plain = (op, name, tuple(spark_filter.value))
     else:
         plain = (op, name, spark_filter.value)
-    if not admits(plain, columns[name]):
+    if not admits(plain, data_type):
         return None
     return (plain[0], attribute(name), *plain[2:])
 

@@ -61,6 +61,7 @@ from jetconnect._redaction import (
 )
 from jetconnect._retry import Backoff, RetriesExhausted, retry_call
 from jetconnect._run_directory import run_spools
+from jetconnect._short_repr import short_repr
 from jetconnect._spool import Spool
 
 __all__ = [
@@ -110,6 +111,7 @@ __all__ = [
     "run_spools",
     "secrets_of",
     "share_budget",
+    "short_repr",
     "spark_rows",
     "split_credentials",
     "spread",

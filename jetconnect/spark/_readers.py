@@ -24,6 +24,7 @@ class BatchReader(DataSourceReader):
     """Reads the splits of a :class:`BatchSource`, one Spark partition each, as Arrow batches."""
 
     def __init__(self, source: BatchSource, schema: StructType) -> None:
+        source.bind_schema(schema)
         self.source = source
         self.schema = schema
 
@@ -64,6 +65,7 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     """
 
     def __init__(self, source: StreamSource, schema: StructType, max_records: int | None) -> None:
+        source.bind_schema(schema)
         self.source = source
         self.schema = schema
         self.max_records = max_records

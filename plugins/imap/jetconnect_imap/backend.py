@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Literal, NamedTuple, Protocol
 
 import pyarrow as pa
-from pyspark.sql.types import DataType
+from pyspark.sql.types import DataType, StructType
 
 from jetconnect.api import PlainFilter, redact_url
 from jetconnect.errors import OptionError
@@ -123,16 +123,38 @@ class EntryChunk(NamedTuple):
         return sum(len(keys) for keys in self.keys)
 
 
+@dataclass(frozen=True)
+class CompactFormat:
+    """A key or value column written as Compact records of ``type_name`` (``com.acme.Order``),
+    its nested structs as records of the type names ``nested`` gives by path within the column
+    (``{"address": "com.acme.Address"}``)."""
+
+    type_name: str
+    nested: Mapping[str, str]
+
+
 class ValueCodec(Protocol):
     """How a backend's stored keys and values become Spark values and Python values."""
 
     def column(self, data_type: DataType) -> Callable[[Any], Any]:
-        """How a stored key or value fills a column of ``data_type`` (a string column shows a
+        """How one stored key or value fills a column of ``data_type`` (a string column shows a
         non-string value as its JSON text)."""
+        ...
+
+    def column_values(
+        self, data_type: DataType, values: Sequence[Any], describe: Callable[[int], str]
+    ) -> list[Any] | pa.Array:
+        """A whole column of stored keys or values for a column of ``data_type``: Python values,
+        or an Arrow array of the column's type; ``describe(i)`` names row ``i`` for errors."""
         ...
 
     def plain(self, stored: Any) -> Any:
         """A stored key or value as the plain Python value a predicate or projection gets."""
+        ...
+
+    def derived_type(self, values: Sequence[Any]) -> StructType | None:
+        """The Spark struct a sample of stored values reads as, when the values say (application
+        objects with schemas of their own); None: the source's default column type."""
         ...
 
 
@@ -185,6 +207,13 @@ class Backend(ABC):
     def check_expiry(self, owner: str, expiry_s: float | None) -> None:
         """Refuse a cache sink's ``expiry_s`` where entries expire by the server's policy instead."""
 
+    def check_compact(self, owner: str) -> None:
+        """Refuse a Compact key or value format where the backend keeps no Compact records."""
+        raise OptionError(
+            f"{owner}: Compact is Hazelcast's format for application objects; {self.display_url} keeps JSON "
+            "(write to a hazelcast:// store, or leave key_format and value_format 'auto')"
+        )
+
     # --- reads -----------------------------------------------------------------------------------
 
     @property
@@ -216,6 +245,11 @@ class Backend(ABC):
     def read_list(self, name: str) -> list[Any]:
         """The items of a list, in order, in stored form."""
 
+    def sample(self, structure: Structure, name: str) -> list[tuple[Any, Any]]:
+        """A few stored ``(key, value)`` entries of a map or cache, for a schema derived from the
+        data (the first of each partition); a list's items are values with None keys."""
+        return []
+
     # --- journals --------------------------------------------------------------------------------
 
     @abstractmethod
@@ -245,9 +279,11 @@ class Backend(ABC):
         progress: Progress | None,
         layout: MapConfig | None = None,
         expiry_s: float | None = None,
+        compact: Mapping[str, CompactFormat] | None = None,
     ) -> WriteReport:
         """Put each chunk's values under its keys (a null value removes the key; a key's last
-        row wins), chunk after chunk, so that a later row of a key wins over an earlier chunk."""
+        row wins), chunk after chunk, so that a later row of a key wins over an earlier chunk;
+        ``compact`` says which of ``key`` and ``value`` are written as Compact records."""
 
     @abstractmethod
     def update(
@@ -284,6 +320,7 @@ __all__ = [
     "DEFAULT_JOURNAL_CAPACITY",
     "DEFAULT_PARTITIONS",
     "Backend",
+    "CompactFormat",
     "EntryChunk",
     "KeyFn",
     "MapConfig",

@@ -21,7 +21,7 @@ from typing import Any, Unpack
 from jetconnect.errors import OptionError
 from jetconnect_imap.events import CACHE_PUT_EVENTS, CacheEventType
 from jetconnect_imap.journal_source import MapJournalSource
-from jetconnect_imap.map_sinks import MapSink, StoreOptions
+from jetconnect_imap.map_sinks import EntryOptions, MapSink
 from jetconnect_imap.map_source import MapSource
 
 
@@ -68,16 +68,8 @@ class CacheSink(MapSink):
     name = "cache"
     structure = "cache"
 
-    def __init__(
-        self,
-        name: str,
-        *,
-        key_column: str = "key",
-        value_column: str = "value",
-        expiry_s: float | None = None,
-        **store_options: Unpack[StoreOptions],
-    ) -> None:
-        super().__init__(name, key_column=key_column, value_column=value_column, **store_options)
+    def __init__(self, name: str, *, expiry_s: float | None = None, **options: Unpack[EntryOptions]) -> None:
+        super().__init__(name, **options)
         self.expiry_s = check_expiry(self.name, expiry_s)
         self.backend.check_expiry(f"sink '{self.name}'", self.expiry_s)
 

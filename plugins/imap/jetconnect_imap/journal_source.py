@@ -21,7 +21,7 @@ from operator import itemgetter
 from typing import Any
 
 import pyarrow as pa
-from pyspark.sql.types import StructType
+from pyspark.sql.types import StructField, StructType
 
 from jetconnect import Guarantee, Range, StreamSource
 from jetconnect.api import (
@@ -37,7 +37,7 @@ from jetconnect.api import (
 from jetconnect.errors import OffsetError, OptionError
 from jetconnect_imap.connector import OnBackend
 from jetconnect_imap.events import MAP_PUT_EVENTS, EventType, JournalEvent, RawEvent, parse_event_types
-from jetconnect_imap.map_source import DEFAULT_PROJECTED_SCHEMA
+from jetconnect_imap.map_source import DEFAULT_PROJECTED_SCHEMA, derived_entry_schema
 from jetconnect_imap.rows import row_shaper
 
 log = logging.getLogger(__name__)
@@ -103,14 +103,34 @@ class MapJournalSource(OnBackend, StreamSource):
         self.full_events = full_events
         self.start, self.on_overflow = start, on_overflow
         self.predicate, self.projection = predicate, projection
-        default = (
-            DEFAULT_PROJECTED_SCHEMA if projection else DEFAULT_JOURNAL_SCHEMA if full_events else ENTRY_SCHEMA_DDL
-        )
-        self._schema = parse_schema(schema or default)
+        #: The schema, given or settled (None: the key and value columns learnt from the data).
+        self._schema: StructType | None = parse_schema(schema) if schema else None
+        if projection is not None and schema is None:
+            self._schema = parse_schema(DEFAULT_PROJECTED_SCHEMA)
         self.parallelism = parallelism
 
     def schema(self) -> StructType:
+        """The given schema, or the default one with the key and value columns as a sample of the
+        structure's entries reads (structs of the records' fields for Compact values)."""
+        if self._schema is None:
+            entry = derived_entry_schema(self.backend, self.structure, self.stored)
+            if not self.full_events:
+                self._schema = entry
+            else:
+                key, value = (field.dataType for field in entry.fields)
+                self._schema = StructType(
+                    [
+                        StructField(
+                            f.name, {"key": key, "old_value": value, "new_value": value}.get(f.name, f.dataType)
+                        )
+                        for f in DEFAULT_SCHEMA.fields
+                    ]
+                )
         return self._schema
+
+    def bind_schema(self, schema: StructType) -> None:
+        if self._schema is None:
+            self._schema = schema
 
     def _bounds(self) -> list[tuple[int, int]]:
         return self.backend.journal_bounds(self.structure, self.stored)
@@ -188,7 +208,7 @@ class MapJournalSource(OnBackend, StreamSource):
     # --- executor side -----------------------------------------------------------------------
 
     def read_range(self, range_: Range) -> ReadOutput:
-        shape = row_shaper(self._schema, f"source '{self.name}' {self.display_name!r}")
+        shape = row_shaper(self.schema(), f"source '{self.name}' {self.display_name!r}")
         value_of = self.backend.codec.plain
         columnar = self.predicate is None and self.projection is None and self._columnar()
         starts, ends = self._positions(range_.start), self._positions(range_.end)
@@ -221,7 +241,7 @@ class MapJournalSource(OnBackend, StreamSource):
     def _columnar(self) -> bool:
         """Whether rows can be built a column at a time: the entry rows' two columns, or the
         full rows' seven with the default types for everything but the key and values."""
-        fields = self._schema.fields
+        fields = self.schema().fields
         if not self.full_events:
             return len(fields) == 2
         return len(fields) == len(DEFAULT_SCHEMA.fields) and all(
@@ -255,26 +275,32 @@ class MapJournalSource(OnBackend, StreamSource):
             return
         kept = list(chain.from_iterable(events for _, events in runs))
         owner = f"source '{self.name}' {self.display_name!r}"
-        codec = self.backend.codec
+        codec, schema = self.backend.codec, self.schema()
+        partitions = list(chain.from_iterable(repeat(p, len(events)) for p, events in runs))
+
+        def describe(index: int) -> str:
+            return f"{owner}: the event of partition {partitions[index]} sequence {kept[index][0]}"
+
+        def column(field: int, at: int) -> list[Any] | pa.Array:
+            return codec.column_values(schema.fields[field].dataType, [e[at] for e in kept], describe)
+
         if not self.full_events:
-            key_of, value_of = (codec.column(f.dataType) for f in self._schema.fields)
-            yield columns_to_batch([[key_of(e[2]) for e in kept], [value_of(e[4]) for e in kept]], self._schema, owner)
+            yield columns_to_batch([column(0, 2), column(1, 4)], schema, owner)
             return
-        key_of, old_of, new_of = (codec.column(self._schema.fields[i].dataType) for i in (3, 4, 5))
         yield columns_to_batch(
             [
-                pa.array(list(chain.from_iterable(repeat(p, len(events)) for p, events in runs)), pa.int32()),
+                pa.array(partitions, pa.int32()),
                 pa.array([e[0] for e in kept], pa.int64()),
                 pa.array([e[1].value for e in kept], pa.string()),
-                [key_of(e[2]) for e in kept],
-                [old_of(e[3]) for e in kept],
-                [new_of(e[4]) for e in kept],
+                column(3, 2),
+                column(4, 3),
+                column(5, 4),
                 # Hazelcast's events carry no time (None): a null timestamp
                 pa.array([None if e[5] is None else e[5] * 1000 for e in kept], pa.int64()).cast(
                     _FULL_ARROW.field("timestamp").type
                 ),
             ],
-            self._schema,
+            schema,
             owner,
         )
 

@@ -14,10 +14,10 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import pyarrow as pa
-from pyspark.sql.types import StructType
+from pyspark.sql.types import StringType, StructField, StructType
 
 from jetconnect import BatchSource, Guarantee, Sink, WriteContext
-from jetconnect.api import GuaranteeOption, ReadOutput, parse_schema
+from jetconnect.api import GuaranteeOption, ReadOutput, columns_to_batch, parse_schema
 from jetconnect.errors import SinkError, SourceError
 from jetconnect_imap.backend import WriteReport
 from jetconnect_imap.connector import OnBackend
@@ -42,10 +42,24 @@ class ListSource(OnBackend, BatchSource):
         client_config: Mapping[str, Any] | None = None,
     ) -> None:
         self._locate(name, store, client_config)
-        self._schema = parse_schema(schema or "value string")
+        #: The schema, given or settled (None: learnt from the items when Spark first asks).
+        self._schema: StructType | None = parse_schema(schema) if schema else None
 
     def schema(self) -> StructType:
+        """The given schema, or one ``value`` column: a struct of the items' fields where they are
+        records with schemas of their own (Compact), else a string."""
+        if self._schema is None:
+            try:
+                items = [item for _, item in self.backend.sample(self.structure, self.stored)]
+            except StoreError as exc:
+                raise SourceError(f"source 'list' {self.display_name!r}: {exc}") from exc
+            value = self.backend.codec.derived_type(items) or StringType()
+            self._schema = StructType([StructField("value", value)])
         return self._schema
+
+    def bind_schema(self, schema: StructType) -> None:
+        if self._schema is None:
+            self._schema = schema
 
     def splits(self) -> Sequence[str]:
         return [self.stored]  # one partition, as in Jet
@@ -55,11 +69,16 @@ class ListSource(OnBackend, BatchSource):
             items = self.backend.read_list(split)
         except StoreError as exc:
             raise SourceError(f"source 'list' {self.display_name!r}: {exc}") from exc
-        codec = self.backend.codec
-        if len(self._schema.fields) == 1:  # a string column shows a JSON value's own text
-            read = codec.column(self._schema.fields[0].dataType)
-            return ((read(v),) for v in items)
-        shape = row_shaper(self._schema, f"source 'list' {self.display_name!r}")
+        codec, schema = self.backend.codec, self.schema()
+        owner = f"source 'list' {self.display_name!r}"
+        if len(schema.fields) == 1:  # a string column shows a JSON value's own text
+
+            def describe(index: int) -> str:
+                return f"{owner}: item {index}"
+
+            values = codec.column_values(schema.fields[0].dataType, items, describe)
+            return iter([columns_to_batch([values], schema, owner)] if items else [])
+        shape = row_shaper(schema, owner)
         return (shape(codec.plain(v)) for v in items)
 
 

@@ -30,10 +30,11 @@ from pyspark.sql.types import StructType
 from jetconnect import Guarantee, Sink, WriteContext
 from jetconnect.api import GuaranteeOption
 from jetconnect.errors import OptionError, SchemaError, SinkError
-from jetconnect_imap.backend import EntryChunk, Progress, WriteReport
+from jetconnect_imap.backend import CompactFormat, EntryChunk, Progress, WriteReport
 from jetconnect_imap.connector import OnBackend
 from jetconnect_imap.embedded.backend import MutableEntry
 from jetconnect_imap.errors import StoreError
+from jetconnect_imap.hazelcast.compact.writer import check_type_name
 from jetconnect_imap.hazelcast.values import ValueMappingError
 
 #: Rows a sink task holds and writes at once: its memory is bounded by this, not by the partition.
@@ -98,6 +99,20 @@ class StoreOptions(TypedDict, total=False):
     client_config: Mapping[str, Any] | None
 
 
+class EntryOptions(StoreOptions, total=False):
+    """The options of the sinks that put each row's value under its key (``sinks.map``,
+    ``sinks.cache``), declared once (their defaults are :class:`MapSink`'s): which columns are
+    the key and the value, and how each is written (``auto`` or ``compact``)."""
+
+    key_column: str
+    value_column: str
+    key_format: str
+    value_format: str
+    key_compact_type_name: str | None
+    value_compact_type_name: str | None
+    compact_type_names: dict[str, str] | None
+
+
 class _MapSinkBase(OnBackend, Sink):
     guarantee = Guarantee.EXACTLY_ONCE
     input_format = "arrow"
@@ -140,10 +155,23 @@ class MapSink(_MapSinkBase):
         *,
         key_column: str = "key",
         value_column: str = "value",
+        key_format: str = "auto",
+        value_format: str = "auto",
+        key_compact_type_name: str | None = None,
+        value_compact_type_name: str | None = None,
+        compact_type_names: dict[str, str] | None = None,
         **store_options: Unpack[StoreOptions],
     ) -> None:
         super().__init__(name, **store_options)
         self.key_column, self.value_column = key_column, value_column
+        #: Which of ``key`` and ``value`` are written as Compact records, and of what type names.
+        self.compact = compact_formats(
+            f"sink '{self.name}'",
+            {"key": (key_format, key_compact_type_name), "value": (value_format, value_compact_type_name)},
+            compact_type_names,
+        )
+        if self.compact:
+            self.backend.check_compact(f"sink '{self.name}'")
 
     def check_schema(self, schema: StructType) -> None:
         if self.key_column not in schema.fieldNames():
@@ -156,7 +184,7 @@ class MapSink(_MapSinkBase):
         chunks = (self._entries(chunk) for chunk in row_chunks(data, self.chunk_rows))
         try:
             return self.backend.put(
-                self.structure, self.stored, chunks, progress_of(ctx), self.layout, expiry_s=self.expiry_s
+                self.structure, self.stored, chunks, progress_of(ctx), self.layout, self.expiry_s, self.compact
             )
         except (StoreError, ValueMappingError) as exc:
             raise self._fail(exc) from exc
@@ -170,6 +198,48 @@ class MapSink(_MapSinkBase):
         # a key alone: {} per row
         values = [batch.drop_columns([self.key_column]).to_struct_array() for batch in chunk]
         return EntryChunk(keys, values, self.key_column, "<row>")
+
+
+#: How a key or value column is written: ``auto`` (each Spark type as the Java type every client
+#: reads; structs, maps and arrays as Hazelcast JSON) or ``compact`` (records of a type name).
+FORMATS = ("auto", "compact")
+
+
+def compact_formats(
+    owner: str, formats: Mapping[str, tuple[str, str | None]], nested: Mapping[str, str] | None
+) -> dict[str, CompactFormat]:
+    """The Compact formats of a sink's ``key_format`` / ``value_format`` options (``{"key": (format,
+    type name)}``) and ``compact_type_names`` (nested type names by ``column.path``), checked:
+    a format other than auto or compact, compact without a type name, a type name or nested name
+    without compact, a bad type name, each an OptionError naming the option."""
+    out: dict[str, CompactFormat] = {}
+    given = dict(nested or {})
+    for column, (form, type_name) in formats.items():
+        if form not in FORMATS:
+            raise OptionError(f"{owner}: option '{column}_format' must be auto or compact, got {form!r}")
+        if form == "auto":
+            if type_name is not None:
+                raise OptionError(
+                    f"{owner}: option '{column}_compact_type_name' is for {column}_format='compact' "
+                    f"(the {column} is written as {form})"
+                )
+            continue
+        if type_name is None:
+            raise OptionError(
+                f"{owner}: {column}_format='compact' needs option '{column}_compact_type_name', the type name "
+                "the records are of (a Java class's full name, e.g. 'com.acme.Order')"
+            )
+        check_type_name(f"{column}_compact_type_name", type_name)
+        prefix = f"{column}."
+        mine = {path[len(prefix) :]: name for path, name in given.items() if path.startswith(prefix)}
+        out[column] = CompactFormat(type_name, mine)
+    stray = sorted(path for path in given if path.split(".", 1)[0] not in out or "." not in path)
+    if stray:
+        raise OptionError(
+            f"{owner}: option 'compact_type_names' names {', '.join(map(repr, stray))}: its keys are paths of nested "
+            "structs in a Compact column, 'value.address' or 'key.region'"
+        )
+    return out
 
 
 #: Exactly-once on the embedded store (progress records in the same transaction as the data);
@@ -283,6 +353,7 @@ class MapWithEntryProcessorSink(_MapSinkBase):
 
 __all__ = [
     "DEFAULT_CHUNK_ROWS",
+    "FORMATS",
     "MapSink",
     "MapWithEntryProcessorSink",
     "MapWithMergingSink",
@@ -290,6 +361,7 @@ __all__ = [
     "MutableEntry",
     "StoreOptions",
     "check_chunk_rows",
+    "compact_formats",
     "progress_of",
     "row_chunks",
     "row_dicts",

@@ -13,11 +13,12 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import pyarrow as pa
-from pyspark.sql.types import StructType
+from pyspark.sql.types import StringType, StructField, StructType
 
 from jetconnect import BatchSource, Guarantee
-from jetconnect.api import PlainFilter, ReadOutput, columns_to_batch, parse_schema, spread
+from jetconnect.api import PlainFilter, ReadOutput, columns_to_batch, parse_schema, short_repr, spread
 from jetconnect.errors import SchemaError, SourceError
+from jetconnect_imap.backend import Backend, Structure
 from jetconnect_imap.connector import OnBackend
 from jetconnect_imap.errors import StoreError
 from jetconnect_imap.queries import is_member_side
@@ -49,8 +50,11 @@ class MapSource(OnBackend, BatchSource):
         self.projection = projection
         #: Spark's filters the backend evaluates where the data is (plain tuples: the source pickles).
         self._pushed: list[PlainFilter] = []
-        self._schema = parse_schema(schema or (DEFAULT_PROJECTED_SCHEMA if projection else DEFAULT_MAP_SCHEMA))
-        if projection is None and len(self._schema.fields) != 2:
+        #: The schema, given or settled (None: learnt from the data when Spark first asks).
+        self._schema: StructType | None = parse_schema(schema) if schema else None
+        if projection is not None and schema is None:
+            self._schema = parse_schema(DEFAULT_PROJECTED_SCHEMA)
+        if projection is None and self._schema is not None and len(self._schema.fields) != 2:
             raise SchemaError(
                 f"source '{self.name}': schema <{self._schema.simpleString()}> must have two columns, "
                 "key and value, unless a projection makes the rows"
@@ -58,14 +62,26 @@ class MapSource(OnBackend, BatchSource):
         self.parallelism = parallelism
 
     def schema(self) -> StructType:
+        """The given schema, or ``key``, ``value`` as the data says: structs of the application
+        objects' fields where the entries are records with schemas of their own (Compact), else
+        ``key string, value string`` (see :meth:`~jetconnect_imap.backend.ValueCodec.derived_type`)."""
+        if self._schema is None:
+            try:
+                self._schema = derived_entry_schema(self.backend, self.structure, self.stored)
+            except StoreError as exc:
+                raise self._source_error(exc) from exc
         return self._schema
 
+    def bind_schema(self, schema: StructType) -> None:
+        if self._schema is None:
+            self._schema = schema
+
     def push_filters(self, filters: list[Any]) -> list[Any]:
-        """Spark's filters on a numeric or boolean key or value column, for a backend that runs
-        them where the data is (only for the default two columns read as they are)."""
+        """Spark's filters on a numeric or boolean key or value column (or a field of one), for a
+        backend that runs them where the data is (only for the two columns read as they are)."""
         if self.projection is not None:
             return filters
-        key_field, value_field = self._schema.fields
+        key_field, value_field = self.schema().fields
         columns = {key_field.name: ("__key", key_field.dataType), value_field.name: ("this", value_field.dataType)}
         rejected = []
         for spark_filter in filters:
@@ -110,17 +126,17 @@ class MapSource(OnBackend, BatchSource):
             return backend.read_partition(self.structure, self.stored, partition)
 
         owner = f"source '{self.name}' {self.display_name!r}"
+        schema = self.schema()
         if member_projection is not None:  # the members made the rows' values
-            shape = row_shaper(self._schema, owner)
+            shape = row_shaper(schema, owner)
             for partition in partitions:
                 yield from (shape(codec.plain(item)) for item in entries(partition))
             return
         if local_predicate is None and local_projection is None:  # the common case: a column at a time
-            key_of, value_of = (codec.column(f.dataType) for f in self._schema.fields)
             for partition in partitions:
-                yield from self._column_batch(list(entries(partition)), key_of, value_of, owner)
+                yield from self._column_batch(list(entries(partition)), schema, owner)
             return
-        shape = row_shaper(self._schema, owner)
+        shape = row_shaper(schema, owner)
         for partition in partitions:
             for k, v in entries(partition):
                 key, value = codec.plain(k), codec.plain(v)
@@ -130,15 +146,34 @@ class MapSource(OnBackend, BatchSource):
                 if row is not None:  # Jet's rule: a projection that returns None filters the entry out
                     yield shape(row)
 
-    def _column_batch(
-        self,
-        entries: list[tuple[Any, Any]],
-        key_of: Callable[[Any], Any],
-        value_of: Callable[[Any], Any],
-        owner: str,
-    ) -> Iterator[pa.RecordBatch]:
+    def _column_batch(self, entries: list[tuple[Any, Any]], schema: StructType, owner: str) -> Iterator[pa.RecordBatch]:
         """One partition's entries as one batch, a column at a time (no row tuples in between)."""
-        if entries:
-            yield columns_to_batch(
-                [[key_of(k) for k, _ in entries], [value_of(v) for _, v in entries]], self._schema, owner
-            )
+        if not entries:
+            return
+        codec = self.backend.codec
+        keys = [k for k, _ in entries]
+        values = [v for _, v in entries]
+
+        def describe(index: int) -> str:
+            return f"{owner}: entry {short_repr(codec.plain(keys[index]))}"
+
+        key_field, value_field = schema.fields
+        yield columns_to_batch(
+            [
+                codec.column_values(key_field.dataType, keys, describe),
+                codec.column_values(value_field.dataType, values, describe),
+            ],
+            schema,
+            owner,
+        )
+
+
+def derived_entry_schema(
+    backend: Backend, structure: Structure, name: str, columns: tuple[str, str] = ("key", "value")
+) -> StructType:
+    """``key`` and ``value`` as a sample of the structure's entries reads (strings by default)."""
+    sample = backend.sample(structure, name)
+    codec = backend.codec
+    key_type = codec.derived_type([k for k, _ in sample]) or StringType()
+    value_type = codec.derived_type([v for _, v in sample]) or StringType()
+    return StructType([StructField(columns[0], key_type), StructField(columns[1], value_type)])

@@ -11,14 +11,16 @@ functions and entry processors are Python, run in the Spark task where the entri
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
-from pyspark.sql.types import DataType, StringType
+import pyarrow as pa
+from pyspark.sql.types import DataType, StringType, StructType
 
 from jetconnect.errors import OptionError
 from jetconnect_imap.backend import (
     Backend,
+    CompactFormat,
     EntryChunk,
     KeyFn,
     MapConfig,
@@ -44,8 +46,17 @@ class EmbeddedCodec:
     def column(self, data_type: DataType) -> Callable[[Any], Any]:
         return text_of if isinstance(data_type, StringType) else loads
 
+    def column_values(
+        self, data_type: DataType, values: Sequence[Any], describe: Callable[[int], str]
+    ) -> list[Any] | pa.Array:
+        read = self.column(data_type)
+        return [read(v) for v in values]
+
     def plain(self, stored: Any) -> Any:
         return loads(stored)
+
+    def derived_type(self, values: Sequence[Any]) -> StructType | None:
+        return None  # JSON text says no more than its values: the source's default types stand
 
 
 _CODEC = EmbeddedCodec()
@@ -150,6 +161,7 @@ class EmbeddedBackend(Backend):
         progress: Progress | None,
         layout: MapConfig | None = None,
         expiry_s: float | None = None,
+        compact: Mapping[str, CompactFormat] | None = None,
     ) -> WriteReport:
         """Each chunk in one transaction with its progress record (a null value removes the key;
         a cache's values carry the chunk's expiry time)."""

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any, TypeVar, cast
 
+import pyarrow as pa
 from hazelcast.core import HazelcastJsonValue
 from hazelcast.errors import (
     HazelcastError,
@@ -46,14 +47,21 @@ from hazelcast.errors import (
     WrongTargetError,
 )
 from hazelcast.future import combine_futures
+from hazelcast.protocol.codec import (
+    list_get_all_codec,
+    map_entries_with_predicate_codec,
+    map_project_with_predicate_codec,
+)
 from hazelcast.serialization.api import IdentifiedDataSerializable, Portable
 from hazelcast.serialization.data import Data
-from pyspark.sql.types import DataType, StringType
+from pyspark.sql.pandas.types import from_arrow_type
+from pyspark.sql.types import DataType, StructType
 
 from jetconnect.api import Backoff, PlainFilter, RetriesExhausted, retry_call
 from jetconnect.errors import OptionError
 from jetconnect_imap.backend import (
     Backend,
+    CompactFormat,
     EntryChunk,
     KeyFn,
     MapConfig,
@@ -64,17 +72,22 @@ from jetconnect_imap.backend import (
 )
 from jetconnect_imap.errors import StoreError, StructureNameError
 from jetconnect_imap.events import CacheEventType, EventType, OtherEventType, RawEvent
-from jetconnect_imap.hazelcast import bulk, caches, iteration, journal
+from jetconnect_imap.hazelcast import bulk, caches, invocation, iteration, journal
 from jetconnect_imap.hazelcast.clients import client_for
+from jetconnect_imap.hazelcast.codec import HazelcastCodec
 from jetconnect_imap.hazelcast.codecs import map_put_all
+from jetconnect_imap.hazelcast.compact.writer import CompactPlan
+from jetconnect_imap.hazelcast.decoding import DataDecoder
 from jetconnect_imap.hazelcast.errors import HazelcastProtocolError
 from jetconnect_imap.hazelcast.pushdown import to_plain, to_predicate
-from jetconnect_imap.hazelcast.values import ValueMappingError, from_hazelcast, reader_for, to_hazelcast
+from jetconnect_imap.hazelcast.values import ValueMappingError, from_hazelcast, to_hazelcast
 from jetconnect_imap.queries import is_member_side
 
 #: How long an idempotent operation is retried while the cluster changes (a member lost: the
 #: members notice in ~10 s, then promote the backups).
 RETRY_DEADLINE_S = 60.0
+#: Entries per partition a schema derived from the data looks at (the first page of each).
+SAMPLE_PAGE = 16
 #: How often a compare-and-set of one key is retried when other writers keep changing it.
 CAS_ATTEMPTS = 100
 #: Hazelcast's factory of its built-in predicates, and its partition predicate's class id.
@@ -129,20 +142,6 @@ class PartitionPredicate(IdentifiedDataSerializable):
         return _PARTITION_PREDICATE_ID
 
 
-class HazelcastCodec:
-    """Keys and values as the client decoded them (:mod:`.values`): a string column shows a
-    non-string as its JSON text, bytes as hex, dates and decimals as ISO and decimal text."""
-
-    def column(self, data_type: DataType) -> Callable[[Any], Any]:
-        return reader_for(isinstance(data_type, StringType))
-
-    def plain(self, stored: Any) -> Any:
-        return from_hazelcast(stored)
-
-
-_CODEC = HazelcastCodec()
-
-
 @dataclass(frozen=True)
 class PreparedPut:
     """A chunk's ``putAll`` requests by partition and its removals, ready to send (and to send
@@ -163,6 +162,7 @@ class HazelcastBackend(Backend):
         super().__init__(url, client_config)
         self._partition_keys: list[str] | None = None
         self._live_caches: set[str] = set()
+        self._codec = HazelcastCodec(lambda: self.client)
 
     def __getstate__(self) -> dict[str, Any]:
         # what a process learnt of the cluster stays in it: an executor asks its own
@@ -171,6 +171,7 @@ class HazelcastBackend(Backend):
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.url, self.client_config = state["url"], state["client_config"]
         self._partition_keys, self._live_caches = None, set()
+        self._codec = HazelcastCodec(lambda: self.client)
 
     @property
     def client(self) -> Any:
@@ -233,7 +234,7 @@ class HazelcastBackend(Backend):
 
     @property
     def codec(self) -> HazelcastCodec:
-        return _CODEC
+        return self._codec
 
     def partition_count(self, structure: Structure, name: str) -> int:
         return int(
@@ -280,8 +281,21 @@ class HazelcastBackend(Backend):
         where = PartitionPredicate(self._partition_key(partition), target)
 
         def run() -> list[Any]:
-            imap = self.client.get_map(name).blocking()
-            return list(imap.project(projection, where) if projection is not None else imap.entry_set(where))
+            client = self.client
+            to_data, to_object = client._serialization_service.to_data, DataDecoder(client).object
+            if projection is not None:
+                request = map_project_with_predicate_codec.encode_request(name, to_data(projection), to_data(where))
+                found = invocation.result(
+                    invocation.invoke(client, request, partition, map_project_with_predicate_codec.decode_response),
+                    f"querying map '{name}' partition {partition}",
+                )
+                return [to_object(item) for item in found]
+            request = map_entries_with_predicate_codec.encode_request(name, to_data(where))
+            pairs = invocation.result(
+                invocation.invoke(client, request, partition, map_entries_with_predicate_codec.decode_response),
+                f"querying map '{name}' partition {partition}",
+            )
+            return [(to_object(k), to_object(v)) for k, v in pairs]
 
         return self.retrying(f"querying map '{name}' partition {partition}", run)
 
@@ -289,7 +303,40 @@ class HazelcastBackend(Backend):
         return to_plain(spark_filter, columns)
 
     def read_list(self, name: str) -> list[Any]:
-        return self.retrying(f"reading list '{name}'", lambda: list(self.client.get_list(name).blocking().get_all()))
+        """Every item, decoded as map values are (Compact records kept for their column)."""
+
+        def run() -> list[Any]:
+            client = self.client
+            partition = client.partition_service.get_partition_id(name)
+            items = invocation.result(
+                invocation.invoke(
+                    client, list_get_all_codec.encode_request(name), partition, list_get_all_codec.decode_response
+                ),
+                f"reading list '{name}'",
+            )
+            to_object = DataDecoder(client).object
+            return [to_object(item) for item in items]
+
+        return self.retrying(f"reading list '{name}'", run)
+
+    def sample(self, structure: Structure, name: str) -> list[tuple[Any, Any]]:
+        """The first page (:data:`SAMPLE_PAGE` entries) of every partition, all asked at once; a
+        list's first items."""
+        if structure == "list":
+            return [(None, item) for item in self.read_list(name)[: SAMPLE_PAGE * 16]]
+        cache = structure == "cache"
+        if cache:
+            self._ensure_cache(name)
+
+        def run() -> list[tuple[Any, Any]]:
+            client = self.client
+            count = client.partition_service.get_partition_count()
+            futures = [iteration.fetch_page_async(client, name, p, None, SAMPLE_PAGE, cache) for p in range(count)]
+            pages = invocation.result(combine_futures(futures), f"sampling {structure} '{name}'")
+            to_object = DataDecoder(client).object
+            return [(to_object(k), to_object(v)) for _, entries in pages for k, v in entries]
+
+        return self.retrying(f"sampling {structure} '{name}'", run)
 
     # --- journals --------------------------------------------------------------------------------
 
@@ -334,14 +381,19 @@ class HazelcastBackend(Backend):
         progress: Progress | None,
         layout: MapConfig | None = None,
         expiry_s: float | None = None,
+        compact: Mapping[str, CompactFormat] | None = None,
     ) -> WriteReport:
         """A replayed micro-batch puts the same values again, which leaves the same map or cache:
         no progress record is needed for its content."""
+        serialize = _Serializer(self, compact or {})
         if structure == "cache":
-            return self._put_cache(name, chunks)
-        return self._put_map(name, chunks)
+            return self._put_cache(name, chunks, serialize)
+        return self._put_map(name, chunks, serialize)
 
-    def _put_map(self, name: str, chunks: Iterable[EntryChunk]) -> WriteReport:
+    def check_compact(self, owner: str) -> None:
+        """Compact records are Hazelcast's own: nothing to refuse."""
+
+    def _put_map(self, name: str, chunks: Iterable[EntryChunk], serialize: _Serializer) -> WriteReport:
         """Each chunk serialised column by column (:func:`.bulk.serialize_column`: the same bytes
         the client makes of each value) while the chunk before it is in flight; a chunk is sent
         only once the one before it has landed, so a later row of a key still wins, even when a
@@ -353,7 +405,7 @@ class HazelcastBackend(Backend):
         try:
             for chunk in chunks:
                 try:
-                    prepared = self._prepare_put(name, chunk, rows)
+                    prepared = self._prepare_put(name, chunk, rows, serialize)
                 except (ValueMappingError, StoreError):
                     if in_flight is not None:
                         self._await_put(*in_flight)  # what was sent lands whole: no half chunk
@@ -368,12 +420,10 @@ class HazelcastBackend(Backend):
             in_flight = None
         return WriteReport(rows, False)
 
-    def _prepare_put(self, name: str, chunk: EntryChunk, written: int) -> PreparedPut:
+    def _prepare_put(self, name: str, chunk: EntryChunk, written: int, serialize: _Serializer) -> PreparedPut:
         """The requests that put a chunk: serialised keys and values (a null value removes the key;
         a key's last pair wins), partitioned and framed, one ``putAll`` per partition. Nothing is
         sent yet."""
-        service = self.client._serialization_service
-        to_data, big_endian = service.to_data, getattr(service, "_is_big_endian", True)
         keys: list[bytes] = []
         values: list[bytes | None] = []
         for key_column, value_column in zip(chunk.keys, chunk.values):
@@ -383,8 +433,8 @@ class HazelcastBackend(Backend):
                     f"column '{chunk.key_column}' holds a null key (row {first} of this task), which Hazelcast "
                     f"refuses; the {written} row(s) before this chunk were written"
                 )
-            keys += cast(list[bytes], bulk.serialize_column(key_column, chunk.key_column, to_data, big_endian))
-            values += bulk.serialize_column(value_column, chunk.value_column, to_data, big_endian)
+            keys += cast(list[bytes], serialize("key", key_column, chunk.key_column))
+            values += serialize("value", value_column, chunk.value_column)
         last = dict(zip(keys, values))  # bytes hash in C; a key's last value wins
         unique = list(last)
         pids = bulk.partition_ids(unique, self.client.partition_service.get_partition_count()).tolist()
@@ -418,13 +468,13 @@ class HazelcastBackend(Backend):
 
         self.retrying(f"writing map '{prepared.name}'", write)
 
-    def _put_cache(self, name: str, chunks: Iterable[EntryChunk]) -> WriteReport:
+    def _put_cache(self, name: str, chunks: Iterable[EntryChunk], serialize: _Serializer) -> WriteReport:
         """``Cache.putAll`` per chunk, one request per partition (JCache refuses null values,
         and a removal by null with them)."""
         self._ensure_cache(name)
         rows = 0
         for chunk in chunks:
-            pairs = _cache_entries(chunk)
+            pairs = _cache_entries(chunk, serialize)
             self.retrying(f"writing cache '{name}'", partial(caches.put_all, self.client, name, pairs))
             rows += chunk.rows
         return WriteReport(rows, False)
@@ -542,21 +592,66 @@ class HazelcastBackend(Backend):
         return WriteReport(rows, False)
 
 
-def _cache_entries(chunk: EntryChunk) -> list[tuple[Any, Any]]:
+def _cache_entries(chunk: EntryChunk, serialize: _Serializer) -> list[tuple[Any, Any]]:
     """A chunk's entries as the cache keeps them (a key's last value wins); JCache refuses null
     keys and values (and so removals by null)."""
     entries: dict[Any, tuple[Any, Any]] = {}
     for key_column, value_column in zip(chunk.keys, chunk.values):
-        for key, value in zip(key_column.to_pylist(), value_column.to_pylist()):
-            if key is None:
-                raise ValueMappingError(f"column '{chunk.key_column}' holds a null key, which Hazelcast refuses")
-            if value is None:
-                raise ValueMappingError(
-                    f"column '{chunk.value_column}': a null value; JCache refuses nulls (and removals by null)"
-                )
-            member_key = to_hazelcast(key, chunk.key_column)
-            entries[hashable(member_key)] = (member_key, to_hazelcast(value, chunk.value_column))
+        if key_column.null_count:
+            raise ValueMappingError(f"column '{chunk.key_column}' holds a null key, which Hazelcast refuses")
+        if value_column.null_count:
+            raise ValueMappingError(
+                f"column '{chunk.value_column}': a null value; JCache refuses nulls (and removals by null)"
+            )
+        keys = serialize.objects("key", key_column, chunk.key_column)
+        for key, value in zip(keys, serialize.objects("value", value_column, chunk.value_column)):
+            entries[hashable(key)] = (key, value)
     return list(entries.values())
+
+
+class _Serializer:
+    """A put's keys and values as the members keep them: Compact records where the sink says so
+    (their schemas registered with the cluster before the first is sent), else each Spark value
+    as the Java type every client reads (:mod:`.values`, whole columns at once by :mod:`.bulk`)."""
+
+    def __init__(self, backend: HazelcastBackend, compact: Mapping[str, CompactFormat]) -> None:
+        self.backend, self.compact = backend, compact
+        self._plans: dict[tuple[str, pa.DataType], CompactPlan] = {}
+
+    def _plan(self, which: str, column: pa.Array, name: str) -> CompactPlan | None:
+        form = self.compact.get(which)
+        if form is None:
+            return None
+        plan = self._plans.get((which, column.type))
+        if plan is None:
+            spark = from_arrow_type(column.type, prefer_timestamp_ntz=True)
+            if not isinstance(spark, StructType):
+                raise ValueMappingError(
+                    f"column '{name}' is {spark.simpleString()}: a Compact {which} is a record, written from a struct "
+                    f"column (struct(...) of the fields of {form.type_name!r})"
+                )
+            plan = CompactPlan.of(spark, form.type_name, form.nested, name)
+            plan.big_endian = getattr(self.backend.client._serialization_service, "_is_big_endian", True)
+            schemas = self.backend.codec.compact.schemas
+            for schema in plan.schemas.values():  # before any value of them leaves
+                schemas.replicate(schema)
+            self._plans[(which, column.type)] = plan
+        return plan
+
+    def __call__(self, which: str, column: pa.Array, name: str) -> list[bytes | None]:
+        """The ``Data`` bytes of each value of ``column`` (None for a null)."""
+        plan = self._plan(which, column, name)
+        if plan is not None:
+            return plan.encode(column, f"column '{name}'")
+        service = self.backend.client._serialization_service
+        return bulk.serialize_column(column, name, service.to_data, getattr(service, "_is_big_endian", True))
+
+    def objects(self, which: str, column: pa.Array, name: str) -> list[Any]:
+        """What the client's proxies take: ``Data`` of Compact records, else mapped values."""
+        plan = self._plan(which, column, name)
+        if plan is not None:
+            return [Data(raw) for raw in plan.encode(column, f"column '{name}'")]
+        return [to_hazelcast(value, name) for value in column.to_pylist()]
 
 
 def _recompute(
@@ -612,4 +707,4 @@ def is_transient(exc: BaseException) -> bool:
     return False
 
 
-__all__ = ["HazelcastBackend", "HazelcastCodec", "PartitionPredicate", "hashable", "is_transient"]
+__all__ = ["HazelcastBackend", "PartitionPredicate", "hashable", "is_transient"]

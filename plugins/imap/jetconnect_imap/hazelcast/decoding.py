@@ -3,7 +3,9 @@
 A read of a million entries or journal events spends most of its time here, so the two most
 common key and value types, String and Long, are decoded in place with ``struct`` (in the
 stream byte order the client and the members share, big-endian unless configured otherwise);
-every other type goes through the client's own ``to_object``. Journal items are the members'
+a Compact value is kept as its bytes (:class:`~jetconnect_imap.hazelcast.compact.reader.CompactData`),
+read by its schema once the type of the column it fills is known, whatever serializers the client
+has; every other type goes through the client's own ``to_object``. Journal items are the members'
 ``DeserializingEventJournal{Map,Cache}Event`` objects (IdentifiedDataSerializable): an int event
 type, then key, new value and old value as length-prefixed Data, then a "lost events" flag.
 """
@@ -16,6 +18,7 @@ from typing import Any, NamedTuple
 
 from hazelcast.serialization.data import Data
 
+from jetconnect_imap.hazelcast.compact.reader import COMPACT_TYPE_ID, CompactData
 from jetconnect_imap.hazelcast.errors import HazelcastProtocolError
 
 _STRING_TYPE, _LONG_TYPE = -11, -8  # SerializationConstants: String and Long, most keys and values
@@ -59,6 +62,8 @@ class DataDecoder:
             length = self._int(buf, pos + 8)[0]
             if length >= 0 and pos + 12 + length == end:
                 return buf[pos + 12 : end].decode("utf-8")
+        if type_id == COMPACT_TYPE_ID:  # read by its schema once its column's type is known
+            return CompactData(bytes(buf[pos:end]))
         return self._to_object(Data(bytes(buf[pos:end])))
 
     def object(self, data: Data | None) -> Any:

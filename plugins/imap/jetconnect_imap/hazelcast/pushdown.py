@@ -2,7 +2,8 @@
 
 A filter Spark hands over is not checked again, so only filters whose meaning on a member is
 exactly Spark's are taken: comparisons, ``IN`` and ``NOT`` on an integral or boolean key or value
-column. Members compare a Java Integer or Long with the given number alike, as Spark compares the
+column, or such a field of a struct key or value (a Compact record's field, which members read
+without the record's class). Members compare a Java Integer or Long with the given number alike, as Spark compares the
 long it reads. Strings are left to Spark (a string column also shows the JSON text of values
 that are not strings, which a member would not compare as text), and so are floating-point
 columns (NaN orders differently). Filters are kept as the core's plain tuples
@@ -34,11 +35,21 @@ def _member_side_exact(plain: PlainFilter, spark_type: T.DataType) -> bool:
 
 
 def to_plain(spark_filter: Any, columns: Mapping[str, tuple[str, T.DataType]]) -> PlainFilter | None:
-    """The plain form of a Spark ``pyspark.sql.datasource`` filter on one of ``columns``
-    (column name -> Hazelcast attribute and Spark type), or None if it cannot be pushed; the
-    attribute is Hazelcast's: ``__key`` for the key, ``this`` for the value."""
+    """The plain form of a Spark ``pyspark.sql.datasource`` filter on one of ``columns`` (column
+    name -> Hazelcast attribute and Spark type), or on a field of a struct column (a Compact
+    record's field: ``value.address.zip``), or None if it cannot be pushed; the attribute is
+    Hazelcast's: ``__key`` for the key, ``this`` for the value, ``__key.id`` and ``address.zip``
+    for their fields."""
     types = {name: spark_type for name, (_, spark_type) in columns.items()}
-    return plain_filter(spark_filter, types, _member_side_exact, attribute=lambda name: columns[name][0])
+
+    def attribute(path: str) -> str:
+        column, _, field = path.partition(".")
+        whole = columns[column][0]
+        if not field:
+            return whole
+        return field if whole == "this" else f"{whole}.{field}"
+
+    return plain_filter(spark_filter, types, _member_side_exact, attribute=attribute, nested=True)
 
 
 def to_predicate(plain: PlainFilter) -> Any:

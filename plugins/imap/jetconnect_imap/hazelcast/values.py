@@ -22,7 +22,6 @@ from __future__ import annotations
 import datetime as _dt
 import decimal
 import json
-from collections.abc import Callable
 from typing import Any
 
 from hazelcast.core import HazelcastJsonValue
@@ -102,12 +101,6 @@ def as_text(value: Any) -> str | None:
     return dumps(value)
 
 
-def reader_for(is_text: bool) -> Callable[[Any], Any]:
-    """How a value read from a member fills a column: ``as_text`` for a string column, else
-    ``from_hazelcast`` (Spark checks the type against the column)."""
-    return as_text if is_text else from_hazelcast
-
-
 def parse_json_text(text: str) -> Any:
     """A JSON text another client stored as a ``HazelcastJsonValue``, parsed (errors name it)."""
     try:
@@ -121,4 +114,4 @@ def _brief(value: Any) -> str:
     return text if len(text) <= 80 else text[:80] + "..."
 
 
-__all__ = ["ValueMappingError", "as_text", "from_hazelcast", "reader_for", "to_hazelcast"]
+__all__ = ["ValueMappingError", "as_text", "from_hazelcast", "parse_json_text", "to_hazelcast"]
