@@ -81,14 +81,15 @@ def java_classes(member_classpath, tmp_path_factory) -> list[str]:
 
 @pytest.fixture
 def own_member(member_classpath, tmp_path) -> Iterator[Callable[..., Any]]:
-    """``own_member(port, journal=True, cluster="solo")``: a started one-member cluster of the
-    test's own (integration/imap/members.py), killed at the end of the test."""
+    """``own_member(port, journal=True, cluster="solo", extra_classpath=(), factories={})``: a
+    started one-member cluster of the test's own (integration/imap/members.py), killed at the end
+    of the test."""
     from .members import Member
 
     started: list[Member] = []
 
-    def start(port: int, journal: bool = True, cluster: str = "solo") -> Member:
-        member = Member(member_classpath, tmp_path / f"member-{port}", port, cluster=cluster, journal=journal)
+    def start(port: int, journal: bool = True, cluster: str = "solo", **more: Any) -> Member:
+        member = Member(member_classpath, tmp_path / f"member-{port}", port, cluster=cluster, journal=journal, **more)
         started.append(member)
         return member.start()
 

@@ -34,7 +34,7 @@ _JDK_FLAGS = [  # those of Hazelcast's own start script for Java 9+
 ]
 
 
-def member_yaml(port: int, cluster: str, journal: bool) -> str:
+def member_yaml(port: int, cluster: str, journal: bool, factories: dict[int, str] | None = None) -> str:
     """A member's configuration: Hazelcast's defaults but for what keeps it on loopback and quick
     (no multicast, no auto-detection, no phone-home, small thread pools), with every map's and
     cache's event journal on or, like a cluster nobody configured for jetconnect, none."""
@@ -54,6 +54,11 @@ def member_yaml(port: int, cluster: str, journal: bool) -> str:
         if journal
         else ""
     )
+    serialization = "".join(
+        f"\n      - factory-id: {factory}\n        class-name: {name}" for factory, name in (factories or {}).items()
+    )
+    if serialization:
+        serialization = f"\n  serialization:\n    data-serializable-factories:{serialization}\n"
     return f"""hazelcast:
   cluster-name: {cluster}
   properties:
@@ -81,7 +86,7 @@ def member_yaml(port: int, cluster: str, journal: bool) -> str:
         enabled: true
         member-list:
           - 127.0.0.1:{port}
-{journals}"""
+{journals}{serialization}"""
 
 
 @dataclass
@@ -94,6 +99,9 @@ class Member:
     cluster: str = "solo"
     journal: bool = True
     heap: str = "256m"
+    #: Jars of the user's own classes for the member's classpath, and their factories to register.
+    extra_classpath: tuple[str, ...] = ()
+    factories: dict[int, str] = field(default_factory=dict)
     process: subprocess.Popen | None = field(default=None, repr=False)
 
     @property
@@ -103,7 +111,7 @@ class Member:
     def start(self, timeout: float = 120) -> Member:
         self.workdir.mkdir(parents=True, exist_ok=True)
         config = self.workdir / "member.yaml"
-        config.write_text(member_yaml(self.port, self.cluster, self.journal))
+        config.write_text(member_yaml(self.port, self.cluster, self.journal, self.factories))
         logging_file = self.workdir / "logging.properties"
         logging_file.write_text("handlers=java.util.logging.ConsoleHandler\n.level=WARNING\n")
         java = os.path.join(os.environ["JAVA_HOME"], "bin", "java") if os.environ.get("JAVA_HOME") else "java"
@@ -118,7 +126,7 @@ class Member:
                 "-Dhazelcast.phone.home.enabled=false",
                 f"-Djava.util.logging.config.file={logging_file}",
                 "-cp",
-                self.classpath,
+                os.pathsep.join([self.classpath, *self.extra_classpath]),
                 "com.hazelcast.core.server.HazelcastMemberStarter",
             ],
             stdout=log,

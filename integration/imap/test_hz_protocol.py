@@ -274,7 +274,7 @@ def test_a_map_without_a_journal_says_so(client) -> None:
     ours = client_for(URL)
     client.get_map(name).blocking().put("k", 1)
     partition = client.partition_service.get_partition_id("k")
-    with pytest.raises(JournalNotEnabledError, match=f"map '{name}'.*configure event-journal"):
+    with pytest.raises(JournalNotEnabledError, match=f"map '{name}'.*event-journal: enabled: true"):
         journal.subscribe(ours, MAP_JOURNAL, name, partition)
     with pytest.raises(JournalNotEnabledError):
         journal.read_page(ours, MAP_JOURNAL, name, partition, 0, 0, 10)

@@ -9,8 +9,9 @@
 #
 # The member jars (scripts/servers/hazelcast/pom.xml) come from Maven Central once, cached under
 # ~/.cache/jetconnect-hazelcast keyed by the pom's content, so a second start never runs Maven.
-# jetconnect's entry processors (scripts/servers/hazelcast/java) are compiled with javac against
-# that jar into a jar on the members' classpath, rebuilt when their source changes. The members'
+# jetconnect's entry processors (plugins/imap/jetconnect_imap/hazelcast/java) are built against that
+# jar by the plugin's own command into a jar on the members' classpath, rebuilt when their source
+# changes. The members'
 # configuration is scripts/servers/hazelcast/hz.yaml (journals, backups, the processors' factory),
 # copied to /tmp/jetconnect-hazelcast when the first member starts; logs (WARNING and up) and pid
 # files are there too. Ready means what a user sees: hazelcast-python-client, with cluster name
@@ -65,21 +66,16 @@ fetch_jars() {  # the member jars from Maven Central, once per pom
 }
 
 PROCESSORS_JAR=""
-build_processors() {  # jetconnect's entry processors, compiled against the member jar once per source
+PROCESSORS_SOURCES=$REPO/plugins/imap/jetconnect_imap/hazelcast/java
+build_processors() {  # jetconnect's entry processors, built against the member jar once per source,
+    # by the plugin's own documented command (python -m jetconnect_imap.hazelcast.processors jar)
     local sources
-    sources=$(find "$HERE/java" -name '*.java' | sort)
+    sources=$(find "$PROCESSORS_SOURCES" -name '*.java' | sort)
     # shellcheck disable=SC2086  # one path per line, none with spaces (the repo's own files)
     PROCESSORS_JAR=$CACHE/processors-$(content_hash $sources "$HERE/pom.xml").jar
     [ -f "$PROCESSORS_JAR" ] && return 0
-    local javac=javac classes=$CACHE/processors.tmp
-    [ -n "${JAVA_HOME:-}" ] && javac=$JAVA_HOME/bin/javac
-    rm -rf "$classes" && mkdir -p "$classes"
-    # shellcheck disable=SC2086
-    "$javac" --release 17 -nowarn -d "$classes" -cp "$JARS/*" $sources >&2 \
-        || die "javac failed on $HERE/java"
-    "$(dirname "$(command -v "$javac")")/jar" cf "$PROCESSORS_JAR.tmp" -C "$classes" . \
-        && mv "$PROCESSORS_JAR.tmp" "$PROCESSORS_JAR" || die "could not make $PROCESSORS_JAR"
-    rm -rf "$classes"
+    "$PYTHON" -m jetconnect_imap.hazelcast.processors jar --classpath "$JARS/*" --out "$PROCESSORS_JAR" \
+        ${JAVA_HOME:+--jdk "$JAVA_HOME"} >&2 || die "could not build $PROCESSORS_JAR from $PROCESSORS_SOURCES"
     echo "$SERVER_SCRIPT: built $PROCESSORS_JAR"
 }
 

@@ -24,6 +24,7 @@ rests on what the write is (see :mod:`jetconnect_imap.map_sinks`).
 
 from __future__ import annotations
 
+import re
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -72,7 +73,7 @@ from jetconnect_imap.backend import (
 )
 from jetconnect_imap.errors import StoreError, StructureNameError
 from jetconnect_imap.events import CacheEventType, EventType, OtherEventType, RawEvent
-from jetconnect_imap.hazelcast import bulk, caches, invocation, iteration, journal
+from jetconnect_imap.hazelcast import bulk, caches, invocation, iteration, journal, processors
 from jetconnect_imap.hazelcast.clients import client_for
 from jetconnect_imap.hazelcast.codec import HazelcastCodec
 from jetconnect_imap.hazelcast.codecs import map_put_all
@@ -576,6 +577,9 @@ class HazelcastBackend(Backend):
             for i in range(rounds):
                 combine_futures([proxy.execute_on_key(*ps[i]) for ps in by_key.values() if i < len(ps)]).result()
         except HazelcastError as exc:
+            factory = _UNKNOWN_FACTORY.search(str(exc))
+            if factory is not None:
+                raise StoreError(_unknown_factory(name, self.display_url, int(factory.group(1)))) from exc
             raise self.fail(f"running entry processors on map '{name}'", exc) from exc
 
     def append(self, name: str, chunks: Iterable[tuple[list[Any], str]], progress: Progress | None) -> WriteReport:
@@ -663,6 +667,27 @@ def _recompute(
 ) -> Any:
     """A key's new value from its current one and its rows, on plain Python values."""
     return new_value(from_hazelcast(member_keys[stand_in]), from_hazelcast(old), key_rows[stand_in])
+
+
+_UNKNOWN_FACTORY = re.compile(r"No DataSerializerFactory registered for namespace: (-?\d+)")
+
+
+def _unknown_factory(name: str, where: str, factory: int) -> str:
+    """What to do when the members know no class of an entry processor's factory."""
+    if factory == processors.FACTORY_ID:
+        return (
+            f"running entry processors on map '{name}' on {where}: the members do not know jetconnect's entry "
+            f"processors (factory {factory}, class {processors.FACTORY_CLASS}): build their jar with "
+            "`python -m jetconnect_imap.hazelcast.processors jar --classpath <the members' hazelcast jar> --out "
+            "jetconnect-processors.jar`, put it on every member's classpath, and register the factory in the "
+            f"members' configuration (serialization: data-serializable-factories: factory-id {factory}, class-name "
+            f"{processors.FACTORY_CLASS}); then restart them"
+        )
+    return (
+        f"running entry processors on map '{name}' on {where}: the members know no IdentifiedDataSerializable "
+        f"factory {factory}: the processor's Java class and its factory must be on every member's classpath and "
+        "in its configuration (serialization: data-serializable-factories)"
+    )
 
 
 def _get_all(imap: Any, keys: Mapping[Any, Any], wanted: Sequence[Any]) -> dict[Any, Any]:

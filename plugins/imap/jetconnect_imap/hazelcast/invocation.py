@@ -44,8 +44,9 @@ def translate(exc: HazelcastError, what: str) -> StoreError:
     lowered = text.lower()
     if "journal is not available" in lowered or ("event journal" in lowered and "not" in lowered):
         return JournalNotEnabledError(
-            f"{what}: the members keep no event journal for it (configure event-journal for this name "
-            f"in the members' map/cache configuration): {type(exc).__name__}: {text}"
+            f"{what}: the members keep no event journal for it; add one to the members' configuration "
+            "(hazelcast.yaml: map (or cache): <its name or a pattern>: event-journal: enabled: true, capacity: "
+            f"<events kept>) and restart them: {type(exc).__name__}: {text}"
         )
     if "CacheNotExists" in text:
         return HazelcastProtocolError(
