@@ -27,6 +27,7 @@ from jetconnect import Guarantee, Range, StreamSource
 from jetconnect.api import (
     Offset,
     ReadOutput,
+    check_function_option,
     columns_to_batch,
     integer_positions,
     parse_schema,
@@ -102,6 +103,8 @@ class MapJournalSource(OnBackend, StreamSource):
             self.event_types = set(self.put_events)
         self.full_events = full_events
         self.start, self.on_overflow = start, on_overflow
+        for option, function in (("predicate", predicate), ("projection", projection)):
+            check_function_option(function, option, f"source '{self.name}'", "the event (a JournalEvent)")
         self.predicate, self.projection = predicate, projection
         #: The schema, given or settled (None: the key and value columns learnt from the data).
         self._schema: StructType | None = parse_schema(schema) if schema else None

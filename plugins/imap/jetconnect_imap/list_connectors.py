@@ -23,6 +23,7 @@ from jetconnect_imap.backend import WriteReport
 from jetconnect_imap.connector import OnBackend
 from jetconnect_imap.errors import StoreError
 from jetconnect_imap.hazelcast.values import ValueMappingError
+from jetconnect_imap.json_values import json_ready
 from jetconnect_imap.map_sinks import DEFAULT_CHUNK_ROWS, check_chunk_rows, progress_of, row_chunks
 from jetconnect_imap.rows import row_shaper
 
@@ -120,5 +121,5 @@ class ListSink(OnBackend, Sink):
             for batch in chunk:
                 plain = batch.schema.names == ["value"]
                 column = "value" if plain else "<row>"
-                items.extend(batch.column("value").to_pylist() if plain else batch.to_pylist())
+                items.extend(json_ready(batch.column("value") if plain else batch.to_struct_array(), column))
             yield items, column

@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, TypedDict, Unpack
 
 import pyarrow as pa
-from pyspark.sql.types import StructType
+from pyspark.sql.types import NullType, StructField, StructType
 
 from jetconnect import Guarantee, Sink, WriteContext
 from jetconnect.api import GuaranteeOption
@@ -105,7 +105,7 @@ class EntryOptions(StoreOptions, total=False):
     the key and the value, and how each is written (``auto`` or ``compact``)."""
 
     key_column: str
-    value_column: str
+    value_column: str | None
     key_format: str
     value_format: str
     key_compact_type_name: str | None
@@ -142,7 +142,9 @@ class _MapSinkBase(OnBackend, Sink):
 class MapSink(_MapSinkBase):
     """Puts each row's ``value`` under its ``key``; a null value removes the key.
 
-    Without a ``value`` column, the value is the row's other columns as a dict.
+    ``value_column`` names the value's column; by default the ``value`` column, or, when the frame
+    has none, the row's other columns as one value (a dict). A column named that the frame lacks
+    is an error, never the other columns stored in its place.
     """
 
     name = "map"
@@ -154,7 +156,7 @@ class MapSink(_MapSinkBase):
         name: str,
         *,
         key_column: str = "key",
-        value_column: str = "value",
+        value_column: str | None = None,
         key_format: str = "auto",
         value_format: str = "auto",
         key_compact_type_name: str | None = None,
@@ -174,10 +176,16 @@ class MapSink(_MapSinkBase):
             self.backend.check_compact(f"sink '{self.name}'")
 
     def check_schema(self, schema: StructType) -> None:
-        if self.key_column not in schema.fieldNames():
+        names = schema.fieldNames()
+        if self.key_column not in names:
             raise SchemaError(
                 f"sink '{self.name}': the DataFrame has no column '{self.key_column}' to use as the key "
-                f"(columns: {', '.join(schema.fieldNames())}); rename one or set key_column"
+                f"(columns: {', '.join(names)}); rename one or set key_column"
+            )
+        if self.value_column is not None and self.value_column not in names:
+            raise SchemaError(
+                f"sink '{self.name}': the DataFrame has no column '{self.value_column}' named by value_column "
+                f"(columns: {', '.join(names)}); leave value_column unset to store the other columns as one value"
             )
 
     def write_partition(self, data: Iterator[pa.RecordBatch], ctx: WriteContext) -> WriteReport:
@@ -192,9 +200,13 @@ class MapSink(_MapSinkBase):
     def _entries(self, chunk: list[pa.RecordBatch]) -> EntryChunk:
         """A chunk's keys and values: the value column, or the other columns as one struct."""
         keys = [batch.column(self.key_column) for batch in chunk]
-        if self.value_column in chunk[0].schema.names:
-            values = [batch.column(self.value_column) for batch in chunk]
-            return EntryChunk(keys, values, self.key_column, self.value_column)
+        names = chunk[0].schema.names
+        if self.value_column is not None and self.value_column not in names:
+            self.check_schema(StructType([StructField(name, NullType()) for name in names]))  # names it
+        column = self.value_column if self.value_column is not None else "value" if "value" in names else None
+        if column is not None:
+            values = [batch.column(column) for batch in chunk]
+            return EntryChunk(keys, values, self.key_column, column)
         # a key alone: {} per row
         values = [batch.drop_columns([self.key_column]).to_struct_array() for batch in chunk]
         return EntryChunk(keys, values, self.key_column, "<row>")

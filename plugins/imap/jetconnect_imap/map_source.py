@@ -17,7 +17,7 @@ from pyspark.sql.types import StringType, StructField, StructType
 
 from jetconnect import BatchSource, Guarantee
 from jetconnect.api import PlainFilter, ReadOutput, columns_to_batch, parse_schema, short_repr, spread
-from jetconnect.errors import SchemaError, SourceError
+from jetconnect.errors import OptionError, SchemaError, SourceError
 from jetconnect_imap.backend import Backend, Structure
 from jetconnect_imap.connector import OnBackend
 from jetconnect_imap.errors import StoreError
@@ -45,6 +45,12 @@ class MapSource(OnBackend, BatchSource):
         client_config: Mapping[str, Any] | None = None,
     ) -> None:
         self._locate(name, store, client_config)
+        for option, function in (("predicate", predicate), ("projection", projection)):
+            if function is not None and not callable(function) and not is_member_side(function):
+                raise OptionError(
+                    f"source '{self.name}': option '{option}' must be a Hazelcast {option} (hazelcast.{option}) or a "
+                    f"Python function of (key, value), got {type(function).__name__}"
+                )
         self.backend.check_queries(f"source '{self.name}'", self.structure, predicate, projection)
         self.predicate = predicate
         self.projection = projection

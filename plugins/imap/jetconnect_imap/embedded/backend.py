@@ -36,6 +36,7 @@ from jetconnect_imap.embedded.serde import dumps_column, dumps_keys, partition_o
 from jetconnect_imap.embedded.sqlite_store import Change, SqliteStore, open_store
 from jetconnect_imap.errors import StoreError
 from jetconnect_imap.events import RawEvent
+from jetconnect_imap.json_values import needs_typing, typed
 from jetconnect_imap.queries import is_member_side
 
 
@@ -44,7 +45,11 @@ class EmbeddedCodec:
     unquoted), any other column its parsed value."""
 
     def column(self, data_type: DataType) -> Callable[[Any], Any]:
-        return text_of if isinstance(data_type, StringType) else loads
+        if isinstance(data_type, StringType):
+            return text_of
+        if needs_typing(data_type):
+            return lambda stored: typed(loads(stored), data_type)
+        return loads
 
     def column_values(
         self, data_type: DataType, values: Sequence[Any], describe: Callable[[int], str]
@@ -170,8 +175,8 @@ class EmbeddedBackend(Backend):
         rows = 0
         replayed = False
         for index, chunk in enumerate(chunks):
-            keys = [key for column in chunk.keys for key in dumps_keys(column)]
-            values = [value for column in chunk.values for value in dumps_column(column)]
+            keys = [key for column in chunk.keys for key in dumps_keys(column, chunk.key_column)]
+            values = [value for column in chunk.values for value in dumps_column(column, chunk.value_column)]
             if structure == "cache":
                 # one expiry time per chunk: the chunk is written in one store call right after
                 expires = cache_entries.expiry_time(expiry_s)

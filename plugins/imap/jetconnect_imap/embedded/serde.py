@@ -18,21 +18,24 @@ import pyarrow.compute as pc
 
 from jetconnect_imap.backend import DEFAULT_PARTITIONS
 from jetconnect_imap.canonical_json import dumps, encode_str
+from jetconnect_imap.json_values import json_ready
 
 
-def dumps_column(column: pa.Array) -> list[str | None]:
-    """``dumps`` of every value of an Arrow column, None where it is null. Integer and string
-    columns, most keys and values, are encoded in bulk rather than value by value."""
+def dumps_column(column: pa.Array, name: str = "value") -> list[str | None]:
+    """``dumps`` of every value of an Arrow column ``name``, None where it is null, a map as a JSON
+    object (:func:`~jetconnect_imap.json_values.json_ready`). Integer and string columns, most keys
+    and values, are encoded in bulk rather than value by value."""
     kind = column.type
     if pa.types.is_integer(kind):
         return pc.cast(column, pa.string()).to_pylist()  # an integer's JSON is its decimal digits
-    encode = encode_str if pa.types.is_string(kind) or pa.types.is_large_string(kind) else dumps
-    return [None if value is None else encode(value) for value in column.to_pylist()]
+    if pa.types.is_string(kind) or pa.types.is_large_string(kind):
+        return [None if value is None else encode_str(value) for value in column.to_pylist()]
+    return [None if value is None else dumps(value) for value in json_ready(column, name)]
 
 
-def dumps_keys(column: pa.Array) -> list[str]:
+def dumps_keys(column: pa.Array, name: str = "key") -> list[str]:
     """``dumps`` of every key of an Arrow column: a null key is the key ``null``, as ``dumps(None)``."""
-    texts = dumps_column(column)
+    texts = dumps_column(column, name)
     return ["null" if text is None else text for text in texts] if column.null_count else cast(list[str], texts)
 
 

@@ -82,6 +82,7 @@ from jetconnect_imap.hazelcast.decoding import DataDecoder
 from jetconnect_imap.hazelcast.errors import HazelcastProtocolError
 from jetconnect_imap.hazelcast.pushdown import to_plain, to_predicate
 from jetconnect_imap.hazelcast.values import ValueMappingError, from_hazelcast, to_hazelcast
+from jetconnect_imap.json_values import json_ready
 from jetconnect_imap.queries import is_member_side
 
 #: How long an idempotent operation is retried while the cluster changes (a member lost: the
@@ -655,7 +656,7 @@ class _Serializer:
         plan = self._plan(which, column, name)
         if plan is not None:
             return [Data(raw) for raw in plan.encode(column, f"column '{name}'")]
-        return [to_hazelcast(value, name) for value in column.to_pylist()]
+        return [to_hazelcast(value, name) for value in json_ready(column, name)]
 
 
 def _recompute(

@@ -30,6 +30,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from jetconnect_imap.hazelcast.values import to_hazelcast
+from jetconnect_imap.json_values import json_ready
 
 #: Hazelcast's type ids (SerializationConstants) of the values serialised here.
 _LONG_TYPE, _DOUBLE_TYPE, _STRING_TYPE = -8, -10, -11
@@ -80,7 +81,7 @@ def order_of(big_endian: bool) -> str:
 
 
 def _one_by_one(array: pa.Array, column: str, to_data: Any) -> list[bytes | None]:
-    return [None if v is None else bytes(to_data(to_hazelcast(v, column)).buffer) for v in array.to_pylist()]
+    return [None if v is None else bytes(to_data(to_hazelcast(v, column)).buffer) for v in json_ready(array, column)]
 
 
 def partition_ids(keys: Sequence[bytes], partition_count: int) -> np.ndarray:

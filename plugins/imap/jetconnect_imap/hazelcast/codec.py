@@ -20,6 +20,7 @@ from jetconnect_imap.canonical_json import dumps
 from jetconnect_imap.hazelcast.compact.reader import CompactData, CompactReader, Describe
 from jetconnect_imap.hazelcast.compact.schemas import CompactSchemas
 from jetconnect_imap.hazelcast.values import as_text, from_hazelcast
+from jetconnect_imap.json_values import needs_typing, typed
 
 
 class HazelcastCodec:
@@ -41,6 +42,8 @@ class HazelcastCodec:
     def column(self, data_type: DataType) -> Callable[[Any], Any]:
         if isinstance(data_type, StringType):
             return self._text
+        if needs_typing(data_type):  # JSON's text of bytes, dates, decimals: the values again
+            return lambda stored: typed(self.plain(stored), data_type)
         return self.plain
 
     def _text(self, value: Any) -> str | None:

@@ -132,7 +132,9 @@ def build_jar(classpath: str, out: Path, jdk: Path | None = None) -> Path:
     sources = sorted(str(p) for p in JAVA_SOURCES.rglob("*.java"))
     with tempfile.TemporaryDirectory(prefix="jetconnect-processors-") as classes:
         compiled = subprocess.run(
-            [javac, "--release", "17", "-nowarn", "-d", classes, "-cp", classpath, *sources], capture_output=True, text=True
+            [javac, "--release", "17", "-nowarn", "-d", classes, "-cp", classpath, *sources],
+            capture_output=True,
+            text=True,
         )
         if compiled.returncode != 0:
             raise RuntimeError(f"javac failed on {JAVA_SOURCES}:\n{compiled.stdout}{compiled.stderr}")
