@@ -305,3 +305,58 @@ def test_the_errors_name_the_connector_not_raw_client_errors(spark, java_orders)
         sources.map(java_orders, store=HAZELCAST_URL, schema="key bigint, value bigint").read(spark).collect()
     for error in (SchemaError, SourceError, SinkError):  # the types a user catches
         assert issubclass(error, Exception)
+
+
+def test_caches_and_lists_of_records(spark, name) -> None:
+    from hazelcast import HazelcastClient
+    from hazelcast.config import IntType
+    from hazelcast.serialization.api import CompactReader, CompactSerializer, CompactWriter
+
+    cache = name("records")
+    df = spark.range(0, 500, numPartitions=2).selectExpr("id AS key", ORDER_SQL)
+    sinks.cache(
+        cache,
+        store=HAZELCAST_URL,
+        value_format="compact",
+        value_compact_type_name="com.acme.Order",
+        compact_type_names=NAMES,
+    ).write(df)
+    back = sources.cache(cache, store=HAZELCAST_URL).read(spark)
+    assert {int(r["key"]): r["value"].asDict(recursive=True) for r in back.collect()} == {
+        i: expected_order(i) for i in range(500)
+    }
+
+    class Point:
+        def __init__(self, x: int, label: str | None) -> None:
+            self.x, self.label = x, label
+
+    class PointSerializer(CompactSerializer[Point]):
+        def read(self, reader: CompactReader) -> Point:
+            return Point(reader.read_int32("x"), reader.read_string("label"))
+
+        def write(self, writer: CompactWriter, obj: Point) -> None:
+            writer.write_int32("x", obj.x)
+            writer.write_string("label", obj.label)
+
+        def get_type_name(self) -> str:
+            return "jc.Point"
+
+        def get_class(self) -> type:
+            return Point
+
+    listed = name("points")
+    client = HazelcastClient(
+        cluster_name="jetconnect",
+        cluster_members=MEMBERS.split(","),
+        default_int_type=IntType.LONG,
+        compact_serializers=[PointSerializer()],
+    )
+    try:
+        client.get_list(listed).blocking().add_all([Point(i, None if i % 2 else f"p{i}") for i in range(20)])
+    finally:
+        client.shutdown()
+    points = sources.list(listed, store=HAZELCAST_URL).read(spark)
+    assert points.schema.simpleString() == "struct<value:struct<label:string,x:int>>"
+    assert [r["value"].asDict() for r in points.collect()] == [
+        {"x": i, "label": None if i % 2 else f"p{i}"} for i in range(20)
+    ]
