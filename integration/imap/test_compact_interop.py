@@ -360,3 +360,13 @@ def test_caches_and_lists_of_records(spark, name) -> None:
     assert [r["value"].asDict() for r in points.collect()] == [
         {"x": i, "label": None if i % 2 else f"p{i}"} for i in range(20)
     ]
+
+
+def test_a_timestamp_outside_sparks_range_names_field_and_entry(spark, java_classes, name) -> None:
+    target = name("events")
+    java(java_classes, "events", "jetconnect", MEMBERS, target)
+    read = sources.map(target, store=HAZELCAST_URL, schema="key bigint, value struct<id: bigint, at: timestamp_ntz>")
+    with pytest.raises(Exception, match="entry 2.*field 'at' holds a TIMESTAMP value outside what Spark holds"):
+        read.read(spark).collect()
+    ok = sources.map(target, store=HAZELCAST_URL, schema="key bigint, value struct<id: bigint>").read(spark)
+    assert sorted(r["value"]["id"] for r in ok.collect()) == [1, 2]  # the other fields read

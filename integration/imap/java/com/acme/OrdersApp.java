@@ -14,6 +14,7 @@ import java.util.Map;
  *
  *   OrdersApp write CLUSTER MEMBERS MAP COUNT   puts Order.number(i) under key i, i < COUNT
  *   OrdersApp read CLUSTER MEMBERS MAP          prints every order of MAP as Order.line(), by id
+ *   OrdersApp events CLUSTER MEMBERS MAP        puts Event 1 at 2026-12-01T12:00 and Event 2 in the year 10000
  */
 public final class OrdersApp {
     public static void main(String[] args) {
@@ -25,6 +26,13 @@ public final class OrdersApp {
         }
         HazelcastInstance client = HazelcastClient.newHazelcastClient(config);
         try {
+            if (args[0].equals("events")) {
+                IMap<Long, Event> events = client.getMap(args[3]);
+                events.put(1L, new Event(1, java.time.LocalDateTime.of(2026, 12, 1, 12, 0)));
+                events.put(2L, new Event(2, java.time.LocalDateTime.of(10000, 1, 1, 0, 0)));
+                System.out.println("wrote 2");
+                return;
+            }
             IMap<Long, Order> map = client.getMap(args[3]);
             if (args[0].equals("write")) {
                 long count = Long.parseLong(args[4]);

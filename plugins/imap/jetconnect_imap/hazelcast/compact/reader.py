@@ -96,7 +96,16 @@ class CompactReader:
         """The record at ``start`` as a dict, every field by its kind (nested records as dicts)."""
         schema = self.schemas.get(self._i64(buf, start)[0])
         data_start, positions_at, width = self._sections(buf, start, schema)
-        return {f.name: self._field(buf, f, data_start, positions_at, width) for f in schema.fields}
+        out = {}
+        for f in schema.fields:
+            try:
+                out[f.name] = self._field(buf, f, data_start, positions_at, width)
+            except (ValueError, OverflowError) as exc:
+                raise SchemaError(
+                    f"Compact field '{f.name}' of {schema.type_name!r} holds a {f.kind.name} value outside what "
+                    f"Python and Spark hold: {exc}"
+                ) from None
+        return out
 
     def _sections(self, buf: bytes, start: int, schema: Schema) -> tuple[int, int, int]:
         """Where a record's data section starts, where its positions are, and their width."""
@@ -384,10 +393,16 @@ class _Columns:
         exactly by the core; a string column takes each value's text as :func:`.values.as_text` shows it."""
         reader, blob = self.reader, self.blob
         values = []
-        for start in starts.tolist():
+        for row, start in zip(rows.tolist(), starts.tolist()):
             schema = reader.schemas.get(reader._i64(blob, start)[0])
             data_start, positions_at, width = reader._sections(blob, start, schema)
-            values.append(reader._field(blob, field, data_start, positions_at, width))
+            try:
+                values.append(reader._field(blob, field, data_start, positions_at, width))
+            except (ValueError, OverflowError) as exc:  # a date or time Python (and Spark) cannot hold
+                raise SchemaError(
+                    f"{self.describe(row)}: Compact field '{path}{target.name}' holds a {field.kind.name} value "
+                    f"outside what Spark holds: {exc}"
+                ) from None
         if isinstance(target.dataType, T.StringType):
             values = [as_text(v) for v in values]
         try:
