@@ -319,3 +319,19 @@ def test_a_layout_option_out_of_range_is_refused_naming_the_sink(url: str, optio
         call_with_options(map_sink, Options({"name": "m", "store": url, option: value}), "sink 'map'")
     with pytest.raises(OptionError, match=rf"sink 'cache'.*{option}"):
         cache_sink("c", store=url, **{option: int(value)})
+
+
+def test_a_source_keeps_the_schema_spark_settled_for_its_readers(tmp_path) -> None:
+    """Spark settles a read's schema on the driver; the reader made there hands it to the source,
+    so that no executor learns it from the data again (and maybe otherwise)."""
+    from pyspark.sql.types import LongType, StructField
+
+    from jetconnect.spark._readers import BatchReader
+
+    settled = StructType([StructField("key", LongType()), StructField("value", LongType())])
+    source = map_source("m", store=f"sqlite:///{tmp_path}/imap.db")
+    BatchReader(source, settled)
+    assert source.schema() is settled
+    given = map_source("m", store=f"sqlite:///{tmp_path}/imap.db", schema="key string, value string")
+    BatchReader(given, settled)
+    assert given.schema().simpleString() == "struct<key:string,value:string>"  # a given schema stands
