@@ -34,6 +34,8 @@ SECRET_WORDS = (
     "key.pem",
     "jaas.config",
     "oauthbearer.config",
+    # a Schema Registry client's basic.auth.user.info is "user:password"
+    "user.info",
 )
 
 
