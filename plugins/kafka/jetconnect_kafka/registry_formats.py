@@ -263,6 +263,15 @@ def _decoders_of(key: tuple[Any, ...]) -> dict[int, Callable[[memoryview], Any]]
         return _DECODERS.setdefault(key, {})
 
 
+def forget_schemas() -> None:
+    """Drop every schema and decoder this process keeps, as a fresh worker starts (for tests)."""
+    from jetconnect_kafka import schema_registry
+
+    with _DECODERS_LOCK:
+        _DECODERS.clear()
+    schema_registry.forget_schemas()
+
+
 # --- Avro ------------------------------------------------------------------------------------------
 
 
@@ -528,6 +537,7 @@ __all__ = [
     "Binding",
     "JsonSchemaConfluentFormat",
     "RegistryFormat",
+    "forget_schemas",
     "registry_format",
     "sink_bindings",
     "source_bindings",
