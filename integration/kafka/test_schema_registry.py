@@ -347,6 +347,28 @@ def test_what_the_sink_writes_confluents_deserializers_read_exactly(spark, kafka
     assert sorted(r.key for r in back.collect()) == list(range(30))
 
 
+def test_keys_in_avro_confluent_both_ways_under_the_topics_key_subject(spark, kafka, registry) -> None:
+    topic = kafka.topic(prefix="avro-key")
+    keys = serialized(
+        AvroSerializer(registry, '"string"'), topic, [f"customer-{i}" for i in range(5)], MessageField.KEY
+    )
+    produce(kafka, topic, [b"v"] * 5, keys=keys)
+    df = sources.kafka(
+        bootstrap_servers=kafka.bootstrap, topics=[topic], key_format="avro-confluent", schema_registry_url=URL
+    ).read(spark)
+    assert df.schema["key"].dataType.simpleString() == "string"
+    assert sorted(r.key for r in df.collect()) == [f"customer-{i}" for i in range(5)]
+
+    out = kafka.topic(prefix="avro-key-out")
+    sinks.kafka(
+        bootstrap_servers=kafka.bootstrap, topic=out, key_format="avro-confluent", schema_registry_url=URL
+    ).write(df.select("key", "value"))
+    assert registry.get_latest_version(f"{out}-key").schema.schema_str == '"string"'
+    read = AvroDeserializer(registry)
+    ctx = SerializationContext(out, MessageField.KEY)
+    assert sorted(read(k, ctx) for _, _, k, _ in kafka.read_all(out)) == [f"customer-{i}" for i in range(5)]
+
+
 def test_a_stream_writes_exactly_once_through_a_restart_and_a_second_schema_version(
     spark, kafka, registry, tmp_path
 ) -> None:
@@ -480,6 +502,32 @@ def test_a_column_with_no_avro_type_is_refused_before_anything_is_written(spark,
             bootstrap_servers=kafka.bootstrap, topic=topic, value_format="avro-confluent", schema_registry_url=URL
         ).write(df)
     assert kafka.read_all(topic) == []
+
+
+def test_a_schema_the_subjects_compatibility_rule_refuses_fails_the_write_before_any_row(
+    spark, kafka, registry
+) -> None:
+    topic = kafka.topic(prefix="avro-compat")
+    sink = sinks.kafka(
+        bootstrap_servers=kafka.bootstrap, topic=topic, value_format="avro-confluent", schema_registry_url=URL
+    )
+    sink.write(spark.range(2).select(F.struct(F.col("id"), F.lit(1.5).alias("temp")).alias("value")))
+    registry.set_compatibility(f"{topic}-value", "BACKWARD")
+    # temp: double -> string cannot read the old records: the registry refuses it
+    incompatible = spark.range(2).select(F.struct(F.col("id"), F.lit("hot").alias("temp")).alias("value"))
+    with pytest.raises(
+        Exception,
+        match=rf"KafkaRegistryError: .*registering a AVRO schema under subject '{topic}-value' failed: HTTP 409",
+    ):
+        sink.write(incompatible)
+    assert len(kafka.read_all(topic)) == 2
+    # a backward-compatible change (a field added with a default: a nullable column) is taken
+    sink.write(
+        spark.range(2).select(
+            F.struct(F.col("id"), F.lit(2.5).alias("temp"), F.lit(None).cast("string").alias("room")).alias("value")
+        )
+    )
+    assert len(registry.get_versions(f"{topic}-value")) == 2
 
 
 def test_auto_register_off_writes_with_the_subjects_schema_or_says_it_is_missing(spark, kafka, registry) -> None:

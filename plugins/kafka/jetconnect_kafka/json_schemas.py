@@ -107,6 +107,8 @@ def _to_spark(node: Any, root: Any, where: str, path: str, seen: set[str]) -> Da
 
 
 def _resolve(ref: str, root: Any, where: str, at: str) -> Any:
+    if ref == "#":
+        return root
     if not ref.startswith("#/"):
         raise SchemaError(f"{where}: {at} refers to {ref!r}; only references within the schema (#/...) are followed")
     node = root
