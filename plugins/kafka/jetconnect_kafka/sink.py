@@ -154,13 +154,20 @@ class KafkaSink(Sink):
                 )
         self.prepare_formats(schema)
 
-    def prepare_formats(self, schema: StructType) -> None:
+    def prepare_formats(self, schema: StructType | None) -> None:
         """Fix the Schema Registry formats' schemas for the key and value columns of ``schema``:
         registered (or looked up) on the driver in :meth:`check_schema`; a task whose copy of the
         sink has them asks the registry nothing."""
+        formats = [
+            (r, f) for r, f in (("key", self.key_format), ("value", self.value_format)) if isinstance(f, RegistryFormat)
+        ]
+        if not formats:
+            return
+        if schema is None:
+            raise KafkaSinkError("kafka sink: a Schema Registry format needs the DataFrame's schema to derive its own")
         names = {f.name.lower(): f.dataType for f in schema.fields}
-        for role, fmt in (("key", self.key_format), ("value", self.value_format)):
-            if isinstance(fmt, RegistryFormat) and role in names:
+        for role, fmt in formats:
+            if role in names:
                 fmt.prepare(names[role])
 
     # --- executors ------------------------------------------------------------------------------
