@@ -158,6 +158,10 @@ class KafkaSource(StreamSource, BatchSource):
         self._group_client: Consumer | None = None  # driver side, commits to ``group_id``
 
     def __getstate__(self) -> dict[str, Any]:
+        if self._schema is None:
+            # Pickled on the driver for the tasks: a Schema Registry format's reader schema goes
+            # with it, so every task reads with the one the query planned (never its own "latest").
+            self.schema()
         state = self.__dict__.copy()
         state["_client"] = state["_group_client"] = None  # a librdkafka handle does not pickle
         return state
