@@ -12,7 +12,9 @@
 # run Maven. Confluent's own registry is not on Maven Central. Apicurio 3 needs Java 21 or newer:
 # the script runs it on the newest JDK >= 21 under /usr/lib/jvm (the Temurin 25 JDK here), or
 # $SCHEMA_REGISTRY_JAVA_HOME, and says so clearly when there is none. OpenTelemetry stays off
-# (its SDK is disabled; nothing is exported), and both interfaces bind to 127.0.0.1 only.
+# (its SDK is disabled; nothing is exported), and so does its "usage telemetry" (which client
+# fetched which schema, kept in its own storage: nothing leaves the machine, but the tests need
+# none of it); both interfaces bind to 127.0.0.1 only, and nothing else listens (checked: ss).
 # Ready means a real API answer: GET /apis/ccompat/v7/subjects returns a JSON list. Logs and the
 # pid file are under /tmp/jetconnect-schema-registry.
 #
@@ -115,8 +117,9 @@ start() {
         -Djava.net.preferIPv4Stack=true \
         -Dquarkus.http.host="$HOST" -Dquarkus.http.port="$PORT" \
         -Dquarkus.management.host="$HOST" -Dquarkus.management.port="$MANAGEMENT_PORT" \
-        -Dquarkus.otel.sdk.disabled=true \
-        -Dquarkus.log.level=WARN \
+        -Dquarkus.otel.sdk.disabled=true -Dapicurio.usage.telemetry.enabled=false \
+        -Dquarkus.log.level=WARN '-Dquarkus.log.category."io.apicurio".level=WARN' \
+        -Dquarkus.http.access-log.enabled=false \
         -Dquarkus.banner.enabled=false \
         -Dapicurio.storage.snapshot.location="$BASE" -Dapicurio.import.work-dir="$BASE" \
         -jar "$APP/quarkus-run.jar" >>"$LOG" 2>&1 </dev/null 9>&-) &  # 9>&-: not the lock
