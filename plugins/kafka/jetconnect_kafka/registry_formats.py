@@ -94,7 +94,7 @@ class RegistryFormat(ValueFormat):
 
     def __init__(self, binding: Binding) -> None:
         self.binding = binding
-        self._reading_state: _Reading | None = None  # resolved on first use, pickled with the format
+        self._reading_state: _Reading | None = None  # made on first use in each process (not pickled)
         self._reader_text: str | None = None
         self._reader_id: int | None = None
         self._writer_id: int | None = None
