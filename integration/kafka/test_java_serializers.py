@@ -1,6 +1,6 @@
 """Keys and values of Kafka's own Java serializers, both ways, with a Java program compiled here.
 
-A small Java program (below), compiled in the test with javac against the broker's own
+A small Java program (``java/JavaSerdes.java``), compiled in the test with javac against the broker's own
 kafka-clients jar (scripts/servers/kafka.sh keeps Kafka's jars in ~/.cache/jetconnect-kafka/libs),
 produces records with ``IntegerSerializer`` / ``LongSerializer`` keys and ``DoubleSerializer`` /
 ``UUIDSerializer`` / ``ShortSerializer`` / ``FloatSerializer`` values, as a Java service does;
@@ -21,85 +21,29 @@ import pytest
 from pyspark.sql import functions as F
 
 from jetconnect import sinks, sources
+from jetconnect.testing import java_program
 from jetconnect_kafka.errors import KafkaSourceError
 
 pytestmark = pytest.mark.spark
 
 LIBS = Path.home() / ".cache" / "jetconnect-kafka" / "libs"
-JAVA = r"""
-import java.time.Duration;
-import java.util.*;
-import org.apache.kafka.clients.consumer.*;
-import org.apache.kafka.clients.producer.*;
-import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.serialization.*;
-
-public class JavaSerdes {
-    public static void main(String[] args) throws Exception {
-        String mode = args[0], bootstrap = args[1], topic = args[2];
-        if (mode.equals("produce-int-double")) {
-            try (KafkaProducer<Integer, Double> p = new KafkaProducer<>(props(bootstrap), new IntegerSerializer(), new DoubleSerializer())) {
-                int[] keys = {0, 1, -1, Integer.MIN_VALUE, Integer.MAX_VALUE};
-                for (int i = 0; i < keys.length; i++) p.send(new ProducerRecord<>(topic, 0, keys[i], i + 0.5)).get();
-                p.send(new ProducerRecord<>(topic, 0, null, -0.0)).get();  // a null key
-                p.send(new ProducerRecord<Integer, Double>(topic, 0, 7, null)).get();  // a null value (a tombstone)
-            }
-        } else if (mode.equals("produce-long-uuid")) {
-            try (KafkaProducer<Long, UUID> p = new KafkaProducer<>(props(bootstrap), new LongSerializer(), new UUIDSerializer())) {
-                long[] keys = {0L, -2L, Long.MIN_VALUE, Long.MAX_VALUE, 1L << 40};
-                for (int i = 0; i < keys.length; i++) p.send(new ProducerRecord<>(topic, 0, keys[i], new UUID(i, -i))).get();
-            }
-        } else if (mode.equals("consume-short-float")) {
-            Properties c = props(bootstrap);
-            c.put("isolation.level", "read_committed");
-            try (KafkaConsumer<Short, Float> consumer = new KafkaConsumer<>(c, new ShortDeserializer(), new FloatDeserializer())) {
-                TopicPartition tp = new TopicPartition(topic, 0);
-                consumer.assign(List.of(tp));
-                consumer.seekToBeginning(List.of(tp));
-                long end = consumer.endOffsets(List.of(tp)).get(tp);
-                long deadline = System.currentTimeMillis() + 60_000;
-                while (consumer.position(tp) < end && System.currentTimeMillis() < deadline) {
-                    for (ConsumerRecord<Short, Float> r : consumer.poll(Duration.ofMillis(500))) {
-                        System.out.println(r.key() + "\t" + r.value());
-                    }
-                }
-            }
-        }
-    }
-
-    static Properties props(String bootstrap) {
-        Properties p = new Properties();
-        p.put("bootstrap.servers", bootstrap);
-        return p;
-    }
-}
-"""
+JAVA_SOURCES = Path(__file__).resolve().parent / "java"  # JavaSerdes.java
 
 
 @pytest.fixture(scope="module")
 def java_serdes(kafka, tmp_path_factory):  # type: ignore[no-untyped-def]
-    """``run(mode, topic)``: the Java program above, compiled once against the broker's kafka-clients jar."""
+    """``run(mode, topic)``: java/JavaSerdes.java, compiled once against the broker's kafka-clients jar."""
     jars = sorted(LIBS.glob("kafka-clients-*.jar"))
-    javac, java = shutil.which("javac"), shutil.which("java")
-    if not jars or javac is None or java is None:
-        missing = f"javac/java or {LIBS}/kafka-clients-*.jar (scripts/servers/kafka.sh start fetches Kafka's jars)"
+    if not jars or shutil.which("javac") is None:
+        missing = f"javac or {LIBS}/kafka-clients-*.jar (scripts/servers/kafka.sh start fetches Kafka's jars)"
         if os.environ.get("CI", "").lower() == "true":
             pytest.fail(f"missing {missing}")
         pytest.skip(f"missing {missing}")
-    folder = tmp_path_factory.mktemp("java")
-    (folder / "JavaSerdes.java").write_text(JAVA)
-    classpath = f"{folder}:{LIBS}/*"
-    done = subprocess.run(
-        [javac, "--release", "17", "-cp", classpath, "-d", str(folder), str(folder / "JavaSerdes.java")],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert done.returncode == 0, done.stderr
+    java = java_program(JAVA_SOURCES, f"{LIBS}/*", tmp_path_factory.mktemp("java"))
 
     def run(mode: str, topic: str) -> list[str]:
         result = subprocess.run(
-            [java, "-Xmx128m", "-Dlog4j2.level=WARN", "-cp", classpath, "JavaSerdes", mode, kafka.bootstrap, topic],
+            [*java, "-Xmx128m", "-Dlog4j2.level=WARN", "JavaSerdes", mode, kafka.bootstrap, topic],
             capture_output=True,
             text=True,
             timeout=300,

@@ -158,10 +158,6 @@ class KafkaSource(StreamSource, BatchSource):
         self._group_client: Consumer | None = None  # driver side, commits to ``group_id``
 
     def __getstate__(self) -> dict[str, Any]:
-        if self._schema is None:
-            # Pickled on the driver for the tasks: a Schema Registry format's reader schema goes
-            # with it, so every task reads with the one the query planned (never its own "latest").
-            self.schema()
         state = self.__dict__.copy()
         state["_client"] = state["_group_client"] = None  # a librdkafka handle does not pickle
         return state
@@ -170,6 +166,12 @@ class KafkaSource(StreamSource, BatchSource):
         what = f"topics={self.topics}" if self.topics else f"pattern={self.pattern!r}"
         servers = redact_hosts(self.config["bootstrap.servers"])  # user:password@ pasted into a host stays hidden
         return f"KafkaSource({what}, bootstrap.servers={servers!r})"
+
+    def bind_schema(self, schema: StructType) -> None:
+        # Where the reader is made, before it goes to the tasks: a Schema Registry format fixes its
+        # reader schema here, so every task reads with the one the query planned, never asking the
+        # registry for a "latest" version of its own.
+        self.schema()
 
     def schema(self) -> StructType:
         if self._schema is None:
