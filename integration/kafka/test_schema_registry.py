@@ -693,3 +693,59 @@ def test_a_registry_down_mid_stream_is_retried_then_a_clear_error_and_nothing_is
     with pytest.raises(KafkaRegistryError, match=r"fetching schema id \d+ failed .* did not answer for 6 s"):
         list(source.read_range(range_))
     assert 5 < time.monotonic() - began < 30
+
+
+def test_a_stream_lives_through_a_registry_outage_within_the_deadline_and_fails_clearly_after_it(
+    spark, kafka, registry, proxy, tmp_path
+) -> None:
+    topic = kafka.topic(prefix="avro-outage")
+    write = AvroSerializer(registry, json.dumps(ORDER_V1))
+    produce(kafka, topic, serialized(write, topic, [order(i) for i in range(5)]))
+    source = sources.kafka(
+        bootstrap_servers=kafka.bootstrap,
+        topics=[topic],
+        value_format="avro-confluent",
+        schema_registry_url=proxy.url,
+        broker_timeout_s=10,
+    )
+    table = f"outage_{uuid.uuid4().hex[:8]}"
+    query = (
+        source.read_stream(spark)
+        .select("offset", "value.id")
+        .writeStream.format("memory")
+        .queryName(table)
+        .option("checkpointLocation", str(tmp_path / "c"))
+        .trigger(processingTime="500 milliseconds")
+        .start()
+    )
+
+    def ids(count: int) -> list[int]:
+        deadline = time.monotonic() + 120
+        while spark.table(table).count() < count and time.monotonic() < deadline and query.isActive:
+            time.sleep(0.5)
+        return sorted(r.id for r in spark.table(table).collect())
+
+    try:
+        assert ids(5) == list(range(5))
+        proxy.stop()  # the registry goes away; records of a version no worker has fetched arrive
+        produce(
+            kafka,
+            topic,
+            serialized(AvroSerializer(registry, json.dumps(ORDER_V2)), topic, [order(i, "x") for i in range(5, 10)]),
+        )
+        time.sleep(3)
+        proxy.start()  # back within broker_timeout_s: the query goes on, nothing skipped
+        assert ids(10) == list(range(10))
+        proxy.stop()  # and gone for good, with another new version arriving
+        v3 = {**ORDER_V2, "fields": [*ORDER_V2["fields"], {"name": "rank", "type": "int", "default": 0}]}
+        produce(
+            kafka, topic, serialized(AvroSerializer(registry, json.dumps(v3)), topic, [{**order(10, "x"), "rank": 1}])
+        )
+        with pytest.raises(
+            Exception,
+            match=r"KafkaRegistryError: kafka: schema registry at .*fetching schema id \d+ failed .*did not answer for 10 s",
+        ):
+            query.awaitTermination(180)
+    finally:
+        query.stop()
+    assert ids(10) == list(range(10))  # the record the registry could not explain is not there, nor skipped past
