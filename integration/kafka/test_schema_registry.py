@@ -431,6 +431,23 @@ def test_unframed_cut_and_unknown_id_records_fail_naming_the_record_or_become_nu
     assert [r._corrupt_value for r in rows] == [None, *bad, None, None]  # a null record is no bad record
 
 
+def test_a_url_that_is_no_registry_api_fails_the_read_rather_than_nulling_every_record(kafka, registry) -> None:
+    topic = kafka.topic(prefix="avro-wrong-url")
+    produce(kafka, topic, serialized(AvroSerializer(registry, json.dumps(ORDER_V1)), topic, [order(1)]))
+    source = sources.kafka(
+        bootstrap_servers=kafka.bootstrap,
+        topics=[topic],
+        value_format="avro-confluent",
+        schema_registry_url="http://127.0.0.1:8081/apis",  # Apicurio without /ccompat/v7: 404 to everything
+        registry_schema=json.dumps(ORDER_V1),  # so the driver asks the registry nothing
+        on_bad_record="null",
+    )
+    with pytest.raises(
+        KafkaRegistryError, match=r"answers HTTP 404 to GET /subjects: it is no Schema Registry's Confluent API"
+    ):
+        list(source.read_split(source.splits()[0]))
+
+
 def test_a_subject_that_does_not_exist_is_named_with_what_the_registry_has(spark, kafka, registry) -> None:
     topic = kafka.topic(prefix="no-subject")
     with pytest.raises(Exception, match=rf"KafkaRegistryError: .* has no subject '{topic}-value' \(it has subjects"):

@@ -185,6 +185,7 @@ class RegistryFormat(ValueFormat):
         try:
             writer = registry.schema_by_id(schema_id)
         except SchemaNotFound:
+            registry.check_unknown_id(schema_id)  # a URL that is no registry fails the read instead
             raise DecodeError(
                 index,
                 f"schema id {schema_id} is not in the schema registry at {registry.shown_url} "

@@ -131,7 +131,7 @@ class Registry:
                 return self._call(lambda client: client.get_latest_version(subject), f"fetching {what}")
             return self._call(lambda client: client.get_version(subject, version), f"fetching {what}")
         except SchemaNotFound:
-            subjects = self._subjects()
+            subjects = self.subjects()
             raise KafkaRegistryError(
                 f"kafka: the schema registry at {self.shown_url} has {missing}"
                 + (
@@ -144,10 +144,14 @@ class Registry:
 
     def register(self, subject: str, schema: Schema) -> int:
         """Register ``schema`` under ``subject`` (the id it already has if it is there)."""
-        return self._call(
-            lambda client: client.register_schema(subject, schema),
-            f"registering a {schema.schema_type} schema under subject {subject!r}",
-        )
+        what = f"registering a {schema.schema_type} schema under subject {subject!r}"
+        try:
+            return self._call(lambda client: client.register_schema(subject, schema), what)
+        except SchemaNotFound as exc:  # 404 to a POST: a subject name the registry cannot route ('..')
+            raise KafkaRegistryError(
+                f"kafka: schema registry at {self.shown_url}: {what} failed: HTTP 404 ({exc}); is the "
+                f"subject a name the registry takes, and the URL its Confluent API (Apicurio: .../apis/ccompat/v7)?"
+            ) from None
 
     def lookup(self, subject: str, schema: Schema) -> RegisteredSchema | None:
         """The registered version of ``schema`` under ``subject``, or None if it is not there."""
@@ -158,11 +162,26 @@ class Registry:
         except SchemaNotFound:
             return None
 
-    def _subjects(self) -> list[str]:
+    def subjects(self) -> list[str]:
+        """The registry's subjects; a :class:`KafkaRegistryError` if the URL answers 404 to
+        ``/subjects`` (not a Confluent API: a wrong path, Apicurio without ``/apis/ccompat/v7``)."""
         try:
             return sorted(self._call(lambda client: client.get_subjects(), "listing subjects"))
-        except (KafkaRegistryError, SchemaNotFound):
-            return []
+        except SchemaNotFound:
+            raise KafkaRegistryError(
+                f"kafka: {self.shown_url} answers HTTP 404 to GET /subjects: it is no Schema Registry's "
+                f"Confluent API (option 'schema_registry_url'; Apicurio's is http://host:port/apis/ccompat/v7)"
+            ) from None
+
+    def check_unknown_id(self, schema_id: int) -> None:
+        """Called when the registry says it has no ``schema_id``: fails unless the URL is a
+        registry's Confluent API (a wrong URL must not make every record a bad one)."""
+        with _LOCK:
+            if self.url in _CONFIRMED_APIS:
+                return
+        self.subjects()
+        with _LOCK:
+            _CONFIRMED_APIS.add(self.url)
 
     def _call(self, call: Callable[[SchemaRegistryClient], T], what: str) -> T:
         """``call`` with this process's client, retried while the registry does not answer."""
@@ -217,6 +236,8 @@ def _refusal(exc: SchemaRegistryError, secrets: tuple[str, ...]) -> str:
 _LOCK = threading.Lock()
 _CLIENTS: dict[str, SchemaRegistryClient] = {}
 _SCHEMAS: dict[tuple[str, int], Schema] = {}
+#: registry URLs whose /subjects answered: an unknown id there is the record's fault, not the URL's
+_CONFIRMED_APIS: set[str] = set()
 
 
 def _client(registry: Registry) -> SchemaRegistryClient:
@@ -233,6 +254,7 @@ def forget_schemas() -> None:
     """Drop what this process keeps (tests: a registry restarted with in-memory storage)."""
     with _LOCK:
         _SCHEMAS.clear()
+        _CONFIRMED_APIS.clear()
         for client in _CLIENTS.values():
             client.close()
         _CLIENTS.clear()
