@@ -34,6 +34,8 @@ SECRET_WORDS = (
     "key.pem",
     "jaas.config",
     "oauthbearer.config",
+    # a Schema Registry client's basic.auth.user.info is "user:password"
+    "user.info",
 )
 
 
@@ -208,6 +210,9 @@ def secrets_of(options: Mapping[str, Any]) -> tuple[str, ...]:
     for name, value in options.items():
         if value is None:
             continue
+        nested = _settings(value)
+        if nested is not None:  # a dict of a client's settings (schema_registry_config): its secrets too
+            found.update(secrets_of(nested))
         text = value if isinstance(value, str) else str(value)
         if is_secret_name(name):
             found.add(text)
@@ -218,10 +223,28 @@ def secrets_of(options: Mapping[str, Any]) -> tuple[str, ...]:
     return tuple(sorted((s for s in found if s), key=len, reverse=True))
 
 
+def _settings(value: Any) -> Mapping[str, Any] | None:
+    """``value`` as a dict of settings, if it is one or the JSON text of one; else None."""
+    if isinstance(value, Mapping):
+        return value
+    if isinstance(value, str) and value.lstrip().startswith("{"):
+        try:
+            parsed = json.loads(value)
+        except ValueError:
+            return None
+        return parsed if isinstance(parsed, dict) else None
+    return None
+
+
 def shown_value(name: str, value: Any) -> Any:
-    """What an option's value may show as: ``***`` for a secret name, a URL without its password."""
+    """What an option's value may show as: ``***`` for a secret name, a URL without its password,
+    a dict of settings (or its JSON text) with these rules applied to each of its settings."""
     if is_secret_name(name):
         return MASK
+    nested = _settings(value)
+    if nested is not None:
+        shown = {key: shown_value(str(key), setting) for key, setting in nested.items()}
+        return shown if isinstance(value, Mapping) else json.dumps(shown)
     if isinstance(value, str) and (_is_url(value) or "@" in value):
         return redact_hosts(value)
     return value

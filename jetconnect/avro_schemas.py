@@ -6,7 +6,9 @@ and write through this one mapping, so an Avro value reads back the same whereve
 
 from __future__ import annotations
 
+from jetconnect._files.avro_records import avro_data, avro_records
 from jetconnect._files.avro_schema import (
+    avro_type,
     load_avro_schema,
     may_be_empty,
     needs_fixing,
@@ -15,4 +17,14 @@ from jetconnect._files.avro_schema import (
     value_fixer,
 )
 
-__all__ = ["load_avro_schema", "may_be_empty", "needs_fixing", "to_avro_schema", "to_spark_schema", "value_fixer"]
+__all__ = [
+    "avro_data",
+    "avro_records",
+    "avro_type",
+    "load_avro_schema",
+    "may_be_empty",
+    "needs_fixing",
+    "to_avro_schema",
+    "to_spark_schema",
+    "value_fixer",
+]

@@ -244,19 +244,26 @@ def _time_of_day(value: datetime.time, per_second: int) -> int:
 # --- Spark -> Avro ---------------------------------------------------------------------------------
 
 
-def to_avro_schema(schema: StructType, name: str = "topLevelRecord") -> dict:
-    """An Avro record schema for rows of ``schema`` (nullable fields are unions with null)."""
-    return _record(schema, name, namespace="")
+def to_avro_schema(schema: StructType, name: str = "topLevelRecord", owner: str = "avro sink") -> dict:
+    """An Avro record schema for rows of ``schema`` (nullable fields are unions with null);
+    ``owner`` starts the error naming a field with no Avro equivalent."""
+    return _record(schema, name, "", owner)
 
 
-def _record(struct: StructType, name: str, namespace: str) -> dict:
+def avro_type(data_type: DataType, name: str = "topLevelRecord", owner: str = "avro sink") -> Any:
+    """The Avro type of values of ``data_type``: a record schema for a struct (named ``name``),
+    the primitive or logical type of anything else, as :func:`to_avro_schema` types a field."""
+    return _avro_type(data_type, name, "", owner)
+
+
+def _record(struct: StructType, name: str, namespace: str, owner: str) -> dict:
     record: dict[str, Any] = {"type": "record", "name": name}
     if namespace:
         record["namespace"] = namespace
     inner = f"{namespace}.{name}" if namespace else name
     fields = []
     for f in struct.fields:
-        avro = _avro_type(f.dataType, f.name, inner)
+        avro = _avro_type(f.dataType, f.name, inner, owner)
         if f.nullable:
             fields.append({"name": f.name, "type": ["null", avro], "default": None})
         else:
@@ -265,7 +272,7 @@ def _record(struct: StructType, name: str, namespace: str) -> dict:
     return record
 
 
-def _avro_type(data_type: DataType, name: str, namespace: str) -> Any:
+def _avro_type(data_type: DataType, name: str, namespace: str, owner: str) -> Any:
     if isinstance(data_type, (ByteType, ShortType, IntegerType)):
         return "int"
     for spark_type, avro in (
@@ -287,20 +294,26 @@ def _avro_type(data_type: DataType, name: str, namespace: str) -> Any:
     if isinstance(data_type, DecimalType):
         return {"type": "bytes", "logicalType": "decimal", "precision": data_type.precision, "scale": data_type.scale}
     if isinstance(data_type, StructType):
-        return _record(data_type, name, namespace)
+        return _record(data_type, name, namespace, owner)
     if isinstance(data_type, ArrayType):
-        items = _avro_type(data_type.elementType, name, namespace)
+        items = _avro_type(data_type.elementType, name, namespace, owner)
         return {"type": "array", "items": ["null", items] if data_type.containsNull else items}
     if isinstance(data_type, MapType):
         if not isinstance(data_type.keyType, StringType):
             raise SchemaError(
-                f"avro sink: field '{name}' is a map with {data_type.keyType.simpleString()} keys; Avro maps have string keys"
+                f"{owner}: field '{name}' is a map with {data_type.keyType.simpleString()} keys; Avro maps have string keys"
             )
-        values = _avro_type(data_type.valueType, name, namespace)
+        values = _avro_type(data_type.valueType, name, namespace, owner)
         return {"type": "map", "values": ["null", values] if data_type.valueContainsNull else values}
-    raise SchemaError(
-        f"avro sink: field '{name}' has type {data_type.simpleString()}, which has no Avro equivalent here"
-    )
+    raise SchemaError(f"{owner}: field '{name}' has type {data_type.simpleString()}, which has no Avro equivalent here")
 
 
-__all__ = ["load_avro_schema", "may_be_empty", "needs_fixing", "to_avro_schema", "to_spark_schema", "value_fixer"]
+__all__ = [
+    "avro_type",
+    "load_avro_schema",
+    "may_be_empty",
+    "needs_fixing",
+    "to_avro_schema",
+    "to_spark_schema",
+    "value_fixer",
+]

@@ -255,3 +255,13 @@ def test_scrubbed_masks_the_whole_chain_and_keeps_the_type_where_it_can() -> Non
     assert CANARY not in text and quote(CANARY, safe="") not in text and "***" in text
     assert "KeyError" in text  # the cause is described, masked
     assert not quotes_secret(ValueError("nothing here"), [CANARY])
+
+
+def test_a_dict_of_client_settings_keeps_its_secrets_hidden_as_a_dict_and_as_json() -> None:
+    # schema_registry_config: a Python dict, or its JSON text as a Spark option
+    settings = {"basic.auth.user.info": "reader:c@n#a/r%y", "timeout": 5}
+    for value in (settings, json.dumps(settings)):
+        shown = repr(Options({"schema_registry_config": value}, owner="kafka"))
+        assert "c@n#a/r%y" not in shown and "timeout" in shown
+        assert "reader:c@n#a/r%y" in secrets_of({"schema_registry_config": value})
+    assert is_secret_name("schema_registry.basic.auth.user.info")

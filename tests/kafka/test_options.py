@@ -23,7 +23,7 @@ def test_exactly_one_of_topics_and_pattern() -> None:
     "option, value, message",
     [
         ("on_offset_out_of_range", "rewind", "'on_offset_out_of_range' must be one of fail, earliest, latest"),
-        ("key_format", "json", "'key_format' must be bytes or string"),
+        ("key_format", "json", "'key_format' must be one of bytes, string, short"),
         ("value_format", "avro", "needs option 'avro_schema'"),
         ("pattern", "orders[", "'pattern' is not a regular expression"),
         ("starting_offsets", "yesterday", "'starting_offsets' must be earliest, latest"),

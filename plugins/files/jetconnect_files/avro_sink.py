@@ -20,7 +20,7 @@ import pyarrow as pa
 
 from jetconnect import WriteContext
 from jetconnect.api import FileSystem, check_count
-from jetconnect.avro_schemas import load_avro_schema, to_avro_schema
+from jetconnect.avro_schemas import avro_records, load_avro_schema, to_avro_schema
 from jetconnect.errors import JetconnectError, OptionError, SinkError
 from jetconnect.files_family import (
     BatchReaderChoice,
@@ -37,7 +37,7 @@ from jetconnect.files_family import (
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import DataFrame
-    from pyspark.sql.types import DataType, StructType
+    from pyspark.sql.types import StructType
 
 _log = logging.getLogger(__name__)
 
@@ -145,7 +145,7 @@ class AvroSink(StagedFileSink):
 
     def file_writers(self, ctx: WriteContext) -> FileWriters:
         parsed = self._parsed_schema(ctx.schema)
-        to_python = _python_converter(ctx.schema, _number_columns(parsed))
+        to_python = avro_records(ctx.schema, parsed)
         written = _Written()  # numbers records across the partition's files, for errors
         return lambda out: _AvroFile(out, parsed, self.codec, self.sync_interval, to_python, written)
 
@@ -201,98 +201,3 @@ def _mismatch(parsed: Any, record: dict, index: int, exc: Exception) -> SinkErro
     except Exception:  # the validator itself failing: keep the writer's message
         pass
     return SinkError(f"avro sink: record #{index} of this partition does not match the Avro schema: {detail}")
-
-
-#: Avro logical types fastavro also takes as the number it stores, and the Arrow type holding that
-#: very number: a timestamp with a time zone (UTC microseconds), one without (local microseconds;
-#: Spark hands both to Python in microseconds), a date (days). A column of these goes to Python as
-#: plain numbers: ``to_pylist`` would make a datetime per value (an aware one costs most) only for
-#: fastavro to turn it back into the number; that took 70% of the sink's Python time on a table with
-#: one timestamp column among five (#35).
-_STORED_AS = {"timestamp-micros": "aware", "local-timestamp-micros": "naive", "date": "date"}
-
-
-def _number_columns(parsed: Any) -> dict[str, str]:
-    """Top-level fields whose Avro type (or its one non-null branch) is a logical type of
-    ``_STORED_AS``: field name -> the kind of Arrow column whose numbers they are."""
-    found: dict[str, str] = {}
-    for field in parsed.get("fields", []) if isinstance(parsed, dict) else []:
-        branches = field["type"] if isinstance(field["type"], list) else [field["type"]]
-        typed = [b for b in branches if b != "null"]
-        if len(typed) == 1 and isinstance(typed[0], dict) and typed[0].get("logicalType") in _STORED_AS:
-            found[field["name"]] = _STORED_AS[typed[0]["logicalType"]]
-    return found
-
-
-def _as_numbers(batch: pa.RecordBatch, columns: dict[str, str]) -> pa.RecordBatch:
-    """``batch`` with those of ``columns`` whose Arrow type is their kind cast to the integers
-    they hold; any other column (a timestamp in another unit, say) is left to fastavro."""
-    for name, kind in columns.items():
-        at = batch.schema.get_field_index(name)
-        if at < 0:
-            continue
-        column = batch.column(at)
-        if kind == "date":
-            if column.type != pa.date32():
-                continue
-            number = pa.int32()
-        elif not (
-            pa.types.is_timestamp(column.type)
-            and column.type.unit == "us"
-            and (column.type.tz is not None) == (kind == "aware")
-        ):
-            continue
-        else:
-            number = pa.int64()
-        batch = batch.set_column(at, batch.schema.field(at).with_type(number), column.cast(number))
-    return batch
-
-
-def _python_converter(
-    schema: StructType, numbers: dict[str, str] | None = None
-) -> Callable[[pa.RecordBatch], list[dict]]:
-    """Arrow batch -> records fastavro writes. Arrow gives maps as lists of pairs: make them dicts;
-    ``numbers`` (of :func:`_number_columns`) go as the numbers Avro stores, not as datetimes."""
-    fixers = {f.name: fix for f in schema.fields if (fix := _value_fixer(f.dataType)) is not None}
-    if not fixers and not numbers:
-        return pa.RecordBatch.to_pylist
-    if not fixers:
-        return lambda batch: _as_numbers(batch, numbers or {}).to_pylist()
-
-    def convert(batch: pa.RecordBatch) -> list[dict]:
-        records = _as_numbers(batch, numbers or {}).to_pylist()
-        for record in records:
-            for name, fix in fixers.items():
-                if record[name] is not None:
-                    record[name] = fix(record[name])
-        return records
-
-    return convert
-
-
-def _value_fixer(data_type: DataType) -> Callable[[Any], Any] | None:
-    from pyspark.sql.types import ArrayType, MapType, StructType
-
-    if isinstance(data_type, MapType):
-        fix_value = _value_fixer(data_type.valueType)
-        if fix_value is None:
-            return dict
-        return lambda pairs: {k: (fix_value(v) if v is not None else None) for k, v in pairs}
-    if isinstance(data_type, ArrayType):
-        fix_item = _value_fixer(data_type.elementType)
-        if fix_item is None:
-            return None
-        return lambda items: [fix_item(v) if v is not None else None for v in items]
-    if isinstance(data_type, StructType):
-        fixers = {f.name: fix for f in data_type.fields if (fix := _value_fixer(f.dataType)) is not None}
-        if not fixers:
-            return None
-
-        def fix_struct(value: dict) -> dict:
-            for name, fix in fixers.items():
-                if value[name] is not None:
-                    value[name] = fix(value[name])
-            return value
-
-        return fix_struct
-    return None

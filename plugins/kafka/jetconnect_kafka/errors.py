@@ -17,4 +17,9 @@ class KafkaSinkError(SinkError):
     """Writing to Kafka failed: a row that cannot be serialised, a transaction that did not commit."""
 
 
-__all__ = ["KafkaOffsetError", "KafkaSinkError", "KafkaSourceError"]
+class KafkaRegistryError(KafkaSourceError, KafkaSinkError):
+    """The Schema Registry refused or did not answer (a read and a write alike ask it): the message
+    names the registry, the subject or schema id, and what it said."""
+
+
+__all__ = ["KafkaOffsetError", "KafkaRegistryError", "KafkaSinkError", "KafkaSourceError"]

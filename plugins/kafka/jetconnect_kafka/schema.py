@@ -19,9 +19,14 @@ HEADERS = ArrayType(
 )
 
 
-def record_schema(key_type: DataType, value_type: DataType) -> StructType:
-    """key, value, topic, partition, offset, timestamp, timestamp_type, headers."""
-    return StructType(
+#: With ``on_bad_record="null"``: the bytes of a key or value that did not decode (else null).
+CORRUPT_COLUMNS = ("_corrupt_key", "_corrupt_value")
+
+
+def record_schema(key_type: DataType, value_type: DataType, corrupt_columns: bool = False) -> StructType:
+    """key, value, topic, partition, offset, timestamp, timestamp_type, headers (and, with
+    ``corrupt_columns``, :data:`CORRUPT_COLUMNS`, as Spark's ``_corrupt_record``)."""
+    schema = StructType(
         [
             StructField("key", key_type, True),
             StructField("value", value_type, True),
@@ -34,6 +39,9 @@ def record_schema(key_type: DataType, value_type: DataType) -> StructType:
             StructField("headers", HEADERS, True),
         ]
     )
+    for name in CORRUPT_COLUMNS if corrupt_columns else ():
+        schema = schema.add(StructField(name, BinaryType(), True))
+    return schema
 
 
-__all__ = ["HEADERS", "record_schema"]
+__all__ = ["CORRUPT_COLUMNS", "HEADERS", "record_schema"]

@@ -2,7 +2,9 @@
 
 ``bytes`` (as is), ``string`` (UTF-8), ``json`` (a struct given by ``value_schema`` DDL) and
 ``avro`` (schemaless Avro records given by ``avro_schema``, decoded with fastavro, mapped to Spark
-types by the core's :mod:`jetconnect.avro_schemas`, as the avro files source maps them).
+types by the core's :mod:`jetconnect.avro_schemas`, as the avro files source maps them); Kafka's
+Java serializers (``short`` ... ``uuid``, :mod:`~jetconnect_kafka.java_types`) and the Schema
+Registry formats (``avro-confluent`` ..., :mod:`~jetconnect_kafka.registry_formats`).
 Decoders work on whole batches and fall back to one record at a time only to name the record at fault.
 """
 
@@ -22,6 +24,19 @@ from jetconnect.avro_schemas import needs_fixing, to_spark_schema, value_fixer
 from jetconnect.errors import OptionError, SchemaError
 
 FORMATS = ("bytes", "string", "json", "avro")
+#: every key and value format: these, Kafka's Java serializers', and the Schema Registry's
+ALL_FORMATS = (
+    *FORMATS,
+    "short",
+    "integer",
+    "long",
+    "float",
+    "double",
+    "uuid",
+    "avro-confluent",
+    "json-schema-confluent",
+    "protobuf-confluent",
+)
 #: Describes where record ``i`` of a batch came from, e.g. "topic 'orders' partition 2 offset 17".
 Where = Callable[[int], str]
 
@@ -190,9 +205,28 @@ def _to_arrow(items: list[Any], arrow_type: pa.DataType, what: str) -> pa.Array:
         raise
 
 
-def value_format(name: str, value_schema: str | None = None, avro_schema: str | dict | None = None) -> ValueFormat:
-    """The format called ``name``, checking that the schema it needs was given."""
-    name = name.lower()
+def value_format(
+    name: str,
+    value_schema: str | None = None,
+    avro_schema: str | dict | None = None,
+    binding: Any = None,
+    option: str = "value_format",
+) -> ValueFormat:
+    """The format called ``name``, checking that the schema it needs was given; ``binding`` (a
+    :class:`~jetconnect_kafka.registry_formats.Binding`) is what a Schema Registry format needs."""
+    name = str(name).lower()
+    from jetconnect_kafka.java_types import JAVA_FORMATS, java_format
+    from jetconnect_kafka.registry_formats import REGISTRY_FORMATS, registry_format
+
+    if name in JAVA_FORMATS:
+        return java_format(name)
+    if name in REGISTRY_FORMATS:
+        if binding is None:
+            raise OptionError(
+                f"kafka: {option} {name!r} needs option 'schema_registry_url' (the registry's Confluent API, "
+                f"e.g. http://registry:8081 or Apicurio's http://registry:8080/apis/ccompat/v7)"
+            )
+        return registry_format(name, binding)
     if name == "bytes":
         return ValueFormat()
     if name == "string":
@@ -207,7 +241,29 @@ def value_format(name: str, value_schema: str | None = None, avro_schema: str | 
         if not avro_schema:
             raise OptionError("kafka: value_format 'avro' needs option 'avro_schema' (the Avro schema as JSON)")
         return AvroFormat(avro_schema)
-    raise OptionError(f"kafka: option 'value_format' must be one of {', '.join(FORMATS)}, got {name!r}")
+    raise OptionError(f"kafka: option '{option}' must be one of {', '.join(ALL_FORMATS)}, got {name!r}")
 
 
-__all__ = ["FORMATS", "AvroFormat", "DecodeError", "JsonFormat", "StringFormat", "ValueFormat", "value_format"]
+#: formats a key may have (json and avro need a schema option of the value's)
+KEY_FORMATS = tuple(f for f in ALL_FORMATS if f not in ("json", "avro"))
+
+
+def key_format(name: str, binding: Any = None) -> ValueFormat:
+    """The key format called ``name``: any format but the schemaless ``json`` and ``avro``."""
+    if str(name).lower() not in KEY_FORMATS:
+        raise OptionError(f"kafka: option 'key_format' must be one of {', '.join(KEY_FORMATS)}, got {name!r}")
+    return value_format(name, binding=binding, option="key_format")
+
+
+__all__ = [
+    "ALL_FORMATS",
+    "KEY_FORMATS",
+    "key_format",
+    "FORMATS",
+    "AvroFormat",
+    "DecodeError",
+    "JsonFormat",
+    "StringFormat",
+    "ValueFormat",
+    "value_format",
+]

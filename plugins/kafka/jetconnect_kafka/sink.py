@@ -21,7 +21,7 @@ from typing import Any
 
 import pyarrow as pa
 from confluent_kafka import KafkaException, Producer
-from pyspark.sql.types import ArrayType, BinaryType, IntegerType, LongType, ShortType, StringType, StructType
+from pyspark.sql.types import ArrayType, BinaryType, DataType, IntegerType, LongType, ShortType, StringType, StructType
 
 from jetconnect import CommitContext, Guarantee, Sink, WriteContext
 from jetconnect.api import (
@@ -38,6 +38,8 @@ from jetconnect_kafka import config, producers, serde
 from jetconnect_kafka.errors import KafkaSinkError
 from jetconnect_kafka.ledger import DEFAULT_TOPIC, Ledger, marker
 from jetconnect_kafka.records import ProducerRecord, as_producer_record, wire_bytes
+from jetconnect_kafka.registry_formats import RegistryFormat, sink_bindings
+from jetconnect_kafka.schema_registry import Registry, split_registry_options
 from jetconnect_kafka.serde import ValueFormat
 
 DELIVERY = ("exactly-once", "at-least-once")
@@ -87,6 +89,13 @@ class KafkaSink(Sink):
         commit_topic: str = DEFAULT_TOPIC,
         broker_timeout_s: float = 30.0,
         record_fn: Callable[[Any], Any] | None = None,
+        key_format: str = "bytes",
+        schema_registry_url: str | None = None,
+        schema_registry_config: dict[str, Any] | None = None,
+        subject: str | None = None,
+        key_subject: str | None = None,
+        registry_schema: str | None = None,
+        auto_register: bool = True,
         **client_config: Any,
     ) -> None:
         if delivery not in DELIVERY:
@@ -94,7 +103,18 @@ class KafkaSink(Sink):
         if topic is not None:  # whole names: "t\n" is no topic, and the broker's refusal names no option
             check_name(topic, "topic", "kafka sink", config.TOPIC_NAME, config.TOPIC_NAME_IS)
         self.topic = topic
-        self.value_format: ValueFormat = serde.value_format(value_format, value_schema, avro_schema)
+        registry_config = split_registry_options(client_config, schema_registry_config)
+        registry = Registry(schema_registry_url, registry_config, broker_timeout_s) if schema_registry_url else None
+        bindings = sink_bindings(registry, topic, subject, key_subject, registry_schema, auto_register)
+        self.key_format: ValueFormat = serde.key_format(key_format, bindings["key"])
+        self.value_format: ValueFormat = serde.value_format(value_format, value_schema, avro_schema, bindings["value"])
+        if record_fn is not None and (
+            type(self.key_format) is not ValueFormat or self.value_format.name not in serde.FORMATS
+        ):
+            raise OptionError(
+                "kafka sink: record_fn makes each record's bytes itself; options 'key_format' and a value_format "
+                f"other than {', '.join(serde.FORMATS)} apply to the key and value columns, without record_fn"
+            )
         self.delivery = delivery
         self.guarantee = self.guarantee_option.guarantee(delivery)
         self.backoff = Backoff(initial=0.1, maximum=2.0, deadline=broker_timeout_s)
@@ -118,18 +138,37 @@ class KafkaSink(Sink):
             )
         if self.topic is None and "topic" not in names:
             raise SchemaError("kafka sink: give option 'topic' or a 'topic' column")
-        allowed = {
+        allowed: dict[str, tuple[type[DataType], ...]] = {
             "key": (BinaryType, StringType),
             "topic": (StringType,),
             "partition": (IntegerType, LongType, ShortType),
             "headers": (ArrayType,),
         }
+        if type(self.key_format) is not ValueFormat:
+            del allowed["key"]  # the key format says what a key column may be
         for name, types in allowed.items():
             if name in names and not isinstance(names[name], types):
                 raise SchemaError(
                     f"kafka sink: column '{name}' is {names[name].simpleString()}, "
                     f"expected {' or '.join(t.typeName() for t in types)}"
                 )
+        self.prepare_formats(schema)
+
+    def prepare_formats(self, schema: StructType | None) -> None:
+        """Fix the Schema Registry formats' schemas for the key and value columns of ``schema``:
+        registered (or looked up) on the driver in :meth:`check_schema`; a task whose copy of the
+        sink has them asks the registry nothing."""
+        formats = [
+            (r, f) for r, f in (("key", self.key_format), ("value", self.value_format)) if isinstance(f, RegistryFormat)
+        ]
+        if not formats:
+            return
+        if schema is None:
+            raise KafkaSinkError("kafka sink: a Schema Registry format needs the DataFrame's schema to derive its own")
+        names = {f.name.lower(): f.dataType for f in schema.fields}
+        for role, fmt in formats:
+            if role in names:
+                fmt.prepare(names[role])
 
     # --- executors ------------------------------------------------------------------------------
 
@@ -261,6 +300,8 @@ class _RowWriter:
     def __init__(self, sink: KafkaSink, ctx: WriteContext, lease: producers.Lease) -> None:
         self.sink, self.ctx, self.lease = sink, ctx, lease
         self.producer = lease.producer
+        if sink.record_fn is None:
+            sink.prepare_formats(ctx.schema)
         self.written = 0
 
     @staticmethod
@@ -293,9 +334,12 @@ class _RowWriter:
             values = self.sink.value_format.encode(batch.column(names["value"]))
         except Exception as exc:  # fastavro/json raise many types; the row at fault is named below
             raise self._bad_value(batch.column(names["value"]), exc) from None
-        keys = _column(batch, names, "key", n)
-        if keys is not None:
-            keys = [k.encode() if isinstance(k, str) else k for k in keys]
+        keys = None
+        if "key" in names:
+            try:
+                keys = self.sink.key_format.encode(batch.column(names["key"]))
+            except Exception as exc:  # noqa: BLE001 - as for values: the row at fault is named
+                raise self._bad_value(batch.column(names["key"]), exc, "key") from None
         topics = _column(batch, names, "topic", n)
         partitions = _column(batch, names, "partition", n)
         headers = _column(batch, names, "headers", n)
@@ -366,17 +410,19 @@ class _RowWriter:
             except BufferError:  # the local queue is full: let librdkafka send some
                 self.producer.poll(0.05)
 
-    def _bad_value(self, column: pa.Array, exc: Exception) -> KafkaSinkError:
-        fmt = self.sink.value_format
+    def _bad_value(self, column: pa.Array, exc: Exception, what: str = "value") -> KafkaSinkError:
+        if isinstance(exc, KafkaSinkError):  # the registry's answer, say: no row is at fault
+            return exc
+        fmt = self.sink.key_format if what == "key" else self.sink.value_format
         for i in range(len(column)):
             try:
                 fmt.encode(column.slice(i, 1))
             except Exception as row_exc:
                 return KafkaSinkError(
-                    f"kafka sink: cannot encode the value of row {self.written + i} of partition "
+                    f"kafka sink: cannot encode the {what} of row {self.written + i} of partition "
                     f"{self.ctx.partition_id} as {fmt.name}: {type(row_exc).__name__}: {row_exc}"
                 )
-        return KafkaSinkError(f"kafka sink: cannot encode values as {fmt.name}: {exc}")
+        return KafkaSinkError(f"kafka sink: cannot encode {what}s as {fmt.name}: {exc}")
 
 
 def _refused(exc: Exception, where: str, topic: Any, record: ProducerRecord) -> KafkaSinkError:

@@ -17,7 +17,7 @@ from typing import Any, NoReturn
 import pyarrow as pa
 import pyarrow.compute as pc
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message, TopicPartition
-from pyspark.sql.types import StructType
+from pyspark.sql.types import StructField, StructType
 
 from jetconnect import BatchSource, Guarantee, Range, StreamSource
 from jetconnect.api import (
@@ -49,12 +49,15 @@ from jetconnect_kafka.offsets import (
 )
 from jetconnect_kafka.ranges import PartitionRange, record_offset
 from jetconnect_kafka.records import ConsumerRecord
+from jetconnect_kafka.registry_formats import source_bindings
 from jetconnect_kafka.schema import record_schema
+from jetconnect_kafka.schema_registry import Registry, split_registry_options
 from jetconnect_kafka.serde import DecodeError, ValueFormat
 
 log = logging.getLogger(__name__)
 
 OUT_OF_RANGE = ("fail", "earliest", "latest")
+BAD_RECORD = ("fail", "null")
 #: The rows of a source with a ``projection`` and no ``schema``: what the function returns, as text.
 PROJECTED_SCHEMA = "value string"
 #: Records asked of librdkafka per ``consume`` call, and so the most rows of one Arrow batch.
@@ -98,6 +101,13 @@ class KafkaSource(StreamSource, BatchSource):
         group_id: str | None = None,
         projection: Callable[[ConsumerRecord], Any] | None = None,
         schema: str | None = None,
+        schema_registry_url: str | None = None,
+        schema_registry_config: dict[str, Any] | None = None,
+        subject: str | None = None,
+        key_subject: str | None = None,
+        schema_version: int | None = None,
+        registry_schema: str | None = None,
+        on_bad_record: str = "fail",
         **client_config: Any,
     ) -> None:
         if isinstance(topics, str):
@@ -112,8 +122,9 @@ class KafkaSource(StreamSource, BatchSource):
                 f"kafka: option 'on_offset_out_of_range' must be one of {', '.join(OUT_OF_RANGE)}, "
                 f"got {on_offset_out_of_range!r}"
             )
-        if key_format not in ("bytes", "string"):
-            raise OptionError(f"kafka: option 'key_format' must be bytes or string, got {key_format!r}")
+        if on_bad_record not in BAD_RECORD:
+            raise OptionError(f"kafka: option 'on_bad_record' must be fail or null, got {on_bad_record!r}")
+        registry_config = split_registry_options(client_config, schema_registry_config)
         self.topics = list(topics or [])
         self.pattern = pattern
         try:
@@ -126,8 +137,11 @@ class KafkaSource(StreamSource, BatchSource):
         self.ending = ending_offsets
         if ending_offsets != "latest":
             parse_starting_offsets(ending_offsets, "ending_offsets")
-        self.key_format: ValueFormat = serde.value_format(key_format)
-        self.value_format: ValueFormat = serde.value_format(value_format, value_schema, avro_schema)
+        registry = Registry(schema_registry_url, registry_config, broker_timeout_s) if schema_registry_url else None
+        bindings = source_bindings(registry, self.topics, subject, key_subject, schema_version, registry_schema)
+        self.key_format: ValueFormat = serde.key_format(key_format, bindings["key"])
+        self.value_format: ValueFormat = serde.value_format(value_format, value_schema, avro_schema, bindings["value"])
+        self.on_bad_record = on_bad_record
         self.on_out_of_range = on_offset_out_of_range
         self.max_records_per_batch = max_records_per_batch
         self.backoff = Backoff(initial=0.1, maximum=2.0, deadline=broker_timeout_s)
@@ -137,11 +151,9 @@ class KafkaSource(StreamSource, BatchSource):
         self.group_id = group_id
         check_function_option(projection, "projection", "kafka", "the record", schema=schema, factory="sources.kafka")
         self.projection = projection
-        self._schema = (
-            parse_schema(schema or PROJECTED_SCHEMA)
-            if projection is not None
-            else record_schema(self.key_format.spark_type(), self.value_format.spark_type())
-        )
+        # Without a projection the schema is the formats': a Schema Registry format asks the registry
+        # for it, so that waits for the first schema() call (on the driver), never a constructor.
+        self._schema = parse_schema(schema or PROJECTED_SCHEMA) if projection is not None else None
         self._client: consumers.RenewableConsumer | None = None  # driver side, for metadata and watermarks
         self._group_client: Consumer | None = None  # driver side, commits to ``group_id``
 
@@ -155,7 +167,17 @@ class KafkaSource(StreamSource, BatchSource):
         servers = redact_hosts(self.config["bootstrap.servers"])  # user:password@ pasted into a host stays hidden
         return f"KafkaSource({what}, bootstrap.servers={servers!r})"
 
+    def bind_schema(self, schema: StructType) -> None:
+        # Where the reader is made, before it goes to the tasks: a Schema Registry format fixes its
+        # reader schema here, so every task reads with the one the query planned, never asking the
+        # registry for a "latest" version of its own.
+        self.schema()
+
     def schema(self) -> StructType:
+        if self._schema is None:
+            self._schema = record_schema(
+                self.key_format.spark_type(), self.value_format.spark_type(), self.on_bad_record == "null"
+            )
         return self._schema
 
     # --- the driver: partitions and positions ------------------------------------------------
@@ -434,9 +456,10 @@ class _RangeReader:
         none = pc.equal(kind, 0)
         if pc.any(none).as_py():  # a record without a timestamp (a pre-0.10 message format) has null for both
             timestamp, timestamp_type = pc.if_else(none, None, timestamp), pc.if_else(none, None, timestamp_type)
+        corrupt: dict[str, list[bytes | None] | None] = {}
         columns = [
-            self._decode(self.source.key_format, [m.key() for m in records], records, "key"),
-            self._decode(self.source.value_format, [m.value() for m in records], records, "value"),
+            self._decode(self.source.key_format, [m.key() for m in records], records, "key", corrupt),
+            self._decode(self.source.value_format, [m.value() for m in records], records, "value", corrupt),
             pa.repeat(pa.scalar(self.topic, pa.string()), n),
             pa.repeat(pa.scalar(self.partition, pa.int32()), n),
             pa.array(offsets, pa.int64()),
@@ -444,6 +467,10 @@ class _RangeReader:
             timestamp_type,
             pa.array([m.headers() for m in records], self.arrow_schema.field("headers").type),
         ]
+        if self.source.on_bad_record == "null":
+            for what in ("key", "value"):
+                bad = corrupt.get(what)
+                columns.append(pa.nulls(n, pa.binary()) if bad is None else pa.array(bad, pa.binary()))
         return pa.RecordBatch.from_arrays(columns, schema=self.arrow_schema)
 
     def _projected(self, records: list[Message], project: Callable[[ConsumerRecord], Any]) -> pa.RecordBatch:
@@ -470,13 +497,62 @@ class _RangeReader:
         # a record the projection returns None for is left out (Jet's rule for mapping functions)
         return rows_to_batch(mapped_rows(rows), self.source.schema(), f"kafka projection (records from {where})")
 
-    def _decode(self, fmt: ValueFormat, raw: list[bytes | None], records: list[Message], what: str) -> pa.Array:
-        """``raw`` (the keys or values of ``records``) decoded; an error names the record at fault."""
+    @staticmethod
+    def _arrow_type(fmt: ValueFormat) -> pa.DataType:
+        return to_arrow_schema(StructType([StructField("v", fmt.spark_type(), True)])).field("v").type
+
+    def _decode(
+        self,
+        fmt: ValueFormat,
+        raw: list[bytes | None],
+        records: list[Message],
+        what: str,
+        corrupt: dict[str, list[bytes | None] | None] | None = None,
+    ) -> pa.Array:
+        """``raw`` (the keys or values of ``records``) decoded; an error names the record at fault.
+
+        With ``on_bad_record="null"`` a record that does not decode is null instead, its bytes
+        kept in ``corrupt[what]``; a registry that does not answer is still an error (nothing is
+        skipped because a server was down).
+        """
         try:
             return fmt.decode(raw)
         except DecodeError as exc:
             where = self.where(record_offset(records[exc.index]))
-            raise KafkaSourceError(f"kafka: cannot decode the {what} at {where} as {fmt.name}: {exc.reason}") from None
+            error = f"kafka: cannot decode the {what} at {where} as {fmt.name}: {exc.reason}"
+            if self.source.on_bad_record == "fail":
+                raise KafkaSourceError(error) from None
+        column, bad = decode_leniently(fmt, raw, self._arrow_type(fmt))
+        if corrupt is not None:
+            corrupt[what] = bad
+        log.warning(
+            "%s (and %d more in this batch); set to NULL (on_bad_record=null)",
+            error,
+            sum(b is not None for b in bad) - 1,
+        )
+        return column
+
+
+def decode_leniently(
+    fmt: ValueFormat, raw: list[bytes | None], arrow_type: pa.DataType
+) -> tuple[pa.Array, list[bytes | None]]:
+    """``raw`` decoded with null for each record that does not decode, and those records' bytes
+    (None elsewhere): decoded in runs between the bad records, not one by one."""
+    parts: list[pa.Array] = []
+    bad: list[bytes | None] = [None] * len(raw)
+    start = 0
+    while start < len(raw):
+        try:
+            parts.append(fmt.decode(raw[start:]))
+            break
+        except DecodeError as exc:
+            at = start + exc.index
+        if at > start:
+            parts.append(fmt.decode(raw[start:at]))
+        parts.append(pa.nulls(1, arrow_type))
+        bad[at] = raw[at]
+        start = at + 1
+    return pa.concat_arrays([p.cast(arrow_type) if p.type != arrow_type else p for p in parts]), bad
 
 
 def _offsets_text(offsets: Any) -> Any:
