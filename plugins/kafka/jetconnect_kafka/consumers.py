@@ -13,11 +13,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
+from confluent_kafka import KafkaError, KafkaException, TopicPartition
 
-from jetconnect.api import Backoff, retry_call
+from jetconnect.api import Backoff
 from jetconnect_kafka import config
 from jetconnect_kafka.idle_pool import IdlePool, Key, settings_key
+from jetconnect_kafka.refusals import Watch
 
 #: Idle consumers one worker keeps (each holds threads and a socket); the least recently used goes.
 MAX_IDLE = 8
@@ -39,12 +40,12 @@ class RenewableConsumer:
 
     def __init__(self, settings: Mapping[str, Any]) -> None:
         self.settings = dict(settings)
-        self._consumer: Consumer | None = None
+        self._consumer: config.WatchedConsumer | None = None
         #: How many consumers a failed request replaced (for tests and logs).
         self.renewals = 0
 
     @property
-    def consumer(self) -> Consumer:
+    def consumer(self) -> config.WatchedConsumer:
         if self._consumer is None:
             self._consumer = config.consumer(self.settings)
         return self._consumer
@@ -71,15 +72,27 @@ class RenewableConsumer:
         timeout = min(5.0, backoff.deadline)
 
         def attempt() -> tuple[int, int]:
+            consumer = self.consumer
             try:
-                low, high = self.consumer.get_watermark_offsets(TopicPartition(topic, partition), timeout=timeout)
+                low, high = consumer.get_watermark_offsets(TopicPartition(topic, partition), timeout=timeout)
             except KafkaException as exc:
+                consumer.poll(0)  # unassigned here: serves its reports, fetches nothing
+                consumer.watch.raise_if_refused()  # refused: not retried, on this consumer or a new one
                 if exc.args[0].code() not in _UNREACHABLE:
                     self.renew()
                 raise
             return low, high
 
-        return retry_call(attempt, retry_on=(KafkaException,), what=what, backoff=backoff)
+        return config.retried(self, attempt, what, backoff)
+
+    @property
+    def watch(self) -> Watch:
+        """The current consumer's reports (:class:`~jetconnect_kafka.refusals.Watch`)."""
+        return self.consumer.watch
+
+    def poll(self, timeout: float) -> None:
+        """Serve the current consumer's reports; only for a consumer that is not assigned."""
+        self.consumer.poll(timeout)
 
 
 class ConsumerLease(RenewableConsumer):
