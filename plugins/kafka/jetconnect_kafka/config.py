@@ -82,19 +82,21 @@ def _made(kind: type[Client], settings: dict[str, Any], first_contact: bool = Tr
             f"ssl.key.password does not open it reads 'bad decrypt')"
         ) from None
     client.watch = watch
-    if first_contact:
-        try:
-            contact(client, FIRST_CONTACT_S)
-        except _Refused:
-            # Closed before the refusal is looked into: librdkafka would go on logging in meanwhile.
-            _close(client)
-            del client
-            watch.raise_if_refused()
-            raise AssertionError("a refused client's watch has a refusal") from None
-        except BaseException:
-            _close(client)
-            raise
-    return client
+    if not first_contact:
+        return client
+    try:
+        contact(client, FIRST_CONTACT_S)
+        return client
+    except _Refused:
+        pass
+    except BaseException:
+        _close(client)
+        raise
+    # Closed before the refusal is looked into: librdkafka would go on logging in meanwhile.
+    _close(client)
+    del client
+    watch.raise_if_refused()
+    raise AssertionError("first contact saw a refusal its watch does not hold")
 
 
 class _Refused(Exception):

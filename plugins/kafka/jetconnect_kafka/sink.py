@@ -40,6 +40,7 @@ from jetconnect_kafka.ledger import DEFAULT_TOPIC, Ledger, marker
 from jetconnect_kafka.records import ProducerRecord, as_producer_record, wire_bytes
 from jetconnect_kafka.refusals import UNREACHABLE
 from jetconnect_kafka.serde import ValueFormat
+from jetconnect_kafka.spark_options import SINK_ALIASES
 
 DELIVERY = ("exactly-once", "at-least-once")
 COLUMNS = ("key", "value", "topic", "partition", "headers")
@@ -70,6 +71,8 @@ class KafkaSink(Sink):
     name = "kafka"
     input_format = "arrow"
     guarantee = Guarantee.EXACTLY_ONCE
+    #: Spark's own Kafka sink's option names (``kafka.bootstrap.servers``).
+    option_aliases = SINK_ALIASES
     #: ``jetconnect plugins`` and the README's matrix list each delivery's guarantee from this.
     guarantee_option = GuaranteeOption(
         "delivery",
