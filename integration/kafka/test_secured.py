@@ -292,3 +292,60 @@ def test_a_restart_with_a_wrong_password_fails_at_once_and_loses_nothing(spark, 
     assert run(secured["password"]) is None
     kafka.check_stable(out)
     assert _values(kafka, out) == sorted([f"w{i}" for i in range(50)] + [f"x{i}" for i in range(20)])
+
+
+# --- jetconnect doctor ------------------------------------------------------------------------------
+
+
+def _doctor(capsys: Any, kind: str, bootstrap: str, settings: dict[str, str], *extra: str) -> tuple[int, str]:
+    from jetconnect import cli
+
+    flags = [e for e in extra if e.startswith("--")]
+    options = [f"kafka.bootstrap.servers={bootstrap}", *(f"kafka.{k}={v}" for k, v in settings.items())]
+    options += [e for e in extra if not e.startswith("--")]
+    args = ["doctor", "--skip-spark", f"--{kind}", "kafka", *(a for o in options for a in ("--option", o)), *flags]
+    code = cli.main(args)
+    captured = capsys.readouterr()
+    return code, captured.out + captured.err
+
+
+def test_doctor_contacts_the_sink_and_says_what_it_checked_or_why_it_was_refused(kafka, secured, capsys) -> None:
+    code, out = _doctor(capsys, "sink", secured["sasl_ssl"], secured.sasl(), "topic=t")
+    assert code == 0, out
+    assert (
+        "[ok] sink kafka: check_connection(): reachable, TLS handshake, authenticated as 'alice' (SCRAM-SHA-512)" in out
+    )
+    code, out = _doctor(capsys, "sink", secured["mtls"], secured.mtls(), "topic=t")
+    assert code == 0 and "reachable, TLS handshake with a client certificate: 1 broker(s)" in out, out
+    code, out = _doctor(
+        capsys, "sink", secured["sasl_ssl"], secured.sasl(**{"sasl.password": "x" + secured["password"]})
+    )
+    assert (
+        code == 1 and "[FAIL] sink kafka: check_connection(): KafkaSecurityError: kafka: authentication refused" in out
+    )
+    code, out = _doctor(capsys, "sink", "127.0.0.1:1", {}, "broker_timeout_s=1")
+    assert code == 1 and "kafka: not reachable" in out and "Connection refused" in out, out
+    assert not [s for s in secured.secrets() if s in out]
+
+
+def test_doctor_says_why_a_source_is_refused(kafka, secured, capsys) -> None:
+    code, out = _doctor(
+        capsys,
+        "source",
+        secured["sasl_ssl"],
+        secured.sasl(**{"ssl.ca.location": secured["other-ca.pem"]}),
+        "subscribe=t",
+    )
+    assert code == 1 and "[FAIL] source kafka: splits(): KafkaSecurityError: kafka: certificate not trusted" in out, out
+    code, out = _doctor(
+        capsys,
+        "source",
+        secured["sasl_ssl"],
+        secured.sasl(**{"sasl.password": "not-the-password"}),
+        "subscribe=t",
+        "--stream",
+    )
+    assert code == 1 and "initial_offset(): KafkaSecurityError: kafka: authentication refused" in out, out
+    code, out = _doctor(capsys, "source", secured["sasl_ssl"], secured.sasl(), "subscribe=" + kafka.topic())
+    assert code == 0 and "[ok] source kafka: splits(): 0 split(s)" in out, out
+    assert not [s for s in secured.secrets() if s in out]
