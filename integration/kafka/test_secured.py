@@ -18,13 +18,8 @@ import pytest
 from pyspark.sql import functions as F
 
 from jetconnect import sinks, sources
-from jetconnect_kafka.refusals import (
-    AUTHENTICATION,
-    CERTIFICATE,
-    CLIENT_CERTIFICATE,
-    PROTOCOL,
-    KafkaSecurityError,
-)
+from jetconnect_kafka import KafkaSecurityError
+from jetconnect_kafka.refusals import AUTHENTICATION, CERTIFICATE, CLIENT_CERTIFICATE, PROTOCOL
 
 pytestmark = pytest.mark.spark
 
@@ -222,7 +217,7 @@ def _bootstrap(secured: Any, where: str) -> str:
 
 
 @pytest.mark.parametrize("case", sorted(_REFUSED))
-def test_a_refused_client_fails_at_once_saying_which_after_a_handful_of_logins(kafka, secured, case) -> None:
+def test_a_refused_client_fails_at_once_saying_which_after_a_handful_of_logins(kafka, secured, case, caplog) -> None:
     kind, where, settings = _REFUSED[case]
     source = sources.kafka(bootstrap_servers=_bootstrap(secured, where), topics=["any"], **_python(settings(secured)))
     before, started = secured.failed_logins(), time.monotonic()
@@ -237,6 +232,9 @@ def test_a_refused_client_fails_at_once_saying_which_after_a_handful_of_logins(k
     assert logins <= HANDFUL, f"{case}: the broker saw {logins} failed logins"
     assert _SAYS.get(case, "Check ") in message
     assert not [s for s in secured.secrets() if s in message]
+    print(f"{case}: {kind} after {took:.2f} s, {logins} failed login(s) at the broker")  # the README's table
+    if kind != PROTOCOL:  # librdkafka's own log of the refusal reached Python's logging
+        assert [r for r in caplog.records if r.name == "jetconnect_kafka.librdkafka" and r.levelname == "ERROR"]
 
 
 def test_a_spark_read_with_a_wrong_password_fails_within_10_s_saying_so(spark, kafka, secured) -> None:

@@ -70,20 +70,19 @@ def client_config(bootstrap_servers: str, extra: Mapping[str, Any]) -> dict[str,
     return java_settings.translate(config)
 
 
-def _made(kind: type[Client], settings: dict[str, Any], first_contact: bool = True) -> Client:
-    """A client of ``kind`` with a watch, after first contact (:func:`first_contact`)."""
+def _made(kind: type[Client], settings: dict[str, Any]) -> Client:
+    """A client of ``kind`` with a watch, after first contact (:func:`contact`)."""
     secrets = secrets_of(settings)
     watch = Watch(settings, secrets, settings.pop("error_cb", None))
+    conf: dict[str, Any] = {**settings, "error_cb": watch.error_cb}
     try:
-        client = kind({**settings, "error_cb": watch.error_cb}, logger=watch)
+        client = kind(conf, logger=watch)
     except KafkaException as exc:  # a setting librdkafka refuses: name it, never quote a secret
         raise OptionError(
             f"kafka: the client settings were refused: {describe(exc, secrets)} (a key file whose "
             f"ssl.key.password does not open it reads 'bad decrypt')"
         ) from None
     client.watch = watch
-    if not first_contact:
-        return client
     try:
         contact(client, FIRST_CONTACT_S)
         return client

@@ -17,4 +17,16 @@ class KafkaSinkError(SinkError):
     """Writing to Kafka failed: a row that cannot be serialised, a transaction that did not commit."""
 
 
-__all__ = ["KafkaOffsetError", "KafkaSinkError", "KafkaSourceError"]
+class KafkaSecurityError(KafkaSourceError, KafkaSinkError):
+    """A broker refused this client: its credentials, its certificates or its protocol. Not retried.
+
+    ``kind`` is one of ``authentication refused``, ``certificate not trusted``, ``client
+    certificate refused``, ``wrong protocol``; the message gives librdkafka's reason and what to check.
+    """
+
+    def __init__(self, message: str, kind: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+__all__ = ["KafkaOffsetError", "KafkaSecurityError", "KafkaSinkError", "KafkaSourceError"]

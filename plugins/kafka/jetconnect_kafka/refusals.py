@@ -30,7 +30,7 @@ from typing import Any
 from confluent_kafka import KafkaError
 
 from jetconnect.api import redact
-from jetconnect_kafka.errors import KafkaSinkError, KafkaSourceError
+from jetconnect_kafka.errors import KafkaSecurityError
 
 AUTHENTICATION = "authentication refused"
 CERTIFICATE = "certificate not trusted"
@@ -54,18 +54,6 @@ _NOT_TLS = re.compile(r"wrong version number|packet length too long|connecting t
 _BROKER = re.compile(r"^(?:(\w+)://)?(\[[^\]]+\]|[^/:\s]+):(\d+)/\S*?:")
 #: How long the diagnosis's own TLS handshake may take.
 PROBE_TIMEOUT_S = 3.0
-
-
-class KafkaSecurityError(KafkaSourceError, KafkaSinkError):
-    """A broker refused this client: its credentials, its certificates or its protocol. Not retried.
-
-    ``kind`` is one of ``authentication refused``, ``certificate not trusted``, ``client
-    certificate refused``, ``wrong protocol``; the message gives librdkafka's reason and what to check.
-    """
-
-    def __init__(self, message: str, kind: str) -> None:
-        super().__init__(message)
-        self.kind = kind
 
 
 @dataclass(frozen=True)
@@ -359,7 +347,6 @@ __all__ = [
     "LIBRDKAFKA_LOG",
     "PROTOCOL",
     "UNREACHABLE",
-    "KafkaSecurityError",
     "Refusal",
     "TlsSettings",
     "Watch",
