@@ -32,8 +32,9 @@ TOPIC_NAME_IS = "a Kafka topic name (letters, digits, '.', '_' and '-', at most 
 
 #: How long a client keeps retrying an unreachable broker before the error reaches the user.
 DEFAULT_BACKOFF = Backoff(initial=0.1, maximum=2.0, deadline=30.0)
-#: Each metadata request of first contact waits this long before the client's reports are read:
-#: a refusal is seen within about this much after the broker gives it (a SCRAM login here took 0.3 s).
+#: The first metadata request of first contact waits this long before the client's reports are
+#: read, each next one twice as long up to 1 s: a refusal is seen within about this much after the
+#: broker gives it (a SCRAM login here took 0.3 s, a refused TLS handshake a few ms).
 FIRST_CONTACT_SLICE_S = 0.1
 #: How long first contact waits for a broker that neither answers nor refuses; the calls that
 #: follow retry it for as long as their backoff says.
@@ -117,11 +118,13 @@ def contact(client: WatchedConsumer | WatchedProducer | WatchedAdmin, within: fl
     None when ``within`` passes (a broker out of reach), and leaves retrying to the caller.
     """
     deadline = time.monotonic() + within
+    wait = FIRST_CONTACT_SLICE_S
     while True:
         try:
-            return client.list_topics(timeout=FIRST_CONTACT_SLICE_S)
+            return client.list_topics(timeout=wait)
         except KafkaException:
             pass
+        wait = min(1.0, wait * 2)  # a slow broker is not asked 50 times; a refusal comes in the first slices
         client.poll(0)  # serves error_cb and the log (an unassigned consumer fetches nothing)
         if client.watch.pending():
             raise _Refused()
