@@ -203,12 +203,24 @@ _REFUSED = {
         "plaintext",
         lambda s: {"security.protocol": "SSL", "ssl.ca.location": s["ca.pem"]},
     ),
+    "a TLS client without a login on the SASL port": (
+        PROTOCOL,
+        "sasl_ssl",
+        lambda s: {"security.protocol": "SSL", "ssl.ca.location": s["ca.pem"]},
+    ),
+    "a SASL login on the plaintext port": (
+        PROTOCOL,
+        "plaintext",
+        lambda s: {k: v for k, v in s.sasl(**{"security.protocol": "SASL_PLAINTEXT"}).items() if "ssl." not in k},
+    ),
 }
 _SAYS = {
     "an expired server certificate": "certificate has expired",
     "a hostname the certificate lacks": "Hostname mismatch",
     "mTLS without a client certificate": "none was given",
     "a client certificate the broker does not trust": "stranger.pem",
+    "a TLS client without a login on the SASL port": "requires a SASL login (SCRAM-SHA-512)",
+    "a SASL login on the plaintext port": "it takes no SASL login",
 }
 
 
@@ -233,7 +245,7 @@ def test_a_refused_client_fails_at_once_saying_which_after_a_handful_of_logins(k
     assert _SAYS.get(case, "Check ") in message
     assert not [s for s in secured.secrets() if s in message]
     print(f"{case}: {kind} after {took:.2f} s, {logins} failed login(s) at the broker")  # the README's table
-    if kind != PROTOCOL:  # librdkafka's own log of the refusal reached Python's logging
+    if kind != PROTOCOL or "SASL login on" in case:  # librdkafka's own log of the refusal reached Python's logging
         assert [r for r in caplog.records if r.name == "jetconnect_kafka.librdkafka" and r.levelname == "ERROR"]
 
 

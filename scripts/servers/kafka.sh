@@ -177,7 +177,9 @@ stop() {
 
 status() {
     if is_running && answers; then
-        echo "kafka (Apache Kafka) running on $HOST:$PORT (pid $(pid_of "$PIDFILE"))"
+        local secured="secured listeners not open (started by an older script? start applies them)"
+        secured_listening && secured="SASL_SSL $SASL_SSL_PORT, mTLS $MTLS_PORT, expired TLS $EXPIRED_PORT: $SECURED/secured.json"
+        echo "kafka (Apache Kafka) running on $HOST:$PORT, $secured (pid $(pid_of "$PIDFILE"))"
     else
         echo "kafka not running"
         return 1

@@ -288,6 +288,13 @@ TLS = TlsSettings.of({"security.protocol": "SASL_SSL", "ssl.ca.location": "/ca.p
             "security.protocol=PLAINTEXT",
         ),
         (KafkaError._SSL, "ssl://b:1/bootstrap: SSL handshake failed: unexpected eof", CERTIFICATE, "ssl.ca.location"),
+        (
+            KafkaError._AUTHENTICATION,
+            "sasl_plaintext://b:9092/bootstrap: SASL SCRAM-SHA-512 mechanism handshake failed: Broker: Request not "
+            "valid in current SASL state: broker's supported mechanisms:  (after 0ms in state AUTH_HANDSHAKE)",
+            PROTOCOL,
+            "takes no SASL login",
+        ),
     ],
 )
 def test_librdkafkas_reports_sort_into_refusals(code: int, text: str, kind: str, check: str) -> None:

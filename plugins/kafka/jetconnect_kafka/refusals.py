@@ -21,6 +21,7 @@ import logging
 import re
 import socket
 import ssl
+import struct
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -48,6 +49,8 @@ _CLIENT_CERTIFICATE_ALERTS = re.compile(
     r"certificate unknown|unknown ca|access denied|certificate required)",
     re.IGNORECASE,
 )
+#: A connection the broker closed (librdkafka's words for a read or a write that found it gone).
+_CLOSED = re.compile(r"Disconnected|Broken pipe|Connection reset", re.IGNORECASE)
 #: What OpenSSL says when the other side does not speak TLS.
 _NOT_TLS = re.compile(r"wrong version number|packet length too long|connecting to a PLAINTEXT", re.IGNORECASE)
 #: A broker address at the start of a librdkafka report: ``sasl_ssl://host:port/1: ...``.
@@ -114,8 +117,10 @@ class Watch:
         self.secrets = tuple(secrets)
         self.user_error_cb = user_error_cb
         self._first: tuple[int, str] | None = None  # the first report that is a refusal
-        self._suspect: tuple[str, str] | None = None  # (host, port) that closed a plaintext connection at once
-        self._not_tls: set[tuple[str, str]] = set()
+        #: ``(what, host, port)`` of a broker that closed the connection at the first request: "tls" for a
+        #: plaintext client (a TLS port?), "sasl" for a client without a login (a SASL port?)
+        self._suspect: tuple[str, str, str] | None = None
+        self._cleared: set[tuple[str, str, str]] = set()
         self._refusal: Refusal | None = None
         #: librdkafka's last report of a broker it could not reach (for "not reachable" errors).
         self.unreachable: str | None = None
@@ -141,25 +146,31 @@ class Watch:
         """librdkafka's log (confluent-kafka calls ``logger.log(level, "%s [%s] %s", fac, name, text)``):
         to :data:`LIBRDKAFKA_LOG`; a plaintext connection closed at its first request is noted."""
         message = _without_thread(str(args[-1])) if args else ""
+        what = None
         if "APIVERSION_QUERY" in message and "Disconnected" in message and "ssl" not in self.tls.protocol:
-            broker = _broker_of(message)
-            if broker is not None and self._suspect is None and broker[1:] not in self._not_tls:
-                self._suspect = broker[1:]
+            what = "tls"
+        elif "in state UP)" in message and _CLOSED.search(message) and "sasl" not in self.tls.protocol:
+            what = "sasl"
+        broker = _broker_of(message) if what else None
+        if broker is not None and self._suspect is None and (what, *broker[1:]) not in self._cleared:
+            self._suspect = (what, broker[1], broker[2])
         if LIBRDKAFKA_LOG.isEnabledFor(level):
             LIBRDKAFKA_LOG.log(level, "%s", self._redacted(fmt % args if args else fmt))
 
     # --- what the plugin asks --------------------------------------------------------------------
 
     def pending(self) -> bool:
-        """Whether a refusal was reported (a plaintext client's closed connection counts once one
-        TLS handshake shows the port speaks TLS)."""
+        """Whether a refusal was reported. A connection the broker closed at the first request counts
+        once one more look confirms why: a TLS handshake on the port (a plaintext client), or a
+        SaslHandshake request the listener answers with its mechanisms (a client without a login)."""
         if self._first is not None or self._refusal is not None:
             return True
         suspect = self._suspect
         if suspect is None:
             return False
-        if speaks_tls(*suspect):
-            where = f"{suspect[0]}:{suspect[1]}"
+        what, host, port = suspect
+        where = f"{host}:{port}"
+        if what == "tls" and speaks_tls(host, port):
             self._refusal = Refusal(
                 PROTOCOL,
                 where,
@@ -169,7 +180,18 @@ class Watch:
                 "or the broker's PLAINTEXT port",
             )
             return True
-        self._not_tls.add(suspect)
+        mechanisms = sasl_mechanisms(host, port, "ssl" in self.tls.protocol) if what == "sasl" else None
+        if mechanisms is not None:
+            self._refusal = Refusal(
+                PROTOCOL,
+                where,
+                f"{where} requires a SASL login ({', '.join(mechanisms) or 'no mechanism named'}), and this client "
+                f"(security.protocol={self.tls.protocol}) sent none; the broker closed the connection",
+                "the listener's protocol: security.protocol=SASL_SSL (or SASL_PLAINTEXT) with sasl.mechanism, "
+                "sasl.username and sasl.password",
+            )
+            return True
+        self._cleared.add(suspect)
         self._suspect = None
         return False
 
@@ -197,7 +219,8 @@ def _without_thread(message: str) -> str:
 def refusal_kind(code: int, text: str) -> str | None:
     """The kind of refusal a librdkafka error report is, without looking further; None if none."""
     if code == KafkaError._AUTHENTICATION:
-        return AUTHENTICATION
+        # a SASL handshake on a listener without SASL: the broker names no mechanism
+        return PROTOCOL if "not valid in current SASL state" in text else AUTHENTICATION
     if code in (KafkaError._SSL, KafkaError._TRANSPORT):
         if _CLIENT_CERTIFICATE_ALERTS.search(text):
             return CLIENT_CERTIFICATE
@@ -229,6 +252,11 @@ def classify(code: int, text: str, tls: TlsSettings) -> Refusal | None:
         check = (
             f"the client certificate ({tls.client_certificate}): the broker's truststore must hold the CA that "
             f"signed it, and it must not be expired"
+        )
+    elif kind == PROTOCOL and code == KafkaError._AUTHENTICATION:
+        check = (
+            "the listener's protocol: it takes no SASL login; use security.protocol=PLAINTEXT (or SSL) there, "
+            "or the broker's SASL port"
         )
     elif kind == PROTOCOL:
         check = (
@@ -267,6 +295,45 @@ def _broker_of(text: str) -> tuple[str, str, str] | None:
     if match is None:
         return None
     return match.group(1) or "", match.group(2).strip("[]"), match.group(3)
+
+
+def sasl_mechanisms(host: str, port: str | int, tls: bool) -> list[str] | None:
+    """The SASL mechanisms the listener at ``host:port`` enables, from one SaslHandshake request (v1,
+    which every broker since Kafka 1.0 answers before a login), or None if it takes no SASL login
+    (``ILLEGAL_SASL_STATE``) or does not answer."""
+    client = b"jetconnect"
+    request = struct.pack(">hhih", 17, 1, 1, len(client)) + client + struct.pack(">h", 5) + b"PLAIN"
+    try:
+        with socket.create_connection((host, int(port)), timeout=PROBE_TIMEOUT_S) as raw:
+            conn = raw
+            if tls:
+                context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+                context.check_hostname, context.verify_mode = False, ssl.CERT_NONE
+                conn = context.wrap_socket(raw, server_hostname=host)
+            conn.sendall(struct.pack(">i", len(request)) + request)
+            (size,) = struct.unpack(">i", _read_exactly(conn, 4))
+            body = _read_exactly(conn, min(size, 1 << 16))
+    except (OSError, ValueError, struct.error):
+        return None
+    _, error, count = struct.unpack(">ihi", body[:10])
+    if error not in (0, 33):  # none, or UNSUPPORTED_SASL_MECHANISM (then with the list): a SASL listener
+        return None
+    mechanisms, at = [], 10
+    for _ in range(max(0, min(count, 16))):
+        (length,) = struct.unpack(">h", body[at : at + 2])
+        mechanisms.append(body[at + 2 : at + 2 + length].decode(errors="replace"))
+        at += 2 + length
+    return mechanisms
+
+
+def _read_exactly(conn: socket.socket, n: int) -> bytes:
+    data = b""
+    while len(data) < n:
+        chunk = conn.recv(n - len(data))
+        if not chunk:
+            raise OSError("closed")
+        data += chunk
+    return data
 
 
 def speaks_tls(host: str, port: str | int) -> bool:
@@ -352,6 +419,7 @@ __all__ = [
     "Watch",
     "classify",
     "refusal_kind",
+    "sasl_mechanisms",
     "diagnose_certificate",
     "speaks_tls",
 ]
