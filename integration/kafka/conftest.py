@@ -259,9 +259,13 @@ class Secured:
             *key_lines[1:4],  # a key's base64 lines: any one shown is the key shown
         ]
 
-    def failed_logins(self) -> int:
-        """Logins and TLS handshakes the broker refused so far (its Selector logs each at INFO)."""
-        return self.LOG.read_text(errors="replace").count("Failed authentication with")
+    def failed_logins(self, port: str = "") -> int:
+        """Logins and TLS handshakes the broker refused so far (its Selector logs each at INFO, with
+        the listener's address in the channel id), on the listener at ``port`` if given."""
+        lines = self.LOG.read_text(errors="replace").splitlines()
+        return sum(
+            1 for line in lines if "Failed authentication with" in line and f"channelId=127.0.0.1:{port}" in line
+        )
 
 
 @pytest.fixture(scope="session")

@@ -71,22 +71,26 @@ def test_source_sinks_and_ledger_on_a_secured_listener_batch_and_streaming(
     )
     assert read.select(F.col("value").cast("string")).distinct().count() == 200
 
-    def run_stream() -> None:
+    def run_stream(topic: str, delivery: str = "exactly-once") -> None:
         stream = sources.kafka(
             bootstrap_servers=bootstrap, topics=[source_topic], isolation_level="read_committed", **_python(settings)
         ).read_stream(spark, max_records_per_batch=150)
-        query = sinks.kafka(bootstrap_servers=bootstrap, topic=out_topic, **_python(settings)).write_stream(
-            stream.select("key", "value"), checkpoint_location=str(tmp_path / "ck"), trigger={"availableNow": True}
+        sink = sinks.kafka(bootstrap_servers=bootstrap, topic=topic, delivery=delivery, **_python(settings))
+        query = sink.write_stream(
+            stream.select("key", "value"), checkpoint_location=str(tmp_path / topic), trigger={"availableNow": True}
         )
         assert query.awaitTermination(240)
         assert query.exception() is None
 
-    run_stream()
+    run_stream(out_topic)
     more = spark.range(200, 300).select(F.concat(F.lit("r"), F.col("id").cast("string")).alias("value"))
     sinks.kafka(bootstrap_servers=bootstrap, topic=source_topic, **_python(settings)).write(more)
-    run_stream()  # from the checkpoint: only the new records
+    run_stream(out_topic)  # from the checkpoint: only the new records
     kafka.check_stable(out_topic)
     assert _values(kafka, out_topic) == sorted(f"r{i}" for i in range(300))
+    alo_stream = kafka.topic(partitions=2)
+    run_stream(alo_stream, "at-least-once")  # no crash: every record once here too
+    assert _values(kafka, alo_stream) == sorted(f"r{i}" for i in range(300))
 
 
 _KEYS = {
@@ -232,12 +236,13 @@ def _bootstrap(secured: Any, where: str) -> str:
 def test_a_refused_client_fails_at_once_saying_which_after_a_handful_of_logins(kafka, secured, case, caplog) -> None:
     kind, where, settings = _REFUSED[case]
     source = sources.kafka(bootstrap_servers=_bootstrap(secured, where), topics=["any"], **_python(settings(secured)))
-    before, started = secured.failed_logins(), time.monotonic()
+    port = _bootstrap(secured, where).rsplit(":", 1)[1]
+    before, started = secured.failed_logins(port), time.monotonic()
     with pytest.raises(KafkaSecurityError) as refused:
         source.splits()
     took = time.monotonic() - started
     time.sleep(1.0)  # the broker logs a refusal as it closes the connection
-    logins = secured.failed_logins() - before
+    logins = secured.failed_logins(port) - before
     message = str(refused.value)
     assert refused.value.kind == kind and message.startswith(f"kafka: {kind} by ")
     assert took < WITHIN_S, f"{case}: {took:.1f} s"

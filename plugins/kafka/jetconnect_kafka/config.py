@@ -39,6 +39,9 @@ FIRST_CONTACT_SLICE_S = 0.1
 #: How long first contact waits for a broker that neither answers nor refuses; the calls that
 #: follow retry it for as long as their backoff says.
 FIRST_CONTACT_S = 5.0
+#: How long first contact goes on once librdkafka reported a broker out of reach (refused, not
+#: resolved): long enough for the other addresses of a name (localhost's ::1, then 127.0.0.1).
+FIRST_CONTACT_REFUSED_S = 1.0
 
 Client = TypeVar("Client", "WatchedConsumer", "WatchedProducer", "WatchedAdmin")
 
@@ -117,7 +120,8 @@ def contact(client: WatchedConsumer | WatchedProducer | WatchedAdmin, within: fl
     Returns the metadata once the broker answers; raises as soon as a refusal is reported; returns
     None when ``within`` passes (a broker out of reach), and leaves retrying to the caller.
     """
-    deadline = time.monotonic() + within
+    started = time.monotonic()
+    deadline = started + within
     wait = FIRST_CONTACT_SLICE_S
     while True:
         try:
@@ -128,7 +132,10 @@ def contact(client: WatchedConsumer | WatchedProducer | WatchedAdmin, within: fl
         client.poll(0)  # serves error_cb and the log (an unassigned consumer fetches nothing)
         if client.watch.pending():
             raise _Refused()
-        if time.monotonic() >= deadline:
+        now = time.monotonic()
+        # Nothing listens (connection refused) for a second, or no answer for ``within``: the
+        # caller's retries take over. A second: another address of the name may refuse meanwhile.
+        if now >= deadline or (client.watch.unreachable is not None and now >= started + FIRST_CONTACT_REFUSED_S):
             return None
 
 
