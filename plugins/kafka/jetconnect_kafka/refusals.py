@@ -49,8 +49,11 @@ _CLIENT_CERTIFICATE_ALERTS = re.compile(
     r"certificate unknown|unknown ca|access denied|certificate required)",
     re.IGNORECASE,
 )
-#: A connection the broker closed (librdkafka's words for a read or a write that found it gone).
-_CLOSED = re.compile(r"Disconnected|Broken pipe|Connection reset", re.IGNORECASE)
+#: A connection the broker closed once it was up (librdkafka's words for a read or a write that
+#: found it gone), and how long after it came up.
+_CLOSED_WHEN_UP = re.compile(
+    r"(?:Disconnected|Broken pipe|Connection reset).*\(after (\d+)ms in state UP\)", re.IGNORECASE
+)
 #: What OpenSSL says when the other side does not speak TLS.
 _NOT_TLS = re.compile(r"wrong version number|packet length too long|connecting to a PLAINTEXT", re.IGNORECASE)
 #: A broker address at the start of a librdkafka report: ``sasl_ssl://host:port/1: ...``.
@@ -149,11 +152,13 @@ class Watch:
         what = None
         if "APIVERSION_QUERY" in message and "Disconnected" in message and "ssl" not in self.tls.protocol:
             what = "tls"
-        elif "in state UP)" in message and _CLOSED.search(message) and "sasl" not in self.tls.protocol:
-            what = "sasl"
-        broker = _broker_of(message) if what else None
-        if broker is not None and self._suspect is None and (what, *broker[1:]) not in self._cleared:
-            self._suspect = (what, broker[1], broker[2])
+        elif (up := _CLOSED_WHEN_UP.search(message)) and int(up.group(1)) < 5000 and "sasl" not in self.tls.protocol:
+            what = "sasl"  # closed within seconds of the first requests, not an idle connection let go
+        broker = _broker_of(message) if what is not None else None
+        if what is not None and broker is not None and self._suspect is None:
+            suspect = (what, broker[1], broker[2])
+            if suspect not in self._cleared:
+                self._suspect = suspect
         if LIBRDKAFKA_LOG.isEnabledFor(level):
             LIBRDKAFKA_LOG.log(level, "%s", self._redacted(fmt % args if args else fmt))
 
