@@ -38,8 +38,11 @@ class RenewableConsumer:
     answer therefore asks a new consumer, which starts from fresh metadata.
     """
 
-    def __init__(self, settings: Mapping[str, Any]) -> None:
+    def __init__(self, settings: Mapping[str, Any], first_contact: bool = True) -> None:
         self.settings = dict(settings)
+        #: Whether a new consumer makes first contact (:func:`.config.contact`) before it is used;
+        #: without it, its first request is a sliced watermark query (:meth:`watermarks`).
+        self.first_contact = first_contact
         self._consumer: config.WatchedConsumer | None = None
         #: How many consumers a failed request replaced (for tests and logs).
         self.renewals = 0
@@ -47,7 +50,7 @@ class RenewableConsumer:
     @property
     def consumer(self) -> config.WatchedConsumer:
         if self._consumer is None:
-            self._consumer = config.consumer(self.settings)
+            self._consumer = config.consumer(self.settings, first_contact=self.first_contact)
         return self._consumer
 
     def renew(self) -> None:
@@ -71,13 +74,17 @@ class RenewableConsumer:
         come from this consumer's own view (an unknown partition, a broker handle gone), on a new one."""
         timeout = min(5.0, backoff.deadline)
 
+        tp = TopicPartition(topic, partition)
+
         def attempt() -> tuple[int, int]:
-            consumer = self.consumer
+            consumer = self.consumer  # unassigned here: a poll between slices serves its reports, fetches nothing
             try:
-                low, high = consumer.get_watermark_offsets(TopicPartition(topic, partition), timeout=timeout)
+                low, high = config.sliced(consumer, lambda t: consumer.get_watermark_offsets(tp, timeout=t), timeout)
+            except config.Refused:
+                self.renew()  # closed before the refusal is looked into; not retried
+                consumer.watch.raise_if_refused()
+                raise
             except KafkaException as exc:
-                consumer.poll(0)  # unassigned here: serves its reports, fetches nothing
-                consumer.watch.raise_if_refused()  # refused: not retried, on this consumer or a new one
                 if exc.args[0].code() not in _UNREACHABLE:
                     self.renew()
                 raise
@@ -99,7 +106,7 @@ class ConsumerLease(RenewableConsumer):
     """A consumer lent to one read by this worker's pool, with the settings ``key`` stands for."""
 
     def __init__(self, key: Key, settings: Mapping[str, Any]) -> None:
-        super().__init__(settings)
+        super().__init__(settings, first_contact=False)  # its first request, a watermark query, is sliced
         self.key = key
 
     def give_back(self) -> None:

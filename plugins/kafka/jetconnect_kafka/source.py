@@ -307,7 +307,7 @@ class KafkaSource(StreamSource, BatchSource):
         ]
         try:
             if self._group_client is None:
-                self._group_client = config.consumer(self.config, **{"group.id": self.group_id})
+                self._group_client = config.consumer({**self.config, "group.id": self.group_id})
             self._group_client.commit(offsets=offsets, asynchronous=False)
         except KafkaException as exc:
             log.warning(
