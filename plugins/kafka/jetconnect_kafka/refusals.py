@@ -56,6 +56,10 @@ _CLOSED_WHEN_UP = re.compile(
 )
 #: What OpenSSL says when the other side does not speak TLS.
 _NOT_TLS = re.compile(r"wrong version number|packet length too long|connecting to a PLAINTEXT", re.IGNORECASE)
+#: What OpenSSL says when both sides speak TLS but share no version or cipher.
+_NO_COMMON_TLS = re.compile(
+    r"unsupported protocol|no protocols available|no shared cipher|alert protocol version", re.I
+)
 #: A broker address at the start of a librdkafka report: ``sasl_ssl://host:port/1: ...``.
 _BROKER = re.compile(r"^(?:(\w+)://)?(\[[^\]]+\]|[^/:\s]+):(\d+)/\S*?:")
 #: How long the diagnosis's own TLS handshake may take.
@@ -229,10 +233,12 @@ def refusal_kind(code: int, text: str) -> str | None:
     if code in (KafkaError._SSL, KafkaError._TRANSPORT):
         if _CLIENT_CERTIFICATE_ALERTS.search(text):
             return CLIENT_CERTIFICATE
-        if _NOT_TLS.search(text):
+        if _NOT_TLS.search(text) or _NO_COMMON_TLS.search(text):
             return PROTOCOL
-        if code == KafkaError._SSL:
+        if code == KafkaError._SSL and "certificate verify failed" in text:
             return CERTIFICATE
+    # Any other TLS error (an unexpected EOF, a reset, a bad record from a broker going down
+    # mid-handshake) may pass: retried as a broker out of reach.
     return None
 
 
@@ -263,6 +269,8 @@ def classify(code: int, text: str, tls: TlsSettings) -> Refusal | None:
             "the listener's protocol: it takes no SASL login; use security.protocol=PLAINTEXT (or SSL) there, "
             "or the broker's SASL port"
         )
+    elif kind == PROTOCOL and _NO_COMMON_TLS.search(text):
+        check = "the TLS versions and ciphers: the broker and this client share none (ssl.cipher.suites, the broker's ssl.enabled.protocols)"
     elif kind == PROTOCOL:
         check = (
             f"the listener's protocol: this client speaks TLS (security.protocol={tls.protocol}) and the listener "
