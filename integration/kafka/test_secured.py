@@ -387,3 +387,19 @@ def test_the_executors_consumers_and_producers_are_refused_at_once_too(kafka, se
         time.sleep(1.0)
         assert refused.value.kind == kind and took < WITHIN_S
         assert secured.failed_logins(port) - before <= HANDFUL
+
+
+def test_an_at_least_once_write_to_a_broker_out_of_reach_says_librdkafkas_reason() -> None:
+    """It said '... not delivered within 30 s (broker unreachable?)', whatever the cause."""
+    import pyarrow as pa
+
+    from jetconnect._connector import WriteContext
+    from jetconnect_kafka import KafkaSinkError
+
+    sink = sinks.kafka(bootstrap_servers="127.0.0.1:1", topic="t", delivery="at-least-once", broker_timeout_s=2)
+    ctx = WriteContext(partition_id=3, attempt=0, batch_id=None, query_id=None, schema=None)
+    with pytest.raises(KafkaSinkError) as failed:
+        sink.write_partition(iter([pa.RecordBatch.from_pydict({"value": [b"a", b"b"]})]), ctx)
+    message = str(failed.value)
+    assert "2 record(s) of partition 3 not delivered within 2 s: not reachable (librdkafka: " in message, message
+    assert "Connection refused" in message
