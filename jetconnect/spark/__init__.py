@@ -41,9 +41,10 @@ SPARK_REDACTION_REGEX = "(?i)secret|password|token|access[.]?key|credential"
 #:   segment that waits for the worker's delayed ACK (Nagle's algorithm): ~40 ms per task before
 #:   a worker can start reading, measured here, which a Unix socket does not pay.
 #: - ``spark.redaction.regex``: Spark's default (:data:`SPARK_REDACTION_REGEX`) masks option and
-#:   setting values whose names hold secret, password, token, access key or credential, but
-#:   printed an inline private key (``kafka.ssl.key.pem``) and a JAAS login with its password
-#:   (``kafka.sasl.jaas.config``) in ``EXPLAIN`` and the event log; ``pem`` and ``jaas`` are added.
+#:   setting values whose name or text holds secret, password, token, access key or credential,
+#:   and printed an inline private key (``kafka.ssl.key.pem``) of a ``CREATE TEMPORARY VIEW ...
+#:   USING ... OPTIONS`` in ``EXPLAIN`` and the event log, key and all (measured); ``pem`` and
+#:   ``jaas`` (a JAAS line need not say ``password``) are added.
 RECOMMENDED_SPARK_CONF: Mapping[str, str] = {
     "spark.python.worker.reuse": "true",
     "spark.python.unix.domain.socket.enabled": "true",
