@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 from typing import Any
 
+from jetconnect._option_aliases import resolve_aliases
 from jetconnect._registry import ConnectorSpec, check_arguments, first_own_words, get_registry, shared_refusal
 from jetconnect.errors import PluginError
 
@@ -61,6 +62,7 @@ def _checked(spec: ConnectorSpec) -> Any:
 
     @functools.wraps(factory)
     def checked(*args: Any, **kwargs: Any) -> Any:
+        kwargs = resolve_aliases(factory, kwargs, owner)
         refused = shared_refusal(lambda: check_arguments(factory, args, kwargs, owner))
         if refused is not None:
             first_own_words(lambda: factory(*args, **kwargs), refused)

@@ -39,6 +39,7 @@ OK, FAIL, DIFFERS = "ok", "FAIL", "differs"
 SPARK_DEFAULTS: Mapping[str, str] = {
     "spark.python.worker.reuse": "true",
     "spark.python.unix.domain.socket.enabled": "false",
+    "spark.redaction.regex": "(?i)secret|password|token|access[.]?key|credential",
 }
 
 

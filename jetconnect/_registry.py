@@ -24,6 +24,7 @@ import pluggy
 
 import jetconnect._hookspecs as hookspecs
 from jetconnect._factory_signature import factory_options
+from jetconnect._option_aliases import aliases_of, resolve_aliases
 from jetconnect._options import Options, check_option, option_error
 from jetconnect.errors import OptionError, PluginError, PluginLoadWarning
 
@@ -232,9 +233,12 @@ def call_with_options(factory: Callable[..., Any], options: Options, owner: str)
     """Call ``factory`` with Spark's string options converted by the parameters' annotations.
 
     Unknown options are an error naming them, unless the factory takes ``**kwargs`` (client
-    configuration passed through, e.g. to a Kafka client).
+    configuration passed through, e.g. to a Kafka client). The factory's option aliases
+    (:mod:`jetconnect._option_aliases`) are resolved first.
     """
     signature, hints = factory_options(factory)
+    if aliases_of(factory):  # another system's names for the options (e.g. Spark's Kafka source's)
+        options = Options(resolve_aliases(factory, options, owner), owner=options.owner)
     by_lower = {name.lower(): p for name, p in signature.parameters.items()}
     takes_kwargs = any(p.kind is p.VAR_KEYWORD for p in signature.parameters.values())
     kwargs: dict[str, Any] = {}

@@ -44,6 +44,7 @@ from jetconnect._files.filesystem import FileInfo, FileSystem
 
 # Positions, option checks and Spark's pushed filters as picklable tuples.
 from jetconnect._offsets import integer_positions
+from jetconnect._option_aliases import OptionAlias
 from jetconnect._options import PLAIN_NAME, PLAIN_NAME_IS, check_count, check_function_option, check_name
 from jetconnect._pushdown import PlainFilter, filter_operands, plain_filter
 
@@ -84,6 +85,7 @@ __all__ = [
     "FileSystem",
     "GuaranteeOption",
     "Offset",
+    "OptionAlias",
     "PlainFilter",
     "ReadOutput",
     "RetriesExhausted",

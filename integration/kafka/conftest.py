@@ -14,6 +14,7 @@ the check names by partition.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -211,3 +212,63 @@ def available_now(spark, tmp_path) -> Callable[[object], tuple[list, list[int]]]
         return spark.table(name).collect(), sizes
 
     return run
+
+
+class Secured:
+    """The broker's secured listeners (scripts/servers/kafka.sh): SASL_SSL with SCRAM-SHA-512 logins,
+    mTLS, and TLS with an expired certificate; ``info`` is the script's secured.json (endpoints,
+    user, passwords, and the CA, client certificates and stores it made)."""
+
+    LOG = Path("/tmp/jetconnect-kafka/kafka.out")
+
+    def __init__(self, info: dict[str, object]) -> None:
+        self.info = info
+
+    def __getitem__(self, key: str) -> str:
+        return str(self.info[key])
+
+    def sasl(self, **overrides: str) -> dict[str, str]:
+        """librdkafka settings of a SCRAM login over TLS, as a Python user passes them."""
+        return {
+            "security.protocol": "SASL_SSL",
+            "sasl.mechanism": "SCRAM-SHA-512",
+            "sasl.username": self["user"],
+            "sasl.password": self["password"],
+            "ssl.ca.location": self["ca.pem"],
+            **overrides,
+        }
+
+    def mtls(self, **overrides: str) -> dict[str, str]:
+        """librdkafka settings of TLS with the client certificate and key as PEM files."""
+        return {
+            "security.protocol": "SSL",
+            "ssl.ca.location": self["ca.pem"],
+            "ssl.certificate.location": self["client.pem"],
+            "ssl.key.location": self["client.key"],
+            **overrides,
+        }
+
+    def secrets(self) -> list[str]:
+        """What must never show: every password, and the private key's body."""
+        key_lines = [line for line in Path(self["client.key"]).read_text().splitlines() if "-----" not in line]
+        return [
+            self["password"],
+            self["key_password"],
+            self["store_password"],
+            self["p12_password"],
+            *key_lines[1:4],  # a key's base64 lines: any one shown is the key shown
+        ]
+
+    def failed_logins(self, port: str = "") -> int:
+        """Logins and TLS handshakes the broker refused so far (its Selector logs each at INFO, with
+        the listener's address in the channel id), on the listener at ``port`` if given."""
+        lines = self.LOG.read_text(errors="replace").splitlines()
+        return sum(
+            1 for line in lines if "Failed authentication with" in line and f"channelId=127.0.0.1:{port}" in line
+        )
+
+
+@pytest.fixture(scope="session")
+def secured(kafka: Kafka) -> Secured:
+    out = subprocess.run(["bash", str(SCRIPT), "secured"], capture_output=True, text=True, check=True, timeout=300)
+    return Secured(json.loads(Path(out.stdout.strip()).read_text()))

@@ -27,6 +27,9 @@ if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql.streaming import StreamingQuery
 
 FORMAT_PREFIX = "jetconnect."
+#: Spark's own default ``spark.redaction.regex`` (PySpark 4.3's spark-core), which
+#: :data:`RECOMMENDED_SPARK_CONF` extends.
+SPARK_REDACTION_REGEX = "(?i)secret|password|token|access[.]?key|credential"
 
 #: Spark settings that make every Python data source faster. Both are read when the session
 #: starts, so pass them to the builder (``SparkSession.builder.config(map=RECOMMENDED_SPARK_CONF)``);
@@ -37,9 +40,15 @@ FORMAT_PREFIX = "jetconnect."
 #: - ``spark.python.unix.domain.socket.enabled``: over TCP the JVM sends a task's input as a small
 #:   segment that waits for the worker's delayed ACK (Nagle's algorithm): ~40 ms per task before
 #:   a worker can start reading, measured here, which a Unix socket does not pay.
+#: - ``spark.redaction.regex``: Spark's default (:data:`SPARK_REDACTION_REGEX`) masks option and
+#:   setting values whose name or text holds secret, password, token, access key or credential,
+#:   and printed an inline private key (``kafka.ssl.key.pem``) of a ``CREATE TEMPORARY VIEW ...
+#:   USING ... OPTIONS`` in ``EXPLAIN`` and the event log, key and all (measured); ``pem`` and
+#:   ``jaas`` (a JAAS line need not say ``password``) are added.
 RECOMMENDED_SPARK_CONF: Mapping[str, str] = {
     "spark.python.worker.reuse": "true",
     "spark.python.unix.domain.socket.enabled": "true",
+    "spark.redaction.regex": SPARK_REDACTION_REGEX + "|pem|jaas",
 }
 
 
@@ -174,6 +183,7 @@ __all__ = [
     "FORMAT_PREFIX",
     "MAX_RECORDS_PER_BATCH",
     "RECOMMENDED_SPARK_CONF",
+    "SPARK_REDACTION_REGEX",
     "ConnectSetupError",
     "WorkerSetupError",
     "format_name",

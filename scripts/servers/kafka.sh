@@ -5,10 +5,17 @@
 # through scripts/servers/kafka/pom.xml, cached under ~/.cache/jetconnect-kafka: only the first start
 # runs Maven. Debian's kcat, a client the interop tests use, is installed by start as root.
 #
-#   scripts/servers/kafka.sh start|stop|status|restart|kill
+# The same node also listens secured, always (scripts/servers/kafka/secured.sh makes the CA and
+# certificates once, under /tmp/jetconnect-kafka/secured): SASL_SSL with SCRAM-SHA-512 logins on
+# 127.0.0.1:9094, TLS requiring a client certificate (mTLS) on 9095, and TLS with an expired server
+# certificate on 9096. `secured` prints the file that says where everything is (secured.json).
+#
+#   scripts/servers/kafka.sh start|stop|status|restart|kill|secured
 #
 # `kill` SIGKILLs the broker (the crash tests' fault: no clean shutdown, no flush); a `start` after
-# it recovers the log from disk as Kafka does after a crash.
+# it recovers the log from disk as Kafka does after a crash. A `start` that finds the broker running
+# with another configuration than this script's (started by an older one) restarts it to apply it:
+# its data stays, and SCRAM users missing from storage formatted before them are added.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/_server.sh"
 
@@ -25,6 +32,7 @@ CACHE="$HOME/.cache/jetconnect-kafka"
 LIBS=$CACHE/libs
 # The project's venv when there is one (it has confluent-kafka), else whatever python is first.
 PYTHON="${PYTHON:-$(if [[ -x $HERE/../../.venv/bin/python ]]; then echo "$HERE/../../.venv/bin/python"; else echo python3; fi)}"
+source "$HERE/kafka/secured.sh"
 
 answers() {
     # A real metadata request, not just an open port: the broker accepts before it has metadata.
@@ -64,11 +72,9 @@ server_properties() {
 process.roles=broker,controller
 node.id=1
 controller.quorum.bootstrap.servers=$HOST:$CONTROLLER_PORT
-listeners=PLAINTEXT://$HOST:$PORT,CONTROLLER://$HOST:$CONTROLLER_PORT
-advertised.listeners=PLAINTEXT://$HOST:$PORT
 controller.listener.names=CONTROLLER
 inter.broker.listener.name=PLAINTEXT
-listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
+$(secured_properties)
 log.dirs=$DATA
 num.partitions=1
 default.replication.factor=1
@@ -82,7 +88,9 @@ group.initial.rebalance.delay.ms=0
 PROPS
 }
 
-# WARN and above, to kafka.out: a quiet broker whose problems still show.
+# WARN and above, to kafka.out: a quiet broker whose problems still show. The network Selector at
+# INFO: it logs each refused login or TLS handshake ("Failed authentication with ..."), which the
+# tests count.
 log4j2_properties() {
     cat <<'PROPS'
 status = warn
@@ -92,11 +100,25 @@ appender.out.layout.type = PatternLayout
 appender.out.layout.pattern = [%d] %p %m (%c)%n
 rootLogger.level = warn
 rootLogger.appenderRef.out.ref = out
+logger.selector.name = org.apache.kafka.common.network.Selector
+logger.selector.level = info
 PROPS
+}
+
+# Whether the running broker was started from the configuration this script writes now.
+current_configuration() {
+    [[ -f $CONF/server.properties ]] && diff -q <(server_properties) "$CONF/server.properties" >/dev/null \
+        && diff -q <(log4j2_properties) "$CONF/log4j2.properties" >/dev/null && secured_listening
 }
 
 start() {
     install_kcat
+    make_secured
+    if is_running && answers && ! current_configuration; then
+        # Started by an older script (no secured listeners): the one restart that applies this one's.
+        echo "kafka: the running broker has another configuration than $SERVER_SCRIPT's; restarting it (data kept)"
+        stop
+    fi
     if is_running && answers; then
         echo "kafka (Apache Kafka) already running on $HOST:$PORT (pid $(pid_of "$PIDFILE"))"
         return 0
@@ -113,6 +135,7 @@ start() {
     fi
     install
     mkdir -p "$CONF" "$DATA"
+    chmod 700 "$CONF"  # server.properties holds the keystores' password
     server_properties >"$CONF/server.properties"
     log4j2_properties >"$CONF/log4j2.properties"
     local java
@@ -124,8 +147,10 @@ start() {
         local id
         id=$("$java" "${jvm[@]}" kafka.tools.StorageTool random-uuid 2>>"$LOG") \
             || fail_start "StorageTool random-uuid failed" "$LOG"
+        local scram=()
+        mapfile -t scram < <(scram_format_args)
         "$java" "${jvm[@]}" kafka.tools.StorageTool format --standalone -t "$id" -c "$CONF/server.properties" \
-            >>"$LOG" 2>&1 || fail_start "StorageTool format failed" "$LOG"
+            "${scram[@]}" >>"$LOG" 2>&1 || fail_start "StorageTool format failed" "$LOG"
     fi
     setsid "$java" "${jvm[@]}" kafka.Kafka "$CONF/server.properties" >>"$LOG" 2>&1 </dev/null &
     write_pidfile "$PIDFILE" $!
@@ -135,7 +160,9 @@ start() {
         stop >/dev/null  # a broker left starting would answer later, unknown to the next start
         fail_start "kafka did not answer a metadata request on $HOST:$PORT within 180 s; stopped it" "$LOG"
     fi
-    echo "kafka (Apache Kafka) listening on $HOST:$PORT (pid $(pid_of "$PIDFILE"), data $DATA)"
+    upsert_scram_user || fail_start "could not add SCRAM user $SCRAM_USER through $HOST:$PORT" "$LOG"
+    wait_until 60 "$PIDFILE" secured_listening || fail_start "the secured listeners did not open" "$LOG"
+    echo "kafka (Apache Kafka) listening on $HOST:$PORT, SASL_SSL $SASL_SSL_PORT, mTLS $MTLS_PORT, expired TLS $EXPIRED_PORT (pid $(pid_of "$PIDFILE"), data $DATA, secured $SECURED/secured.json)"
 }
 
 stop() {
@@ -150,11 +177,18 @@ stop() {
 
 status() {
     if is_running && answers; then
-        echo "kafka (Apache Kafka) running on $HOST:$PORT (pid $(pid_of "$PIDFILE"))"
+        local secured="secured listeners not open (started by an older script? start applies them)"
+        secured_listening && secured="SASL_SSL $SASL_SSL_PORT, mTLS $MTLS_PORT, expired TLS $EXPIRED_PORT: $SECURED/secured.json"
+        echo "kafka (Apache Kafka) running on $HOST:$PORT, $secured (pid $(pid_of "$PIDFILE"))"
     else
         echo "kafka not running"
         return 1
     fi
+}
+
+verb_secured() {  # where the secured listeners, the user and the certificates are: a JSON file
+    make_secured >/dev/null
+    echo "$SECURED/secured.json"
 }
 
 verb_kill() {  # SIGKILL, as a crash: the data stays on disk, and `start` recovers it

@@ -6,7 +6,7 @@ checkpoint); ``sinks.kafka(...)`` writes each micro-batch partition in one Kafka
 
 from __future__ import annotations
 
-from jetconnect_kafka.errors import KafkaOffsetError, KafkaSinkError, KafkaSourceError
+from jetconnect_kafka.errors import KafkaOffsetError, KafkaSecurityError, KafkaSinkError, KafkaSourceError
 from jetconnect_kafka.records import ConsumerRecord, ProducerRecord
 from jetconnect_kafka.sink import KafkaSink, kafka_sink
 from jetconnect_kafka.source import KafkaSource, kafka_source
@@ -15,6 +15,7 @@ __all__ = [
     "ConsumerRecord",
     "ProducerRecord",
     "KafkaOffsetError",
+    "KafkaSecurityError",
     "KafkaSink",
     "KafkaSinkError",
     "KafkaSource",

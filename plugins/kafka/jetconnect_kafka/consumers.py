@@ -13,11 +13,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
+from confluent_kafka import KafkaError, KafkaException, TopicPartition
 
-from jetconnect.api import Backoff, retry_call
+from jetconnect.api import Backoff
 from jetconnect_kafka import config
 from jetconnect_kafka.idle_pool import IdlePool, Key, settings_key
+from jetconnect_kafka.refusals import Watch
 
 #: Idle consumers one worker keeps (each holds threads and a socket); the least recently used goes.
 MAX_IDLE = 8
@@ -37,16 +38,19 @@ class RenewableConsumer:
     answer therefore asks a new consumer, which starts from fresh metadata.
     """
 
-    def __init__(self, settings: Mapping[str, Any]) -> None:
+    def __init__(self, settings: Mapping[str, Any], first_contact: bool = True) -> None:
         self.settings = dict(settings)
-        self._consumer: Consumer | None = None
+        #: Whether a new consumer makes first contact (:func:`.config.contact`) before it is used;
+        #: without it, its first request is a sliced watermark query (:meth:`watermarks`).
+        self.first_contact = first_contact
+        self._consumer: config.WatchedConsumer | None = None
         #: How many consumers a failed request replaced (for tests and logs).
         self.renewals = 0
 
     @property
-    def consumer(self) -> Consumer:
+    def consumer(self) -> config.WatchedConsumer:
         if self._consumer is None:
-            self._consumer = config.consumer(self.settings)
+            self._consumer = config.consumer(self.settings, first_contact=self.first_contact)
         return self._consumer
 
     def renew(self) -> None:
@@ -70,23 +74,39 @@ class RenewableConsumer:
         come from this consumer's own view (an unknown partition, a broker handle gone), on a new one."""
         timeout = min(5.0, backoff.deadline)
 
+        tp = TopicPartition(topic, partition)
+
         def attempt() -> tuple[int, int]:
+            consumer = self.consumer  # unassigned here: a poll between slices serves its reports, fetches nothing
             try:
-                low, high = self.consumer.get_watermark_offsets(TopicPartition(topic, partition), timeout=timeout)
+                low, high = config.sliced(consumer, lambda t: consumer.get_watermark_offsets(tp, timeout=t), timeout)
+            except config.Refused:
+                self.renew()  # closed before the refusal is looked into; not retried
+                consumer.watch.raise_if_refused()
+                raise
             except KafkaException as exc:
                 if exc.args[0].code() not in _UNREACHABLE:
                     self.renew()
                 raise
             return low, high
 
-        return retry_call(attempt, retry_on=(KafkaException,), what=what, backoff=backoff)
+        return config.retried(self, attempt, what, backoff)
+
+    @property
+    def watch(self) -> Watch:
+        """The current consumer's reports (:class:`~jetconnect_kafka.refusals.Watch`)."""
+        return self.consumer.watch
+
+    def poll(self, timeout: float) -> None:
+        """Serve the current consumer's reports; only for a consumer that is not assigned."""
+        self.consumer.poll(timeout)
 
 
 class ConsumerLease(RenewableConsumer):
     """A consumer lent to one read by this worker's pool, with the settings ``key`` stands for."""
 
     def __init__(self, key: Key, settings: Mapping[str, Any]) -> None:
-        super().__init__(settings)
+        super().__init__(settings, first_contact=False)  # its first request, a watermark query, is sliced
         self.key = key
 
     def give_back(self) -> None:

@@ -22,4 +22,16 @@ class KafkaRegistryError(KafkaSourceError, KafkaSinkError):
     names the registry, the subject or schema id, and what it said."""
 
 
-__all__ = ["KafkaOffsetError", "KafkaRegistryError", "KafkaSinkError", "KafkaSourceError"]
+class KafkaSecurityError(KafkaSourceError, KafkaSinkError):
+    """A broker refused this client: its credentials, its certificates or its protocol. Not retried.
+
+    ``kind`` is one of ``authentication refused``, ``certificate not trusted``, ``client
+    certificate refused``, ``wrong protocol``; the message gives librdkafka's reason and what to check.
+    """
+
+    def __init__(self, message: str, kind: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+__all__ = ["KafkaOffsetError", "KafkaRegistryError", "KafkaSecurityError", "KafkaSinkError", "KafkaSourceError"]

@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from typing import Any, NoReturn
 
 from confluent_kafka import KafkaError, KafkaException, Message
-from confluent_kafka.admin import AdminClient, NewTopic
+from confluent_kafka.admin import NewTopic
 
 from jetconnect.api import Backoff, WriteKey, retry_call
 from jetconnect_kafka import config, consumers
@@ -69,7 +69,7 @@ class Ledger:
             _KNOWN[known] = self.partitions
 
     def _ensure_topic(self) -> None:
-        admin = AdminClient(self.config, logger=config.LIBRDKAFKA_LOG)
+        admin = config.admin(self.config)
         what = f"kafka sink: looking for control topic '{self.topic}'"
         self.partitions = self._listed_partitions(admin, what)
         if self.partitions:
@@ -89,7 +89,7 @@ class Ledger:
                 backoff=self.backoff,
             )
 
-    def _listed_partitions(self, admin: AdminClient, what: str, required: bool = False) -> int:
+    def _listed_partitions(self, admin: config.WatchedAdmin, what: str, required: bool = False) -> int:
         """The control topic's partition count as the broker lists it: 0 if it does not (or raise if ``required``)."""
         listed = config.cluster_metadata(admin, what, self.backoff).topics.get(self.topic)
         if listed is not None and listed.error is None and listed.partitions:

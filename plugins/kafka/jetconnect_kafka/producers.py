@@ -30,7 +30,7 @@ from hashlib import sha256
 from pathlib import Path
 from typing import Any
 
-from confluent_kafka import KafkaError, KafkaException, Producer
+from confluent_kafka import KafkaError
 
 from jetconnect_kafka import config
 from jetconnect_kafka.idle_pool import IdlePool, settings_key
@@ -93,16 +93,13 @@ class Lease:
         self.fresh = True
         # Reports for failed records only: a Python callback per delivered record would cost
         # more than producing it.
-        self.producer: Producer = config.producer(
+        # config.producer makes first contact: a broker connection up before the producer asks for
+        # its id (init_transactions then took 5-46 ms here instead of 0.51-0.53 s: librdkafka asks
+        # once, finds no broker up, and retries on a 500 ms timer), and a broker that refuses the
+        # producer fails it here. An unreachable broker is reported by the calls that follow.
+        self.producer: config.WatchedProducer = config.producer(
             settings, on_delivery=self._failures, **{"delivery.report.only.error": True}
         )
-        # A broker connection up before the producer asks for its id: init_transactions then took
-        # 5-46 ms here instead of 0.51-0.53 s (librdkafka asks once, finds no broker up, and
-        # retries on a 500 ms timer). An unreachable broker is reported by the calls that follow.
-        try:
-            self.producer.list_topics(timeout=5.0)
-        except KafkaException:
-            pass
 
     @property
     def failure(self) -> KafkaError | None:

@@ -82,8 +82,12 @@ class PartitionRange:
             # position has passed those it fetched. Asked at once, not after another wait: the
             # marker that ends a transactional range mostly comes in the same fetch as its records.
             position = max(position, self.consumer.position([self.tp])[0].offset)
-            if not messages and position < end and time.monotonic() - idle_since > self.stall_s:
-                self.on_stall(position)
+            if not messages:
+                watch = getattr(self.consumer, "watch", None)  # consume served its reports: a refusal ends the read
+                if watch is not None:
+                    watch.raise_if_refused()
+                if position < end and time.monotonic() - idle_since > self.stall_s:
+                    self.on_stall(position)
 
 
 def record_offset(record: Message) -> int:

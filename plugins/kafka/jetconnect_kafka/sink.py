@@ -38,9 +38,11 @@ from jetconnect_kafka import config, producers, serde
 from jetconnect_kafka.errors import KafkaSinkError
 from jetconnect_kafka.ledger import DEFAULT_TOPIC, Ledger, marker
 from jetconnect_kafka.records import ProducerRecord, as_producer_record, wire_bytes
+from jetconnect_kafka.refusals import UNREACHABLE
 from jetconnect_kafka.registry_formats import RegistryFormat, sink_bindings
 from jetconnect_kafka.schema_registry import Registry, split_registry_options
 from jetconnect_kafka.serde import ValueFormat
+from jetconnect_kafka.spark_options import SINK_ALIASES
 
 DELIVERY = ("exactly-once", "at-least-once")
 COLUMNS = ("key", "value", "topic", "partition", "headers")
@@ -71,6 +73,8 @@ class KafkaSink(Sink):
     name = "kafka"
     input_format = "arrow"
     guarantee = Guarantee.EXACTLY_ONCE
+    #: Spark's own Kafka sink's option names (``kafka.bootstrap.servers``).
+    option_aliases = SINK_ALIASES
     #: ``jetconnect plugins`` and the README's matrix list each delivery's guarantee from this.
     guarantee_option = GuaranteeOption(
         "delivery",
@@ -128,6 +132,11 @@ class KafkaSink(Sink):
         servers = redact_hosts(self.config["bootstrap.servers"])  # user:password@ pasted into a host stays hidden
         return f"KafkaSink(topic={self.topic!r}, delivery={self.delivery!r}, bootstrap.servers={servers!r})"
 
+    def check_connection(self) -> str:
+        """A metadata request over the sink's own settings: connect, TLS handshake and login, as a
+        write's first request does, and nothing written (``jetconnect doctor --sink kafka``)."""
+        return config.check_connection(self.config, self.backoff)
+
     def check_schema(self, schema: StructType) -> None:
         if self.record_fn is not None:
             return  # the function makes each record from rows of any schema
@@ -183,11 +192,13 @@ class KafkaSink(Sink):
             writer = _RowWriter(self, ctx, lease)
             records = writer.write_all(data)
             remaining = lease.producer.flush(self.backoff.deadline)
+            lease.producer.poll(0)  # the producer's last reports: a refusal is the cause of anything undelivered
+            lease.producer.watch.raise_if_refused()
             writer.raise_failure()
             if remaining:
                 raise KafkaSinkError(
                     f"kafka sink: {remaining} record(s) of partition {ctx.partition_id} "
-                    f"not delivered within {self.backoff.deadline:.0f} s (broker unreachable?)"
+                    f"not delivered within {self.backoff.deadline:.0f} s: {_undelivered_cause(lease)}"
                 )
         except BaseException:
             lease.close()
@@ -231,7 +242,10 @@ class KafkaSink(Sink):
             failure = exc
         if failure is not None:
             _abort_quietly(lease.producer, deadline)
+            refusal = lease.producer.watch.refusal()  # the cause of a failed transaction, when a broker refused
             lease.close()
+            if refusal is not None:
+                raise refusal.error() from None
             if isinstance(failure, KafkaException):
                 raise KafkaSinkError(
                     f"kafka sink: the transaction of batch {ctx.batch_id} partition "
@@ -277,6 +291,16 @@ class KafkaSink(Sink):
     def commit(self, messages: list[Any], ctx: CommitContext) -> None:
         # Every task committed its own transaction; there is nothing left to make visible.
         return None
+
+
+def _undelivered_cause(lease: producers.Lease) -> str:
+    """Why records were not delivered in time, as librdkafka last said it (a refusal is raised before)."""
+    last = lease.producer.watch.unreachable
+    if last is not None:
+        return f"{UNREACHABLE} (librdkafka: {last})"
+    return (
+        "the broker accepted the connection but did not acknowledge them (overloaded, or a partition without a leader?)"
+    )
 
 
 def _abort_quietly(producer: Producer, timeout_s: float) -> None:

@@ -53,6 +53,7 @@ from jetconnect_kafka.registry_formats import source_bindings
 from jetconnect_kafka.schema import record_schema
 from jetconnect_kafka.schema_registry import Registry, split_registry_options
 from jetconnect_kafka.serde import DecodeError, ValueFormat
+from jetconnect_kafka.spark_options import SOURCE_ALIASES, parse_assign
 
 log = logging.getLogger(__name__)
 
@@ -83,12 +84,15 @@ class KafkaSource(StreamSource, BatchSource):
 
     name = "kafka"
     guarantee = Guarantee.EXACTLY_ONCE
+    #: Spark's own Kafka source's option names (``subscribe``, ``startingOffsets``, ...).
+    option_aliases = SOURCE_ALIASES
 
     def __init__(
         self,
         bootstrap_servers: str,
         topics: list[str] | None = None,
         pattern: str | None = None,
+        assign: str | dict[str, list[int]] | None = None,
         starting_offsets: str | None = None,
         ending_offsets: str = "latest",
         key_format: str = "bytes",
@@ -108,15 +112,26 @@ class KafkaSource(StreamSource, BatchSource):
         schema_version: int | None = None,
         registry_schema: str | None = None,
         on_bad_record: str = "fail",
+        include_headers: bool = True,
         **client_config: Any,
     ) -> None:
         if isinstance(topics, str):
             topics = [t.strip() for t in topics.split(",") if t.strip()]
+        #: ``assign``: only these partitions, ``{topic: [partition, ...]}``.
+        self.assigned: dict[str, list[int]] | None = None
+        if assign is not None:
+            try:
+                self.assigned = parse_assign(assign)
+            except ValueError as exc:
+                raise OptionError(f"kafka: option 'assign' {exc}") from None
+            if topics or pattern:
+                raise OptionError("kafka: give one of options 'topics', 'pattern' and 'assign'")
+            topics = sorted(self.assigned)
         for topic in topics or ():  # whole names: "t\n" is no topic, and the broker's refusal names no option
             check_name(topic, "topics", "kafka", config.TOPIC_NAME, config.TOPIC_NAME_IS)
         starting_offsets, ending_offsets = _offsets_text(starting_offsets), str(_offsets_text(ending_offsets))
         if bool(topics) == bool(pattern):
-            raise OptionError("kafka: give exactly one of options 'topics' (a list) and 'pattern' (a regex)")
+            raise OptionError("kafka: give exactly one of options 'topics' (a list), 'pattern' (a regex) and 'assign'")
         if on_offset_out_of_range not in OUT_OF_RANGE:
             raise OptionError(
                 f"kafka: option 'on_offset_out_of_range' must be one of {', '.join(OUT_OF_RANGE)}, "
@@ -154,6 +169,7 @@ class KafkaSource(StreamSource, BatchSource):
         # Without a projection the schema is the formats': a Schema Registry format asks the registry
         # for it, so that waits for the first schema() call (on the driver), never a constructor.
         self._schema = parse_schema(schema or PROJECTED_SCHEMA) if projection is not None else None
+        self.include_headers = include_headers
         self._client: consumers.RenewableConsumer | None = None  # driver side, for metadata and watermarks
         self._group_client: Consumer | None = None  # driver side, commits to ``group_id``
 
@@ -164,6 +180,7 @@ class KafkaSource(StreamSource, BatchSource):
 
     def __repr__(self) -> str:
         what = f"topics={self.topics}" if self.topics else f"pattern={self.pattern!r}"
+        what = f"assign={self.assigned}" if self.assigned is not None else what
         servers = redact_hosts(self.config["bootstrap.servers"])  # user:password@ pasted into a host stays hidden
         return f"KafkaSource({what}, bootstrap.servers={servers!r})"
 
@@ -175,9 +192,12 @@ class KafkaSource(StreamSource, BatchSource):
 
     def schema(self) -> StructType:
         if self._schema is None:
-            self._schema = record_schema(
+            schema = record_schema(
                 self.key_format.spark_type(), self.value_format.spark_type(), self.on_bad_record == "null"
             )
+            if not self.include_headers:  # Spark's includeHeaders=false: no headers column
+                schema = StructType([f for f in schema.fields if f.name != "headers"])
+            self._schema = schema
         return self._schema
 
     # --- the driver: partitions and positions ------------------------------------------------
@@ -199,6 +219,13 @@ class KafkaSource(StreamSource, BatchSource):
             )
             if wanted and info.error is None:
                 found.extend((topic, p) for p in info.partitions)
+        if self.assigned is not None:
+            missing = [f"{t}:{p}" for t, ps in self.assigned.items() for p in ps if (t, p) not in found]
+            if missing:
+                raise KafkaSourceError(
+                    f"kafka: option 'assign' names partitions the broker does not have: {', '.join(missing)}"
+                )
+            found = [(t, p) for t, p in found if p in self.assigned[t]]
         return sorted(found)
 
     def _watermarks(self, parts: Sequence[tuple[str, int]]) -> dict[str, tuple[int, int]]:
@@ -303,7 +330,7 @@ class KafkaSource(StreamSource, BatchSource):
         ]
         try:
             if self._group_client is None:
-                self._group_client = config.consumer(self.config, **{"group.id": self.group_id})
+                self._group_client = config.consumer({**self.config, "group.id": self.group_id})
             self._group_client.commit(offsets=offsets, asynchronous=False)
         except KafkaException as exc:
             log.warning(
@@ -465,8 +492,9 @@ class _RangeReader:
             pa.array(offsets, pa.int64()),
             timestamp,
             timestamp_type,
-            pa.array([m.headers() for m in records], self.arrow_schema.field("headers").type),
         ]
+        if self.source.include_headers:
+            columns.append(pa.array([m.headers() for m in records], self.arrow_schema.field("headers").type))
         if self.source.on_bad_record == "null":
             for what in ("key", "value"):
                 bad = corrupt.get(what)
