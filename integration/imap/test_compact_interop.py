@@ -10,6 +10,7 @@ from __future__ import annotations
 import decimal
 import subprocess
 import uuid
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -80,12 +81,14 @@ def java(java_classes: list[str], *args: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def java_orders(server, java_classes) -> str:
-    """A map of 100,000 Orders the Java service wrote (once for the module)."""
+def java_orders(server, java_classes, hz) -> Iterator[str]:
+    """A map of 100,000 Orders the Java service wrote (once for the module; no journal kept, and
+    destroyed after: the shared members' heaps are small)."""
     server("hazelcast")
-    name = f"orders-{uuid.uuid4().hex[:8]}"
+    name = f"nojournal-orders-{uuid.uuid4().hex[:8]}"
     assert java(java_classes, "write", "jetconnect", MEMBERS, name, str(ORDERS)).strip() == f"wrote {ORDERS}"
-    return name
+    yield name
+    hz.get_map(name).blocking().destroy()
 
 
 def test_a_java_services_orders_read_exactly_with_the_schema_derived(spark, java_orders) -> None:
@@ -111,8 +114,8 @@ def test_a_java_services_orders_read_exactly_with_a_schema_given(spark, java_ord
     assert by_name.option("schema", ORDER_DDL).load().selectExpr("sum(value.id)").first()[0] == sum(range(ORDERS))
 
 
-def test_what_jetconnect_writes_the_java_service_reads_as_its_own_orders(spark, java_classes, name) -> None:
-    target = name("jc-orders")
+def test_what_jetconnect_writes_the_java_service_reads_as_its_own_orders(spark, java_classes, name, hz) -> None:
+    target = name("nojournal-jc-orders")
     df = spark.range(0, ORDERS, numPartitions=4).selectExpr("id AS key", ORDER_SQL)
     sinks.map(
         target,
@@ -122,6 +125,7 @@ def test_what_jetconnect_writes_the_java_service_reads_as_its_own_orders(spark, 
         compact_type_names=NAMES,
     ).write(df)
     lines = java(java_classes, "read", "jetconnect", MEMBERS, target).splitlines()
+    hz.get_map(target).blocking().destroy()
     assert len(lines) == ORDERS
     assert lines == [expected_line(i) for i in range(ORDERS)]
 
