@@ -61,11 +61,12 @@ from jetconnect_imap.backend import (
     Progress,
     Structure,
     WriteReport,
+    fingerprint,
 )
 from jetconnect_imap.errors import StoreError, StructureNameError
 from jetconnect_imap.events import CacheEventType, EventType, OtherEventType, RawEvent
 from jetconnect_imap.hazelcast import bulk, caches, iteration, journal
-from jetconnect_imap.hazelcast.clients import client_for
+from jetconnect_imap.hazelcast.clients import client_for, cluster_id
 from jetconnect_imap.hazelcast.codecs import map_put_all
 from jetconnect_imap.hazelcast.errors import HazelcastProtocolError
 from jetconnect_imap.hazelcast.pushdown import to_plain, to_predicate
@@ -323,6 +324,20 @@ class HazelcastBackend(Backend):
             "as many events, for as long, as the members' event-journal configuration of it says",
             "raise its capacity or time-to-live on the members",
         )
+
+    def journal_identity(self, structure: Structure, name: str) -> str | None:
+        """The cluster's id, which the members make anew when the cluster starts without
+        persistence (every member gone, journals with them) and keep while any member lives.
+        It does not change when a map is destroyed and made again on a running cluster: that is
+        what :meth:`journal_fingerprint` tells."""
+        found = cluster_id(self.client)
+        return None if found is None else f"cluster {found}"
+
+    def journal_fingerprint(self, structure: Structure, name: str, partition: int, sequence: int) -> str | None:
+        """The digest of the event's bytes as the member serialises them (its type, key, old and
+        new value)."""
+        data = journal.event_bytes(self.client, _JOURNALS[structure], name, partition, sequence)
+        return None if data is None else fingerprint(data)
 
     # --- writes ----------------------------------------------------------------------------------
 

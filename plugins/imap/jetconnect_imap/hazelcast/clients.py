@@ -261,6 +261,14 @@ def _diagnose(members: list[str]) -> str:
     )
 
 
+def cluster_id(client: hazelcast.HazelcastClient) -> str | None:
+    """The id of the cluster ``client`` is connected to (from the members' answer to its
+    authentication; the client keeps it in its connection manager and switches it when it
+    reconnects to a cluster that restarted), or None if this client version keeps it elsewhere."""
+    found = getattr(getattr(client, "_connection_manager", None), "_cluster_id", None)
+    return None if found is None else str(found)
+
+
 def close_all() -> None:
     """Shut down every client this process made (tests; a cluster that was restarted)."""
     _clients.close_all()
@@ -274,6 +282,7 @@ __all__ = [
     "client_for",
     "client_settings",
     "close_all",
+    "cluster_id",
     "parse_store_url",
     "shown_config",
 ]
