@@ -23,8 +23,9 @@ config says otherwise:
   timeout its first authentication waits for ever on a peer that accepts TCP and never answers.
 
 :func:`client_for` keeps the client in a :class:`~jetconnect.api.ClientCache`: every Spark task of a
-Python worker shares it (its connections, partition table and member list), and a forked worker
-builds its own.
+Python worker shares it (its connections, partition table and member list), a forked worker
+builds its own, and one that shut down (it lost every member for longer than its reconnect
+window) is replaced by a new one on next use.
 
 Public API: :func:`parse_store_url` (-> :class:`HazelcastTarget`), :func:`client_settings`,
 :func:`client_for`, :func:`cluster_id`, :func:`diagnose`, :func:`shown_config`, :func:`close_all`, :class:`HazelcastUrlError`,
@@ -228,7 +229,16 @@ def _shutdown(client: hazelcast.HazelcastClient) -> None:
         log.debug("shutting down a Hazelcast client failed", exc_info=True)
 
 
-_clients: ClientCache[tuple[str, str], hazelcast.HazelcastClient] = ClientCache("hazelcast clients", on_close=_shutdown)
+def is_running(client: hazelcast.HazelcastClient) -> bool:
+    """Whether ``client`` still works: a client that lost every member for longer than its
+    reconnect window (``cluster_connect_timeout``) shuts itself down for good."""
+    return bool(client.lifecycle_service.is_running())
+
+
+#: A client that shut down (an outage longer than its reconnect window) is replaced on next use.
+_clients: ClientCache[tuple[str, str], hazelcast.HazelcastClient] = ClientCache(
+    "hazelcast clients", on_close=_shutdown, alive=is_running
+)
 
 
 def client_for(url: str, client_config: Mapping[str, Any] | None = None) -> hazelcast.HazelcastClient:
@@ -407,6 +417,7 @@ __all__ = [
     "close_all",
     "cluster_id",
     "diagnose",
+    "is_running",
     "parse_store_url",
     "shown_config",
 ]
