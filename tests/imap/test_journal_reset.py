@@ -176,3 +176,6 @@ def test_the_option_is_checked_and_the_cache_journal_has_it(url: str) -> None:
     with pytest.raises(OptionError, match="on_journal_reset' must be fail or from_oldest"):
         map_journal("m", store=url, on_journal_reset="skip")
     assert cache_journal("c", store=url, on_journal_reset="from_oldest").on_journal_reset == "from_oldest"
+    for store in (url, "hazelcast://127.0.0.1:1/nobody"):  # refused where it is built: nothing contacted
+        with pytest.raises(OptionError, match="map name None"):
+            map_journal(None, store=store)
