@@ -160,6 +160,7 @@ def test_a_file_written_before_maps_had_an_incarnation_gets_one(tmp_path) -> Non
         {"other": 1},
         {"last": [9, 0, "ab"]},  # a partition the map does not have
         {"from": [0]},  # not one per partition
+        {"from": [5, 0]},  # a start past the end
     ],
 )
 def test_an_edited_mark_is_an_offset_error_naming_it(url: str, mark) -> None:
@@ -167,7 +168,7 @@ def test_an_edited_mark_is_an_offset_error_naming_it(url: str, mark) -> None:
     connect(url).map(name, partitions=2).put("a", 1)
     source = map_journal(name, store=url)
     offset = {"0": 0, "1": 0, "journal": mark}
-    with pytest.raises(OffsetError, match="journal"):
+    with pytest.raises(OffsetError, match="was the checkpoint edited"):
         source.latest_offset(offset, None)
         source.ranges(offset, offset)
 

@@ -381,6 +381,13 @@ class MapJournalSource(OnBackend, StreamSource):
                 f"source '{self.name}': {self._subject}: the micro-batch starts at partitions {sorted(start)} "
                 f"and ends at {sorted(end_positions)}; was the checkpoint edited?"
             )
+        behind = [p for p in end_positions if end_positions[p] < start[p]]
+        if behind:
+            p = behind[0]
+            raise OffsetError(
+                f"source '{self.name}': {self._subject} partition {p}: the micro-batch starts at sequence {start[p]} "
+                f"and ends before it, at {end_positions[p]}; was the checkpoint edited?"
+            )
         if mark is not None and end != self._planned:
             # a micro-batch this process did not just plan (a restart replays the last one): is
             # the journal still the one it was planned on?
