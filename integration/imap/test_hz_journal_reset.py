@@ -7,6 +7,7 @@ whole, every event once; never skip its first events silently."""
 from __future__ import annotations
 
 import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -108,3 +109,51 @@ def test_a_map_destroyed_and_made_again_on_a_running_cluster_is_a_new_journal(sp
         pytest.fail(f"{len(delivered)} of the new journal's 30,000 events delivered, with no error")
     assert "JournalSequenceError" in message and f"map '{orders}' partition" in message, message
     assert "is not the one it read" in message, message
+
+
+@pytest.mark.timeout(900)
+def test_a_member_lost_while_another_stays_up_is_the_same_journal_further_on(spark, own_member, tmp_path, monkeypatch):
+    """Two members of the test's own (ports 5753-5754): one killed and restarted while the other
+    stays up. The cluster keeps its id and its journals (in the backups): no reset is seen, and
+    the query reads on, every event once. (The check must not cry wolf on a routine restart.)"""
+    from . import members
+
+    one_member = members.member_yaml
+
+    def two_members(port: int, cluster: str, journal: bool) -> str:
+        return one_member(port, cluster, journal).replace(
+            f"          - 127.0.0.1:{port}\n", "          - 127.0.0.1:5753\n          - 127.0.0.1:5754\n"
+        )
+
+    monkeypatch.setattr(members, "member_yaml", two_members)
+    first = own_member(5753, journal=True, cluster="duo")
+    second = own_member(5754, journal=True, cluster="duo")
+    url = "hazelcast://127.0.0.1:5753,127.0.0.1:5754/duo"
+    client = HazelcastClient(
+        cluster_name="duo",
+        cluster_members=["127.0.0.1:5753"],
+        default_int_type=IntType.LONG,
+        cluster_connect_timeout=30,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while len(client.cluster_service.get_members()) < 2 and time.monotonic() < deadline:
+            time.sleep(0.5)
+        assert len(client.cluster_service.get_members()) == 2
+        orders = client.get_map("orders").blocking()
+        orders.put_all({f"a{i}": i for i in range(1_000)})
+        checkpoint = tmp_path / "checkpoint"
+        assert len(_drain(spark, sources.map_journal("orders", store=url), checkpoint)) == 1_000
+
+        second.kill()  # its partitions' primaries are promoted from the backups on the first
+        orders.put_all({f"b{i}": i for i in range(1_000)})
+        rows = _drain(spark, sources.map_journal("orders", store=url), checkpoint)
+        assert sorted(key for key, _ in rows) == sorted(f"b{i}" for i in range(1_000))
+
+        second.start()  # back empty; it rejoins the running cluster and takes partitions again
+        orders.put_all({f"c{i}": i for i in range(1_000)})
+        rows = _drain(spark, sources.map_journal("orders", store=url), checkpoint)
+        assert sorted(key for key, _ in rows) == sorted(f"c{i}" for i in range(1_000))
+    finally:
+        client.shutdown()
+    assert first.process is not None  # the first member was never restarted
