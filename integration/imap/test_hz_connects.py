@@ -148,6 +148,11 @@ def test_each_setting_at_fault_is_named(own_member, tmp_path) -> None:
     message = _connect_error("hazelcast://127.0.0.1:1/c", FAST, within=10)
     assert "no member reachable: nothing listens at 127.0.0.1:1" in message, message
 
+    # some members down, others answering: each said for what it is
+    message = _connect_error(f"hazelcast://127.0.0.1:1,{base}/not-{member.cluster}", FAST, within=10)
+    assert "nothing listens at 127.0.0.1:1" in message and "no member reachable" not in message, message
+    assert f"{base} is a Hazelcast member that did not admit the client" in message, message
+
     # the cluster name, and with credentials the name or the credentials
     message = _connect_error(f"hazelcast://{base}/not-{member.cluster}", FAST, within=10)
     assert f"{base} is a Hazelcast member that did not admit the client: the cluster name" in message, message

@@ -356,9 +356,8 @@ def _explain(verdict: Verdict, findings: list[Finding], settings: Mapping[str, A
     detail = findings[0].detail
     user = settings.get("creds_username")
     if verdict is Verdict.NOTHING_LISTENING:
-        return (
-            f"no member reachable: nothing listens at {where} ({detail}; is the cluster up, the host and port right?)"
-        )
+        none = "no member reachable: " if len(findings) == len(settings["cluster_members"]) else ""
+        return f"{none}nothing listens at {where} ({detail}; is the cluster up, the host and port right?)"
     if verdict is Verdict.TLS_SETTINGS:
         return f"the TLS settings in client_config cannot be used: {detail}"
     if verdict is Verdict.TLS_HANDSHAKE:
