@@ -81,6 +81,18 @@ def test_read_stream_refuses_a_fractional_batch_limit(spark, tmp_path):
     assert "option 'max_records_per_batch' must be a whole number" in message
 
 
+@pytest.mark.parametrize("limit", [0, -1])
+def test_a_batch_limit_below_one_is_one_option_error_and_nothing_after_it(spark, tmp_path, limit):
+    """It was the OptionError followed by PySpark's own UnboundLocalError (its stream runner
+    stops a reader that was never made)."""
+    df = counting_stream("careless_zero").read_stream(
+        spark, wal_location=str(tmp_path / "wal"), max_records_per_batch=limit
+    )
+    message = failure_of(run_stream(df, tmp_path, f"careless_{uuid.uuid4().hex[:8]}"))
+    assert f"option 'max_records_per_batch' must be at least 1, got {limit}" in message, message
+    assert "UnboundLocalError" not in message and "cannot access local variable" not in message, message
+
+
 def test_a_forgotten_return_is_an_error_naming_the_source_not_rows_of_nulls(spark):
     def parse(line):
         line.upper()  # the forgotten `return`

@@ -151,9 +151,15 @@ def test_connect_shares_one_client_that_writes_64_bit_integers(client) -> None:
 @pytest.mark.parametrize(
     ("url", "says"),
     [
-        ("hazelcast://127.0.0.1:5701/not-jetconnect", "did not admit the client: is the cluster name right"),
-        ("hazelcast://127.0.0.1:5799/jetconnect", "no member reachable at 127.0.0.1:5799"),
-        (f"hazelcast://bob:{CANARY}@127.0.0.1:5701/jetconnect", "did not admit the client"),
+        (
+            "hazelcast://127.0.0.1:5701/not-jetconnect",
+            "did not admit the client: the cluster name 'not-jetconnect' refused",
+        ),
+        ("hazelcast://127.0.0.1:5799/jetconnect", "no member reachable: nothing listens at 127.0.0.1:5799"),
+        (
+            f"hazelcast://bob:{CANARY}@127.0.0.1:5701/jetconnect",
+            "did not admit the client: the credentials of user 'bob'",
+        ),
     ],
 )
 def test_a_cluster_that_refuses_or_is_absent_fails_in_bounded_time(client, url, says, caplog) -> None:

@@ -238,10 +238,13 @@ def test_the_journal_replays_a_range_the_same_and_holds_exactly_the_changes(stor
         once = [row for r in source.ranges(start, end) for row in read_rows(source.read_range(r))]
         assert [row for r in source.ranges(start, end) for row in read_rows(source.read_range(r))] == once
 
+        def sequences(offset: dict) -> dict:  # the partition entries, without the "journal" mark
+            return {k: v for k, v in offset.items() if k != "journal"}
+
         stepped, offset = [], start  # the same events, admitted `step` at a time
-        while offset != end:
+        while sequences(offset) != sequences(end):
             nxt = source.latest_offset(offset, step)
-            assert sum(nxt.values()) - sum(offset.values()) <= step
+            assert sum(sequences(nxt).values()) - sum(sequences(offset).values()) <= step
             stepped += [row for r in source.ranges(offset, nxt) for row in read_rows(source.read_range(r))]
             offset = nxt
         assert sorted(stepped) == sorted(once)

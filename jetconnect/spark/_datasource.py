@@ -19,8 +19,8 @@ from pyspark.sql.types import StructType
 from jetconnect._connector import BatchSource, Sink, Source, StreamSource
 from jetconnect._options import Options
 from jetconnect.errors import OptionError, PluginError, SinkError, SourceError
-from jetconnect.spark._guard import guarded
-from jetconnect.spark._readers import BatchReader, FilteringBatchReader, StreamReader
+from jetconnect.spark._guard import guarded, secrets_kept_out
+from jetconnect.spark._readers import BatchReader, FailedStreamReader, FilteringBatchReader, StreamReader
 from jetconnect.spark._writers import make_writer
 
 #: Options the adapter itself reads; they are not passed to a plugin's factory.
@@ -140,14 +140,24 @@ class JetconnectDataSource(DataSource):
         cls = FilteringBatchReader if (pushes and self.filter_pushdown) else BatchReader
         return cls(source, schema)
 
-    @guarded
     def streamReader(self, schema: StructType) -> StreamReader:
-        source = self._source()
-        if not isinstance(source, StreamSource):
-            raise SourceError(
-                f"source '{source.name}' is a batch source: read it with spark.read or source.read(spark)"
-            )
-        max_records = self._opts("source").get_int(MAX_RECORDS_PER_BATCH, None, minimum=1)
+        """The stream reader; one that fails with the error when it cannot be made.
+
+        It must not raise: PySpark's stream runner (4.x) calls ``reader.stop()`` in a ``finally``
+        around this call, so an error here leaves ``reader`` unbound and PySpark's own
+        ``UnboundLocalError`` follows ours. The failed reader raises ours from its first call,
+        and its ``stop()`` does nothing.
+        """
+        try:
+            with secrets_kept_out(*self.secret_holders()):
+                source = self._source()
+                if not isinstance(source, StreamSource):
+                    raise SourceError(
+                        f"source '{source.name}' is a batch source: read it with spark.read or source.read(spark)"
+                    )
+                max_records = self._opts("source").get_int(MAX_RECORDS_PER_BATCH, None, minimum=1)
+        except Exception as exc:
+            return FailedStreamReader(exc)
         return StreamReader(source, schema, max_records)
 
     @guarded

@@ -106,3 +106,24 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     @guarded
     def prepareForTriggerAvailableNow(self) -> None:
         self.source.prepare_available_now()
+
+
+class FailedStreamReader(StreamReader):
+    """Stands in for a stream reader that could not be made (a bad option, a factory's error):
+    every call raises that error, except :meth:`stop`, which has nothing to stop (see
+    ``JetconnectDataSource.streamReader`` for why the error is not raised where it happened)."""
+
+    def __init__(self, error: Exception) -> None:
+        self.error = error
+
+    def secret_holders(self) -> tuple[Any, ...]:
+        return ()  # the error was scrubbed of the data source's secrets where it was caught
+
+    def _fail(self, *_args: Any) -> Any:
+        raise self.error
+
+    initialOffset = latestOffset = getDefaultReadLimit = partitions = read = commit = _fail  # noqa: N815
+    prepareForTriggerAvailableNow = _fail  # noqa: N815
+
+    def stop(self) -> None:
+        """Nothing started."""

@@ -106,6 +106,23 @@ def test_one_client_per_key_made_once():
     assert made == [b] and len(cache) == 0  # close_all closed a; b had been popped
 
 
+def test_a_cached_client_no_longer_alive_is_closed_and_made_again():
+    closed: list[dict] = []
+    cache: ClientCache[str, dict] = ClientCache("test", on_close=closed.append, alive=lambda c: c["up"])
+    first = cache.get("a", lambda: {"up": True, "n": 1})
+    assert cache.get("a", lambda: {"up": True, "n": 2}) is first  # alive: the same one
+    first["up"] = False  # it gave up on its server (an outage longer than its reconnect window)
+    second = cache.get("a", lambda: {"up": True, "n": 2})
+    assert second["n"] == 2 and closed == [first] and cache.get("a", lambda: {"n": 3}) is second
+
+    def failing_close(client: dict) -> None:
+        raise RuntimeError("already shut down")
+
+    quiet: ClientCache[str, dict] = ClientCache("test", on_close=failing_close, alive=lambda c: c["up"])
+    quiet.get("a", lambda: {"up": False})
+    assert quiet.get("a", lambda: {"up": True})["up"]  # a close that fails does not stop the new one
+
+
 def test_concurrent_tasks_get_one_client():
     calls = []
     cache: ClientCache[str, object] = ClientCache("test")

@@ -20,6 +20,7 @@ client settings (it pickles with the connector); the connection is the process's
 
 from __future__ import annotations
 
+import hashlib
 import math
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -164,6 +165,12 @@ KeyFn = Callable[[dict[str, Any]], Any]
 NewValue = Callable[[Any, Any, list[dict[str, Any]]], Any]
 
 
+def fingerprint(data: bytes) -> str:
+    """The digest :meth:`Backend.journal_fingerprint` gives of an event's stored bytes: 64 bits
+    of BLAKE2b as hex (two different events agree by chance once in 2**64)."""
+    return hashlib.blake2b(data, digest_size=8).hexdigest()
+
+
 class Backend(ABC):
     """Maps, caches, lists and journals in one place; every method names the structure it acts on."""
 
@@ -268,6 +275,18 @@ class Backend(ABC):
     def journal_retention(self, structure: Structure, name: str) -> tuple[str, str]:
         """What the journal keeps and how to keep more, as text for the overflow error."""
 
+    @abstractmethod
+    def journal_identity(self, structure: Structure, name: str) -> str | None:
+        """What the journal's sequences belong to now, as text that changes whenever they start
+        again from 0 under the same name (None: this backend cannot tell). A journal source keeps
+        it in its offset, so that a restart tells the same journal further on from a new one."""
+
+    @abstractmethod
+    def journal_fingerprint(self, structure: Structure, name: str, partition: int, sequence: int) -> str | None:
+        """A short digest of the event at ``sequence`` of one partition, the same however often
+        it is read (None: the journal does not keep that sequence, dropped or not written yet).
+        A different digest at a sequence read before says the journal is another one."""
+
     # --- writes ----------------------------------------------------------------------------------
 
     @abstractmethod
@@ -329,4 +348,5 @@ __all__ = [
     "Structure",
     "ValueCodec",
     "WriteReport",
+    "fingerprint",
 ]

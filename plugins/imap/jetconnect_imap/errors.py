@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from jetconnect.errors import JetconnectError, OptionError
+from jetconnect.errors import JetconnectError, OffsetError, OptionError
 
 
 class StoreError(JetconnectError):
@@ -32,9 +32,11 @@ class JournalEventsLostError(StoreError):
         )
 
 
-class JournalSequenceError(StoreError):
+class JournalSequenceError(StoreError, OffsetError):
     """A sequence that cannot belong to the journal asked: past its end, or of another journal
-    (the structure was destroyed and created again, the cluster restarted without persistence)."""
+    (the structure was destroyed and created again, the cluster restarted without persistence, the
+    embedded store's file was replaced). An :class:`~jetconnect.errors.OffsetError` too: a
+    checkpoint's offset that this journal cannot honour."""
 
 
 __all__ = [

@@ -1,11 +1,21 @@
 """``sources.map_journal``: a map's event journal as an infinite, exactly replayable stream.
 
-The offset is ``{partition: next sequence to read}`` for every map partition. The driver asks
-the store how far each partition's journal goes; executors read exact ``[start, end)`` ranges,
-several map partitions per Spark partition. A journal is a ring: if events the query has not
-read yet were pushed out (capacity) or expired (TTL), the query fails with an
-:class:`~jetconnect.errors.OffsetError` naming the partition and the lost sequences, or, with
-``on_overflow="skip"``, logs a warning and goes on from the oldest event still kept.
+The offset is ``{partition: next sequence to read}`` for every map partition, plus one reserved
+entry ``"journal"`` (:class:`JournalMark`): which journal those sequences belong to (the
+backend's :meth:`~jetconnect_imap.backend.Backend.journal_identity`: the cluster's id, the
+embedded map's incarnation) and the digest of the last event read in one partition. The driver
+asks the store how far each partition's journal goes; executors read exact ``[start, end)``
+ranges, several map partitions per Spark partition.
+
+A journal is a ring: if events the query has not read yet were pushed out (capacity) or expired
+(TTL), the query fails with an :class:`~jetconnect.errors.OffsetError` naming the partition and
+the lost sequences, or, with ``on_overflow="skip"``, logs a warning and goes on from the oldest
+event still kept. A journal that is not the one the offset was read from (another identity, an
+event digest that differs, a partition behind the saved sequence) fails the query with a
+:class:`~jetconnect_imap.errors.JournalSequenceError`, or, with ``on_journal_reset="from_oldest"``,
+logs a warning and reads the new journal from its oldest event: never a silent skip of the new
+journal's first events. An offset without the mark (a checkpoint of an earlier version) is read
+as before and gets it from its next micro-batch on.
 """
 
 from __future__ import annotations
@@ -16,6 +26,7 @@ import logging
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
+from dataclasses import dataclass
 from itertools import chain, repeat
 from operator import itemgetter
 from typing import Any
@@ -37,6 +48,7 @@ from jetconnect.api import (
 )
 from jetconnect.errors import OffsetError, OptionError
 from jetconnect_imap.connector import OnBackend
+from jetconnect_imap.errors import JournalSequenceError
 from jetconnect_imap.events import MAP_PUT_EVENTS, EventType, JournalEvent, RawEvent, parse_event_types
 from jetconnect_imap.map_source import DEFAULT_PROJECTED_SCHEMA, derived_entry_schema
 from jetconnect_imap.rows import row_shaper
@@ -54,6 +66,64 @@ _FULL_ARROW = to_arrow_schema(DEFAULT_SCHEMA)
 _SEQ = itemgetter(0)  # a RawEvent's sequence
 START_FROM_OLDEST = "oldest"
 START_FROM_CURRENT = "current"
+#: The offset's reserved entry (partition entries are numbers, so it is never one of them).
+JOURNAL_KEY = "journal"
+#: How often the identity may change while the bounds are read before the driver gives up.
+_IDENTITY_ATTEMPTS = 3
+
+
+@dataclass(frozen=True)
+class JournalMark:
+    """The offset's ``"journal"`` entry: the journal's identity when the offset was made;
+    ``check``: ``(partition, sequence, digest)`` of the last event read in one partition (the one
+    read furthest), which a journal made again under the same identity does not hold; and, in
+    the first offset after a journal reset, ``begins``: where each partition of the new journal
+    is read from (its micro-batch's start belongs to the old journal)."""
+
+    identity: str | None
+    check: tuple[int, int, str] | None = None
+    begins: tuple[int, ...] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        if self.identity is not None:
+            out["id"] = self.identity
+        if self.check is not None:
+            out["last"] = list(self.check)
+        if self.begins is not None:
+            out["from"] = list(self.begins)
+        return out
+
+    @classmethod
+    def from_json(cls, value: Any, owner: str) -> JournalMark:
+        """The mark of an offset as Spark kept it; an OffsetError for one that cannot be ours."""
+
+        def bad() -> OffsetError:
+            return OffsetError(
+                f"{owner}: offset entry {JOURNAL_KEY!r} is {value!r}, not a journal mark "
+                '({"id": text, "last": [partition, sequence, digest], "from": [sequence, ...]}); '
+                "was the checkpoint edited?"
+            )
+
+        def sequences(items: Any) -> bool:
+            return isinstance(items, list) and all(type(n) is int and n >= 0 for n in items)
+
+        if not isinstance(value, dict) or set(value) - {"id", "last", "from"}:
+            raise bad()
+        identity, last, begins = value.get("id"), value.get("last"), value.get("from")
+        if identity is not None and not isinstance(identity, str):
+            raise bad()
+        if last is not None and not (
+            isinstance(last, list) and len(last) == 3 and sequences(last[:2]) and isinstance(last[2], str)
+        ):
+            raise bad()
+        if begins is not None and not sequences(begins):
+            raise bad()
+        return cls(
+            identity,
+            None if last is None else (last[0], last[1], last[2]),
+            None if begins is None else tuple(begins),
+        )
 
 
 class MapJournalSource(OnBackend, StreamSource):
@@ -81,6 +151,7 @@ class MapJournalSource(OnBackend, StreamSource):
         projection: Callable[[JournalEvent], Any] | None = None,
         event_types: Iterable[str | EventType] | None = None,
         on_overflow: str = "fail",
+        on_journal_reset: str = "fail",
         schema: str | StructType | None = None,
         parallelism: int = 4,
         full_events: bool = False,
@@ -91,6 +162,13 @@ class MapJournalSource(OnBackend, StreamSource):
             raise OptionError(f"source '{self.name}': option 'start' must be oldest or current, got {start!r}")
         if on_overflow not in ("fail", "skip"):
             raise OptionError(f"source '{self.name}': option 'on_overflow' must be fail or skip, got {on_overflow!r}")
+        if on_journal_reset not in ("fail", "from_oldest"):
+            raise OptionError(
+                f"source '{self.name}': option 'on_journal_reset' must be fail or from_oldest, got {on_journal_reset!r}"
+            )
+        self.on_journal_reset = on_journal_reset
+        #: The last offset this driver-side process made (a cache: what it checked a moment ago).
+        self._planned: Offset | None = None
         try:
             self.event_types: AbstractSet[enum.Enum] | None = (
                 parse_event_types(self.event_names, event_types, f"source '{self.name}': option 'event_types'")
@@ -135,14 +213,59 @@ class MapJournalSource(OnBackend, StreamSource):
         if self._schema is None:
             self._schema = schema
 
-    def _bounds(self) -> list[tuple[int, int]]:
-        return self.backend.journal_bounds(self.structure, self.stored)
+    def _journal_now(self) -> tuple[str | None, list[tuple[int, int]]]:
+        """The journal's identity and, per partition, ``(oldest, next)``, read as one: the
+        identity before and after the bounds must agree (a cluster restarting meanwhile)."""
+        for _ in range(_IDENTITY_ATTEMPTS):
+            identity = self.backend.journal_identity(self.structure, self.stored)
+            bounds = self.backend.journal_bounds(self.structure, self.stored)
+            if self.backend.journal_identity(self.structure, self.stored) == identity:
+                return identity, bounds
+        raise JournalSequenceError(
+            f"source '{self.name}': the journal of {self._subject} changed its identity {_IDENTITY_ATTEMPTS} times "
+            "while its bounds were read (a cluster restarting?)"
+        )
 
     # --- driver side -------------------------------------------------------------------------
 
     def initial_offset(self) -> Offset:
+        identity, bounds = self._journal_now()
         which = 0 if self.start == START_FROM_OLDEST else 1
-        return {str(p): bounds[which] for p, bounds in enumerate(self._bounds())}
+        return self._offset({p: b[which] for p, b in enumerate(bounds)}, identity, bounds)
+
+    def _offset(
+        self,
+        positions: Mapping[int, int],
+        identity: str | None,
+        bounds: Sequence[tuple[int, int]],
+        begins: Mapping[int, int] | None = None,
+    ) -> Offset:
+        """``positions`` as an offset marked with the journal's identity and the digest of the
+        last event read in the partition read furthest (the one that, kept longest, a later check
+        finds); after a reset, with where the new journal is read from (``begins``)."""
+        kept = [p for p, at in positions.items() if at > 0 and at - 1 >= bounds[p][0]]
+        check = None
+        if kept:
+            partition = max(kept, key=lambda p: (positions[p], -p))
+            digest = self.backend.journal_fingerprint(self.structure, self.stored, partition, positions[partition] - 1)
+            check = None if digest is None else (partition, positions[partition] - 1, digest)
+        offset: dict[str, Any] = {str(p): at for p, at in sorted(positions.items())}
+        mark = JournalMark(
+            identity, check, None if begins is None else tuple(begins[p] for p in sorted(begins))
+        ).to_json()
+        if mark:
+            offset[JOURNAL_KEY] = mark
+        return offset
+
+    def _split(self, offset: Offset) -> tuple[dict[str, int], JournalMark | None]:
+        """The partition entries of ``offset`` (checked) and its journal mark (None: an offset of
+        an earlier version, which has none)."""
+        owner = f"source '{self.name}' ({self._subject})"
+        mark = None
+        if isinstance(offset, dict) and JOURNAL_KEY in offset:
+            offset = dict(offset)
+            mark = JournalMark.from_json(offset.pop(JOURNAL_KEY), owner)
+        return self._positions(offset), mark
 
     def _positions(self, offset: Offset, partitions: int | None = None) -> dict[str, int]:
         """The checked entries of ``offset``: partition numbers (below ``partitions``) and sequences."""
@@ -159,26 +282,97 @@ class MapJournalSource(OnBackend, StreamSource):
 
         return integer_positions(offset, f"source '{self.name}' ({self._subject})", "partition", check_partition)
 
-    def latest_offset(self, start: Offset, max_records: int | None) -> Offset:
-        bounds = self._bounds()
-        start = self._positions(start, len(bounds))
-        if len(start) != len(bounds):
+    def _reset(
+        self,
+        saved: Mapping[str, int],
+        mark: JournalMark | None,
+        identity: str | None,
+        bounds: Sequence[tuple[int, int]],
+    ) -> str | None:
+        """Why the journal now is not the one ``saved`` and ``mark`` were read from (a message
+        naming the partition and the sequences), or None: the same journal, further on."""
+
+        def held(p: int) -> str:
+            oldest, nxt = bounds[p]
+            return f"holds sequences {oldest}..{nxt - 1}" if nxt > oldest else f"holds no event (next {nxt})"
+
+        if mark is not None and mark.check is not None and mark.check[0] >= len(bounds):
             raise OffsetError(
-                f"source '{self.name}': the offset has {len(start)} partitions but {self._subject} "
-                f"has {len(bounds)}; was the map recreated with another partition count?"
+                f"source '{self.name}': offset entry {JOURNAL_KEY!r} names partition {mark.check[0]}, which "
+                f"{self._subject} does not have (0..{len(bounds) - 1}); was the checkpoint edited?"
             )
-        begin = {}
-        for p, (oldest, nxt) in enumerate(bounds):
-            saved = start[str(p)]
-            if saved > nxt:
-                raise OffsetError(
-                    f"source '{self.name}': {self._subject} partition {p} is at sequence {nxt}, "
-                    f"behind the saved offset {saved}; was the map's store wiped or replaced?"
+        if len(saved) != len(bounds) or any(int(p) >= len(bounds) for p in saved):
+            return (
+                f"the offset has {len(saved)} partitions but {self._subject} has {len(bounds)} (made again with "
+                "another partition count, or the checkpoint edited)"
+            )
+        far = max(saved, key=lambda p: (saved[p], -int(p)), default="0")
+        if mark is not None and mark.identity is not None and identity is not None and mark.identity != identity:
+            p = mark.check[0] if mark.check is not None else int(far)
+            return (
+                f"partition {p}: the checkpoint read its journal up to sequence {saved[str(p)]} when it was of "
+                f"{mark.identity}, but the journal is now of {identity} and {held(p)}: a new journal (a cluster "
+                "restarted without persistence, or the store replaced)"
+            )
+        for p_text, at in saved.items():
+            if at > bounds[int(p_text)][1]:
+                return (
+                    f"partition {p_text} is at sequence {bounds[int(p_text)][1]}, behind the saved offset {at}: "
+                    f"a new journal (the {self.structure} destroyed and made again, a cluster restarted without "
+                    "persistence, or the store wiped or replaced)"
                 )
-            begin[p] = self._check_overflow(p, saved, oldest)
+        if mark is not None and mark.check is not None:
+            p, sequence, digest = mark.check
+            if bounds[p][0] <= sequence < bounds[p][1]:
+                now = self.backend.journal_fingerprint(self.structure, self.stored, p, sequence)
+                if now is not None and now != digest:
+                    return (
+                        f"partition {p}: the event at sequence {sequence}, the last the checkpoint read there, "
+                        f"is not the one it read (the journal {held(p)}): a new journal (the {self.structure} "
+                        "destroyed and made again, or the store replaced)"
+                    )
+        return None
+
+    def _on_reset(self, reason: str, skipped: str = "") -> None:
+        """Fail with ``reason``, or (``on_journal_reset="from_oldest"``) warn that the new
+        journal is read from its oldest event (and that ``skipped`` reads nothing)."""
+        message = f"source '{self.name}': {self._subject} {reason}"
+        if self.on_journal_reset == "fail":
+            raise JournalSequenceError(
+                f"{message}. Reading on at the saved sequences would skip the new journal's first events. "
+                "Set on_journal_reset='from_oldest' to read the new journal from its oldest event, or start "
+                "the query with a new checkpoint"
+            )
+        log.warning(
+            "%s; %sthe new journal is read from its oldest event, as on_journal_reset='from_oldest' asks",
+            message,
+            f"{skipped} reads nothing and " if skipped else "",
+        )
+
+    def latest_offset(self, start: Offset, max_records: int | None) -> Offset:
+        identity, bounds = self._journal_now()
+        saved, mark = self._split(start)
+        reason = self._reset(saved, mark, identity, bounds)
+        if reason is not None:
+            self._on_reset(reason)
+            begin = {p: oldest for p, (oldest, _) in enumerate(bounds)}
+        else:
+            begin = {p: self._check_overflow(p, saved[str(p)], oldest) for p, (oldest, _) in enumerate(bounds)}
         backlog = {p: bounds[p][1] - begin[p] for p in begin}
         allowed = share_budget(backlog, max_records) if max_records is not None else backlog
-        return {str(p): begin[p] + allowed[p] for p in begin}
+        end = {p: begin[p] + allowed[p] for p in begin}
+        if (
+            reason is None
+            and mark is not None
+            and mark.identity == identity
+            and mark.begins is None
+            and all(end[p] == saved[str(p)] for p in end)
+        ):
+            offset = start  # nothing moved: the same offset, so that Spark plans no batch
+        else:
+            offset = self._offset(end, identity, bounds, begin if reason is not None else None)
+        self._planned = offset
+        return offset
 
     def _check_overflow(self, partition: int, saved: int, oldest: int) -> int:
         """Where reading of ``partition`` really starts: ``saved``, or ``oldest`` when skipping."""
@@ -196,15 +390,44 @@ class MapJournalSource(OnBackend, StreamSource):
         return oldest
 
     def ranges(self, start: Offset, end: Offset) -> Sequence[Range]:
-        start, end = self._positions(start), self._positions(end)
-        if set(start) != set(end):
+        (start, _), (end_positions, mark) = self._split(start), self._split(end)
+        if mark is not None and mark.begins is not None:
+            # the first micro-batch of a new journal: its start is the old journal's offset
+            if len(mark.begins) != len(end_positions):
+                raise OffsetError(
+                    f"source '{self.name}': {self._subject}: offset entry {JOURNAL_KEY!r} starts "
+                    f"{len(mark.begins)} partitions, the offset has {len(end_positions)}; was the checkpoint edited?"
+                )
+            start = {str(p): at for p, at in enumerate(mark.begins)}
+        if set(start) != set(end_positions):
             raise OffsetError(
                 f"source '{self.name}': {self._subject}: the micro-batch starts at partitions {sorted(start)} "
-                f"and ends at {sorted(end)}; was the checkpoint edited?"
+                f"and ends at {sorted(end_positions)}; was the checkpoint edited?"
             )
-        moved = [p for p in end if end[p] != start[p]]
+        behind = [p for p in end_positions if end_positions[p] < start[p]]
+        if behind:
+            p = behind[0]
+            raise OffsetError(
+                f"source '{self.name}': {self._subject} partition {p}: the micro-batch starts at sequence {start[p]} "
+                f"and ends before it, at {end_positions[p]}; was the checkpoint edited?"
+            )
+        if mark is not None and end != self._planned:
+            # a micro-batch this process did not just plan (a restart replays the last one): is
+            # the journal still the one it was planned on?
+            identity, bounds = self._journal_now()
+            reason = self._reset(end_positions, mark, identity, bounds)
+            if reason is not None:
+                self._on_reset(f"{reason}, in a micro-batch planned before", "that micro-batch")
+                return []
+        moved = [p for p in end_positions if end_positions[p] != start[p]]
+        # each range carries the journal's identity, which its reader checks against the journal it reads
+        planned_on = {JOURNAL_KEY: JournalMark(mark.identity).to_json()} if mark and mark.identity else {}
         return [
-            Range(f"partitions {group[0]}..", {p: start[p] for p in group}, {p: end[p] for p in group})
+            Range(
+                f"partitions {group[0]}..",
+                {**{p: start[p] for p in group}, **planned_on},
+                {p: end_positions[p] for p in group},
+            )
             for group in spread(moved, self.parallelism)
         ]
 
@@ -214,7 +437,7 @@ class MapJournalSource(OnBackend, StreamSource):
         shape = row_shaper(self.schema(), f"source '{self.name}' {self.display_name!r}")
         value_of = self.backend.codec.plain
         columnar = self.predicate is None and self.projection is None and self._columnar()
-        starts, ends = self._positions(range_.start), self._positions(range_.end)
+        (starts, mark), ends = self._split(range_.start), self._positions(range_.end)
         spans: dict[int, tuple[int, int]] = {}
         for p_text, end in ends.items():
             if p_text not in starts:
@@ -226,6 +449,8 @@ class MapJournalSource(OnBackend, StreamSource):
             # One backend call per group of partitions (their reads in flight at once), bounded in
             # events so that a task holds a group, not its whole range.
             read = self.backend.read_journal(self.structure, self.stored, group)
+            if mark is not None and not self._same_journal(mark, group):
+                return
             if columnar:
                 yield from self._column_batches(group, read)
                 continue
@@ -240,6 +465,22 @@ class MapJournalSource(OnBackend, StreamSource):
                             yield shape(row)
                     else:
                         yield shape(_as_row(event) if self.full_events else (event.key, event.new_value))
+
+    def _same_journal(self, mark: JournalMark, group: Mapping[int, tuple[int, int]]) -> bool:
+        """Whether the journal just read is still the one the range was planned on (checked after
+        each read: a client that reconnected to a restarted cluster reads the new one). If not,
+        an error, or (``from_oldest``) False: the range reads nothing more."""
+        identity = self.backend.journal_identity(self.structure, self.stored)
+        if identity is None or identity == mark.identity:
+            return True
+        p = min(group)
+        self._on_reset(
+            f"partition {p}: the micro-batch was planned on the journal of {mark.identity}, but the journal is now "
+            f"of {identity}: a new journal (a cluster restarted without persistence, or the store replaced) "
+            f"whose events {group[p][0]}..{group[p][1] - 1} are not the ones planned",
+            "the rest of this range",
+        )
+        return False
 
     def _columnar(self) -> bool:
         """Whether rows can be built a column at a time: the entry rows' two columns, or the

@@ -28,6 +28,7 @@ from jetconnect_imap.backend import (
     Progress,
     Structure,
     WriteReport,
+    fingerprint,
 )
 from jetconnect_imap.canonical_json import dumps, loads
 from jetconnect_imap.embedded import cache_entries
@@ -155,6 +156,18 @@ class EmbeddedBackend(Backend):
             f" for {config.journal_ttl:g} s" if config.journal_ttl else ""
         )
         return kept, "raise journal_capacity"
+
+    def journal_identity(self, structure: Structure, name: str) -> str:
+        """The map's incarnation in this file: a file wiped or replaced, or a map made again,
+        has another."""
+        return f"map incarnation {self.store.map_incarnation(name)}"
+
+    def journal_fingerprint(self, structure: Structure, name: str, partition: int, sequence: int) -> str | None:
+        events = self.store.read_journal(name, partition, sequence, sequence + 1)
+        if not events or events[0][0] != sequence:
+            return None
+        _seq, kind, key, old, new, ts = events[0]
+        return fingerprint(dumps([kind.value, key, old, new, ts]).encode())
 
     # --- writes ----------------------------------------------------------------------------------
 

@@ -25,6 +25,7 @@ import json
 import sqlite3
 import threading
 import time
+import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -57,7 +58,7 @@ Compute = Callable[[int, Mapping[str, "str | None"]], Sequence[Change]]
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS maps (
     name TEXT PRIMARY KEY, partitions INTEGER NOT NULL,
-    journal_capacity INTEGER NOT NULL, journal_ttl REAL NOT NULL);
+    journal_capacity INTEGER NOT NULL, journal_ttl REAL NOT NULL, incarnation TEXT);
 CREATE TABLE IF NOT EXISTS entries (
     map TEXT NOT NULL, partition INTEGER NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL,
     PRIMARY KEY (map, partition, key)) WITHOUT ROWID;
@@ -103,6 +104,7 @@ class SqliteStore:
         self._conn.execute("PRAGMA synchronous = NORMAL")
         # One script, one transaction: several workers may create the tables at the same time.
         self._conn.executescript(f"BEGIN IMMEDIATE; {_SCHEMA} COMMIT;")
+        self._add_incarnations()
 
     @property
     def display_url(self) -> str:
@@ -131,6 +133,16 @@ class SqliteStore:
             )  # waiting for the other workers is normal
         except (RetriesExhausted, sqlite3.OperationalError) as exc:
             raise StoreError(f"cannot open {self.path} in WAL mode: {exc}") from exc
+
+    def _add_incarnations(self) -> None:
+        """Give the ``maps`` table of a file written before maps had an incarnation its column
+        (its maps get theirs when a journal source first asks: :meth:`map_incarnation`)."""
+        if any(row[1] == "incarnation" for row in self._conn.execute("PRAGMA table_info(maps)")):
+            return  # a file of this version: no write lock taken
+        with self._write() as db:
+            columns = {row[1] for row in db.execute("PRAGMA table_info(maps)")}
+            if "incarnation" not in columns:
+                db.execute("ALTER TABLE maps ADD COLUMN incarnation TEXT")
 
     @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
@@ -175,13 +187,28 @@ class SqliteStore:
         """Store ``config`` unless another process stored one first; return the winner."""
         with self._write() as db:
             db.execute(
-                "INSERT OR IGNORE INTO maps VALUES (?, ?, ?, ?)",
-                (name, config.partitions, config.journal_capacity, config.journal_ttl),
+                "INSERT OR IGNORE INTO maps VALUES (?, ?, ?, ?, ?)",
+                (name, config.partitions, config.journal_capacity, config.journal_ttl, uuid.uuid4().hex),
             )
             row = db.execute(
                 "SELECT partitions, journal_capacity, journal_ttl FROM maps WHERE name = ?", (name,)
             ).fetchone()
         return MapConfig(*row)
+
+    def map_incarnation(self, name: str) -> str:
+        """The map's incarnation: a random id made with the map (or, in a file written before
+        maps had one, the first time it is asked), which a new file or a map made again under
+        the same name does not share. A journal source keeps it in its offset."""
+        self.map_config(name)
+        with self._lock:
+            row = self._conn.execute("SELECT incarnation FROM maps WHERE name = ?", (name,)).fetchone()
+        if row[0] is not None:
+            return str(row[0])
+        with self._write() as db:  # the first process to ask gives it; the others read the winner's
+            db.execute(
+                "UPDATE maps SET incarnation = ? WHERE name = ? AND incarnation IS NULL", (uuid.uuid4().hex, name)
+            )
+            return str(db.execute("SELECT incarnation FROM maps WHERE name = ?", (name,)).fetchone()[0])
 
     # --- entries -----------------------------------------------------------------------------
 

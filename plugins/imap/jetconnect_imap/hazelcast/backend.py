@@ -35,6 +35,7 @@ from typing import Any, TypeVar, cast
 import pyarrow as pa
 from hazelcast.core import HazelcastJsonValue
 from hazelcast.errors import (
+    HazelcastClientNotActiveError,
     HazelcastError,
     HazelcastInstanceNotActiveError,
     HazelcastSerializationError,
@@ -70,16 +71,17 @@ from jetconnect_imap.backend import (
     Progress,
     Structure,
     WriteReport,
+    fingerprint,
 )
 from jetconnect_imap.errors import StoreError, StructureNameError
 from jetconnect_imap.events import CacheEventType, EventType, OtherEventType, RawEvent
 from jetconnect_imap.hazelcast import bulk, caches, invocation, iteration, journal, processors
-from jetconnect_imap.hazelcast.clients import client_for
+from jetconnect_imap.hazelcast.clients import client_for, client_settings, cluster_id
 from jetconnect_imap.hazelcast.codec import HazelcastCodec
 from jetconnect_imap.hazelcast.codecs import map_put_all
 from jetconnect_imap.hazelcast.compact.writer import CompactPlan
 from jetconnect_imap.hazelcast.decoding import DataDecoder
-from jetconnect_imap.hazelcast.errors import HazelcastProtocolError
+from jetconnect_imap.hazelcast.errors import ClusterLostError, HazelcastConnectError, HazelcastProtocolError
 from jetconnect_imap.hazelcast.pushdown import to_plain, to_predicate
 from jetconnect_imap.hazelcast.values import ValueMappingError, from_hazelcast, to_hazelcast
 from jetconnect_imap.json_values import json_ready
@@ -165,6 +167,7 @@ class HazelcastBackend(Backend):
         self._partition_keys: list[str] | None = None
         self._live_caches: set[str] = set()
         self._codec = HazelcastCodec(lambda: self.client)
+        self._client_seen: Any = None
 
     def __getstate__(self) -> dict[str, Any]:
         # what a process learnt of the cluster stays in it: an executor asks its own
@@ -172,13 +175,17 @@ class HazelcastBackend(Backend):
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.url, self.client_config = state["url"], state["client_config"]
-        self._partition_keys, self._live_caches = None, set()
+        self._partition_keys, self._live_caches, self._client_seen = None, set(), None
         self._codec = HazelcastCodec(lambda: self.client)
 
     @property
     def client(self) -> Any:
-        """The process's client of this cluster (connected on first use)."""
-        return client_for(self.url, self.client_config)
+        """The process's client of this cluster (connected on first use, made again after it shut
+        down); what this backend learnt through another client (caches made live) is forgotten."""
+        client = client_for(self.url, self.client_config)
+        if client is not self._client_seen:
+            self._client_seen, self._live_caches = client, set()
+        return client
 
     # --- checks where a connector is built -------------------------------------------------------
 
@@ -208,29 +215,71 @@ class HazelcastBackend(Backend):
     def retrying(self, what: str, operation: Callable[[], T]) -> T:
         """``operation()``, run again while the cluster changes under it (a member lost, a
         partition migrating) for up to :data:`RETRY_DEADLINE_S`: only for operations whose
-        repetition changes nothing (reads, puts of given values, removals). Other errors
-        become a StoreError naming the cluster at once."""
+        repetition changes nothing (reads, puts of given values, removals). A client that shut
+        down (the cluster lost for longer than its reconnect window) is replaced once: the
+        operation runs again on a new client, and if that cannot connect either, the error is a
+        :class:`~.errors.ClusterLostError` saying so. Other errors become a StoreError naming the
+        cluster at once."""
+        lost: list[BaseException] = []
+
+        def attempt() -> T:
+            try:
+                return operation()  # operations ask self.client each time: a dead one is replaced
+            except (HazelcastError, StoreError) as exc:
+                if was_lost(exc):
+                    lost.append(exc)
+                raise
+
+        def retry_if(exc: BaseException) -> bool:
+            return is_transient(exc) or (was_lost(exc) and len(lost) == 1)
+
         try:
             return retry_call(
-                operation,
+                attempt,
                 retry_on=(HazelcastError, StoreError),
-                retry_if=is_transient,
+                retry_if=retry_if,
                 what=f"{what} on {self.display_url}",
                 backoff=Backoff(initial=0.2, maximum=2.0, deadline=RETRY_DEADLINE_S),
             )
         except RetriesExhausted as exc:
-            raise StoreError(str(exc)) from exc
+            raise (self.lost(what, lost[0]) if lost else StoreError(str(exc))) from exc
         except HazelcastSerializationError as exc:
             raise StoreError(
                 f"{what} on {self.display_url}: a key or value this client cannot deserialise "
                 f"(written by another client?): {exc}"
             ) from exc
-        except HazelcastError as exc:
-            raise self.fail(what, exc) from exc
+        except HazelcastConnectError as exc:
+            if lost:  # the new client could not connect: the cluster is still gone
+                raise self.lost(what, lost[0], reconnect=exc) from None
+            raise
+        except (HazelcastError, StoreError) as exc:
+            if was_lost(exc):  # lost again on the new client
+                raise self.lost(what, exc) from exc
+            if isinstance(exc, HazelcastError):
+                raise self.fail(what, exc) from exc
+            raise
 
     def fail(self, what: str, exc: BaseException) -> StoreError:
-        """A StoreError naming the cluster (never its secrets) and what was being done."""
+        """A StoreError naming the cluster (never its secrets) and what was being done; a
+        :class:`~.errors.ClusterLostError` when the client shut down for want of its cluster."""
+        if was_lost(exc):
+            return self.lost(what, exc)
         return StoreError(f"{what} on {self.display_url}: {type(exc).__name__}: {exc}")
+
+    def lost(self, what: str, exc: BaseException, reconnect: BaseException | None = None) -> ClusterLostError:
+        """What losing the cluster means for the one who reads the error: what happened (the
+        client gave up after its reconnect window) and what the query does now and on restart."""
+        window = client_settings(self.url, self.client_config)["cluster_connect_timeout"]
+        return ClusterLostError(
+            f"{what} on {self.display_url}: lost the cluster: no member answered for longer than the client's "
+            f"reconnect window ({window:g} s, client_config['cluster_connect_timeout']) and the client shut down "
+            f"({type(exc).__name__}: {exc})"
+            + (f"; a new client could not connect either: {reconnect}" if reconnect is not None else "")
+            + ". The next operation of this process makes a new client. A streaming query fails now; restarted "
+            "from its checkpoint once the cluster is back, it reads or writes its last micro-batch again (a "
+            "journal whose cluster came back empty is a new journal: see on_journal_reset); a batch read or "
+            "write must be run again"
+        )
 
     # --- reads -----------------------------------------------------------------------------------
 
@@ -343,7 +392,10 @@ class HazelcastBackend(Backend):
     # --- journals --------------------------------------------------------------------------------
 
     def journal_bounds(self, structure: Structure, name: str) -> list[tuple[int, int]]:
-        return journal.bounds(self.client, _JOURNALS[structure], name)
+        return self.retrying(
+            f"reading the journal bounds of {structure} '{name}'",
+            lambda: journal.bounds(self.client, _JOURNALS[structure], name),
+        )
 
     def read_journal(
         self, structure: Structure, name: str, spans: Mapping[int, tuple[int, int]]
@@ -351,7 +403,10 @@ class HazelcastBackend(Backend):
         """The members' events as raw events: Jet's type names as the sources' enums, keys and
         values as the client decoded them, no time (Hazelcast's journal events carry none)."""
         # lost events are left out: the source's overflow rule decides on the gap
-        pages = journal.read_ranges(self.client, _JOURNALS[structure], name, spans, allow_lost=True)
+        pages = self.retrying(
+            f"reading the journal of {structure} '{name}'",
+            lambda: journal.read_ranges(self.client, _JOURNALS[structure], name, spans, allow_lost=True),
+        )
         types = _EVENT_TYPES[structure]
         out: dict[int, list[RawEvent]] = {}
         for partition, page in pages.items():
@@ -372,6 +427,23 @@ class HazelcastBackend(Backend):
             "as many events, for as long, as the members' event-journal configuration of it says",
             "raise its capacity or time-to-live on the members",
         )
+
+    def journal_identity(self, structure: Structure, name: str) -> str | None:
+        """The cluster's id, which the members make anew when the cluster starts without
+        persistence (every member gone, journals with them) and keep while any member lives.
+        It does not change when a map is destroyed and made again on a running cluster: that is
+        what :meth:`journal_fingerprint` tells."""
+        found = cluster_id(self.client)
+        return None if found is None else f"cluster {found}"
+
+    def journal_fingerprint(self, structure: Structure, name: str, partition: int, sequence: int) -> str | None:
+        """The digest of the event's bytes as the member serialises them (its type, key, old and
+        new value)."""
+        data = self.retrying(
+            f"reading the journal of {structure} '{name}' partition {partition}",
+            lambda: journal.event_bytes(self.client, _JOURNALS[structure], name, partition, sequence),
+        )
+        return None if data is None else fingerprint(data)
 
     # --- writes ----------------------------------------------------------------------------------
 
@@ -719,6 +791,19 @@ def hashable(value: Any) -> Any:
     return value
 
 
+def was_lost(exc: BaseException) -> bool:
+    """Whether ``exc`` (or an error behind it) says the client shut down: it lost every member
+    for longer than its reconnect window (a new client may connect)."""
+    cause: BaseException | None = exc
+    for _ in range(4):
+        if cause is None:
+            return False
+        if isinstance(cause, HazelcastClientNotActiveError):
+            return True
+        cause = cause.__cause__
+    return False
+
+
 def is_transient(exc: BaseException) -> bool:
     """Whether ``exc`` (or the client error it translates) says the cluster is changing: a
     member lost or leaving, a partition migrating. Such an operation may succeed once the
@@ -733,4 +818,4 @@ def is_transient(exc: BaseException) -> bool:
     return False
 
 
-__all__ = ["HazelcastBackend", "PartitionPredicate", "hashable", "is_transient"]
+__all__ = ["HazelcastBackend", "PartitionPredicate", "hashable", "is_transient", "was_lost"]

@@ -17,16 +17,18 @@ config says otherwise:
   Integer and fails from 2**31 on; Java members and other clients read Long as a 64-bit integer.
   (Any other int type is refused: a connector must not fail on its 2**31-th order.)
 * ``smart_routing=True``: each request goes straight to the member owning its partition.
-* ``cluster_connect_timeout=10`` (seconds): a wrong cluster name, wrong credentials or no member
-  reachable is a :class:`HazelcastConnectError` naming the store within that time, never a hang
-  (the client's own default retries for ever).
+* ``cluster_connect_timeout=10`` (seconds): a client not connected by then is shut down and a
+  :class:`HazelcastConnectError` names the store and what is at fault (:func:`diagnose`), never a
+  hang. The bound is jetconnect's own: the client's default retries for ever, and even with a
+  timeout its first authentication waits for ever on a peer that accepts TCP and never answers.
 
 :func:`client_for` keeps the client in a :class:`~jetconnect.api.ClientCache`: every Spark task of a
-Python worker shares it (its connections, partition table and member list), and a forked worker
-builds its own.
+Python worker shares it (its connections, partition table and member list), a forked worker
+builds its own, and one that shut down (it lost every member for longer than its reconnect
+window) is replaced by a new one on next use.
 
 Public API: :func:`parse_store_url` (-> :class:`HazelcastTarget`), :func:`client_settings`,
-:func:`client_for`, :func:`shown_config`, :func:`close_all`, :class:`HazelcastUrlError`,
+:func:`client_for`, :func:`cluster_id`, :func:`diagnose`, :func:`shown_config`, :func:`close_all`, :class:`HazelcastUrlError`,
 :class:`HazelcastConnectError`, :data:`DEFAULT_CONNECT_TIMEOUT`, :data:`DEFAULT_PORT`.
 """
 
@@ -35,10 +37,10 @@ from __future__ import annotations
 import ipaddress
 import logging
 import re
-import socket
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 from urllib.parse import unquote
 
 import hazelcast
@@ -47,6 +49,7 @@ from hazelcast.errors import HazelcastError
 
 from jetconnect.api import ClientCache, redact, redact_options, redact_url, secrets_of, split_credentials, url_secrets
 from jetconnect_imap.hazelcast.errors import HazelcastConnectError, HazelcastUrlError
+from jetconnect_imap.hazelcast.probe import Finding, Verdict, probe, tls_file_problem
 
 log = logging.getLogger(__name__)
 
@@ -54,6 +57,10 @@ log = logging.getLogger(__name__)
 DEFAULT_PORT = 5701
 #: Seconds the first connection may take before :func:`client_for` gives up.
 DEFAULT_CONNECT_TIMEOUT = 10.0
+#: Seconds each step of a member's probe may take when a connect failed (connect, handshake, answer).
+_PROBE_STEP_S = 2.0
+#: Seconds a client shut down at the deadline gets to end its connecting thread.
+_SHUTDOWN_WAIT_S = 5.0
 #: Hazelcast's default cluster name (what a URL without a path means).
 DEFAULT_CLUSTER_NAME = "dev"
 
@@ -162,6 +169,13 @@ def client_settings(url: str, client_config: Mapping[str, Any] | None = None) ->
         from_url["creds_username"] = target.username
     if target.password is not None:
         from_url["creds_password"] = target.password
+    if config.get("cloud_discovery_token") is not None:
+        raise HazelcastUrlError(
+            "client_config['cloud_discovery_token'] (***): Hazelcast Cloud discovery finds a cluster's members "
+            f"itself, and the store URL {redact_url(url)!r} names them; the client takes one or the other. "
+            "jetconnect connects to the URL's members: give the Cloud cluster's member addresses in the URL "
+            "(and its TLS settings in client_config), without the token"
+        )
     for key in _FROM_URL:
         if key in config and key in from_url and config[key] != from_url[key]:
             raise HazelcastUrlError(
@@ -215,7 +229,16 @@ def _shutdown(client: hazelcast.HazelcastClient) -> None:
         log.debug("shutting down a Hazelcast client failed", exc_info=True)
 
 
-_clients: ClientCache[tuple[str, str], hazelcast.HazelcastClient] = ClientCache("hazelcast clients", on_close=_shutdown)
+def is_running(client: hazelcast.HazelcastClient) -> bool:
+    """Whether ``client`` still works: a client that lost every member for longer than its
+    reconnect window (``cluster_connect_timeout``) shuts itself down for good."""
+    return bool(client.lifecycle_service.is_running())
+
+
+#: A client that shut down (an outage longer than its reconnect window) is replaced on next use.
+_clients: ClientCache[tuple[str, str], hazelcast.HazelcastClient] = ClientCache(
+    "hazelcast clients", on_close=_shutdown, alive=is_running
+)
 
 
 def client_for(url: str, client_config: Mapping[str, Any] | None = None) -> hazelcast.HazelcastClient:
@@ -227,38 +250,155 @@ def client_for(url: str, client_config: Mapping[str, Any] | None = None) -> haze
 
 
 def _new_client(url: str, settings: dict[str, Any]) -> hazelcast.HazelcastClient:
+    """A connected client, or a :class:`HazelcastConnectError` within ``cluster_connect_timeout``
+    (and the few seconds :func:`diagnose` takes) saying what is at fault."""
+    timeout = settings["cluster_connect_timeout"]
+    unusable = tls_file_problem(Config.from_dict(settings)) if settings.get("ssl_enabled") else ""
+    if unusable:  # the client would retry a socket it cannot make until the deadline
+        raise HazelcastConnectError(
+            f"cannot connect to Hazelcast cluster {settings['cluster_name']!r} at {redact_url(url)!r}: "
+            f"the TLS settings in client_config cannot be used: {unusable}"
+        )
     try:
-        return hazelcast.HazelcastClient(**settings)
+        return _connect_within(settings, timeout)
     except HazelcastError as exc:
         secrets = (*url_secrets(url), *secrets_of(settings))
-        reason = redact(f"{type(exc).__name__}: {exc}", secrets)
-        timeout = settings["cluster_connect_timeout"]
-        error = HazelcastConnectError(
-            f"could not connect to Hazelcast cluster {settings['cluster_name']!r} at {redact_url(url)!r} "
-            f"within {timeout:g} s ({reason}): {_diagnose(settings['cluster_members'])}"
-        )
+        said = f"the client said {redact(f'{type(exc).__name__}: {exc}', secrets)}"
+    except _Abandoned:
+        said = "the client had not connected at the deadline, and was shut down"
+    error = HazelcastConnectError(
+        f"could not connect to Hazelcast cluster {settings['cluster_name']!r} at {redact_url(url)!r} "
+        f"within {timeout:g} s: {diagnose(settings)} ({said})"
+    )
     # outside the except block: the client's exception (whose context may hold the settings) is
     # not chained to ours
     raise error
 
 
-def _diagnose(members: list[str]) -> str:
-    """What a plain TCP connect says about the members: none reachable, or some answering (then
-    the cluster refused the client: its name or the credentials)."""
-    answering = []
-    for member in members:
-        host, _, port = member.rpartition(":")
+class _Abandoned(Exception):
+    """The client was still connecting at the deadline, and was shut down."""
+
+
+def _connect_within(settings: dict[str, Any], timeout: float) -> hazelcast.HazelcastClient:
+    """``hazelcast.HazelcastClient(**settings)``, given up after ``timeout`` seconds.
+
+    The client's constructor returns only once connected, and its own ``cluster_connect_timeout``
+    bounds only its retries: a peer that accepts TCP and never answers the protocol handshake (an
+    HTTP server, a silent port) keeps its first authentication waiting for ever. So the client is
+    built in a thread of its own and hands itself over before it connects; at the deadline it is
+    shut down (its connections close, its constructor fails and the thread ends).
+    """
+    handed: list[hazelcast.HazelcastClient] = []
+    outcome: dict[str, Any] = {}
+
+    class _HandedOver(hazelcast.HazelcastClient):
+        def _start(self) -> None:
+            handed.append(self)
+            super()._start()
+
+    def build() -> None:
         try:
-            with socket.create_connection((host.strip("[]"), int(port)), timeout=1):
-                answering.append(member)
-        except OSError:
-            pass
-    if not answering:
-        return f"no member reachable at {', '.join(members)} (is the cluster up?)"
+            outcome["client"] = _HandedOver(**settings)
+        except BaseException as exc:  # handed to the caller's thread
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=build, name="jetconnect-hazelcast-connect", daemon=True)
+    thread.start()
+    thread.join(timeout)
+    if thread.is_alive():
+        for client in handed:
+            _shutdown(client)
+        thread.join(_SHUTDOWN_WAIT_S)
+        if "client" in outcome:  # connected just as the deadline passed: shut down all the same
+            _shutdown(outcome["client"])
+        raise _Abandoned
+    if "error" in outcome:
+        raise outcome["error"]
+    return cast(hazelcast.HazelcastClient, outcome["client"])
+
+
+def diagnose(settings: Mapping[str, Any]) -> str:
+    """What is at fault when a client with ``settings`` cannot connect, from what each member
+    of the URL answers to the protocol's first step (:func:`.probe.probe`, all at once, a couple
+    of seconds at most): nothing listening, the TLS settings, a peer that is not a Hazelcast
+    member, the cluster name or credentials refused, or, when a member admits such a client, the
+    client's own error is the cause."""
+    members = list(settings["cluster_members"])
+    step = min(_PROBE_STEP_S, max(0.5, settings["cluster_connect_timeout"] / 2))
+    findings: list[Finding] = [Finding(m, Verdict.SILENT, "no answer") for m in members]
+
+    def run(i: int) -> None:
+        try:
+            findings[i] = probe(members[i], settings, step)
+        except Exception as exc:  # a probe that fails says so; it never hides the connect error
+            findings[i] = Finding(members[i], Verdict.CLOSED, f"{type(exc).__name__}: {exc}")
+
+    threads = [threading.Thread(target=run, args=(i,), daemon=True) for i in range(len(members))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(3 * step + 1)
+    by_verdict: dict[Verdict, list[Finding]] = {}
+    for finding in findings:
+        by_verdict.setdefault(finding.verdict, []).append(finding)
+    secrets = secrets_of(dict(settings))
+    return redact("; ".join(_explain(v, fs, settings, step) for v, fs in by_verdict.items()), secrets)
+
+
+def _without_credentials(settings: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in settings.items() if k not in ("creds_username", "creds_password")}
+
+
+def _explain(verdict: Verdict, findings: list[Finding], settings: Mapping[str, Any], detail_step: float) -> str:
+    """One sentence on the members that answered alike, naming the setting at fault."""
+    where = ", ".join(f.member for f in findings)
+    is_a = "is a Hazelcast member" if len(findings) == 1 else "are Hazelcast members"
+    detail = findings[0].detail
+    user = settings.get("creds_username")
+    if verdict is Verdict.NOTHING_LISTENING:
+        none = "no member reachable: " if len(findings) == len(settings["cluster_members"]) else ""
+        return f"{none}nothing listens at {where} ({detail}; is the cluster up, the host and port right?)"
+    if verdict is Verdict.TLS_SETTINGS:
+        return f"the TLS settings in client_config cannot be used: {detail}"
+    if verdict is Verdict.TLS_HANDSHAKE:
+        return (
+            f"the TLS handshake with {where} failed ({detail}): check the TLS settings in client_config "
+            "(ssl_cafile must hold the CA that signed the members' certificates; ssl_check_hostname, "
+            "ssl_protocol), and that the members have TLS on (open-source Hazelcast members have none)"
+        )
+    if verdict in (Verdict.SILENT, Verdict.CLOSED, Verdict.NOT_HAZELCAST):
+        hint = "another service on this port?" + ("" if settings.get("ssl_enabled") else " or members that need TLS?")
+        return f"{where} accepts connections but does not speak the Hazelcast client protocol: {detail} ({hint})"
+    if verdict is Verdict.CREDENTIALS:
+        if user is None and not settings.get("creds_password"):
+            refused = f"the cluster name {settings['cluster_name']!r} refused"
+        elif probe(findings[0].member, _without_credentials(settings), detail_step).verdict is Verdict.ADMITTED:
+            refused = f"the credentials of user {user!r} refused (the cluster name is right: a client without them is admitted)"
+        else:
+            refused = (
+                f"the cluster name {settings['cluster_name']!r} refused (or, if the cluster requires credentials, "
+                f"those of user {user!r})"
+            )
+        return (
+            f"{where} {is_a} that did not admit the client: {refused}; the cluster name is the store URL's "
+            "path and must be the members' cluster-name"
+        )
+    if verdict is Verdict.NOT_ALLOWED:
+        return f"{where} {is_a} that does not allow this client in the cluster (client filtering)"
+    if verdict is Verdict.SERIALIZATION:
+        return f"{where} {is_a} of another serialization version than this client"
     return (
-        f"{', '.join(answering)} accept connections but the cluster did not admit the client: "
-        "is the cluster name right, and the user and password (if any) ones it accepts?"
+        f"{where} admits a client with these settings, so the cause is the client's own error (below); "
+        "a member that answered slowly under load?"
     )
+
+
+def cluster_id(client: hazelcast.HazelcastClient) -> str | None:
+    """The id of the cluster ``client`` is connected to (from the members' answer to its
+    authentication; the client keeps it in its connection manager and switches it when it
+    reconnects to a cluster that restarted), or None if this client version keeps it elsewhere."""
+    found = getattr(getattr(client, "_connection_manager", None), "_cluster_id", None)
+    return None if found is None else str(found)
 
 
 def close_all() -> None:
@@ -274,6 +414,9 @@ __all__ = [
     "client_for",
     "client_settings",
     "close_all",
+    "cluster_id",
+    "diagnose",
+    "is_running",
     "parse_store_url",
     "shown_config",
 ]

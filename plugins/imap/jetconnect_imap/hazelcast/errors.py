@@ -14,6 +14,11 @@ class HazelcastConnectError(StoreError):
     wrong cluster name, or credentials the cluster refused (the message says which it can tell)."""
 
 
+class ClusterLostError(StoreError):
+    """The client lost its cluster: no member answered for longer than its reconnect window, and
+    it shut down (the message says what the query does on restart; the next use makes a new client)."""
+
+
 class HazelcastProtocolError(StoreError):
     """A request the cluster refused or answered unexpectedly."""
 
@@ -22,4 +27,10 @@ class CacheNotConfiguredError(HazelcastProtocolError):
     """No cache configuration of the members matches the name."""
 
 
-__all__ = ["CacheNotConfiguredError", "HazelcastConnectError", "HazelcastProtocolError", "HazelcastUrlError"]
+__all__ = [
+    "CacheNotConfiguredError",
+    "ClusterLostError",
+    "HazelcastConnectError",
+    "HazelcastProtocolError",
+    "HazelcastUrlError",
+]

@@ -218,6 +218,21 @@ def bounds(client: Any, journal: JournalKind, name: str) -> list[tuple[int, int]
     return [(oldest, newest + 1) for oldest, newest in answers]
 
 
+def event_bytes(client: Any, journal: JournalKind, name: str, partition_id: int, sequence: int) -> bytes | None:
+    """The serialised event at ``sequence`` of ``name``'s journal in ``partition_id`` as the
+    member keeps it (None: dropped, or not written yet): what tells two journals apart."""
+    check_partition(client, partition_id)
+    raw = result(
+        _read_async(client, journal, name, partition_id, sequence, 0, 1),
+        _reading(journal, name, partition_id, sequence),
+    )
+    items, seqs, next_seq = raw["items"], raw["item_seqs"], raw["next_seq"]
+    if not items:
+        return None
+    first = seqs[0] if seqs else next_seq - len(items)
+    return bytes(items[0].buffer) if first == sequence else None
+
+
 def read_ranges(
     client: Any,
     journal: JournalKind,
@@ -281,6 +296,7 @@ __all__ = [
     "JournalKind",
     "JournalPage",
     "bounds",
+    "event_bytes",
     "read_page",
     "read_ranges",
     "subscribe",
