@@ -96,7 +96,7 @@ def logger(level: str = "INFO", prefix: str = "") -> BuilderSink:
 
     Spark's Python workers configure no logging, so a record below WARNING would reach no handler
     and be dropped: the sink lets its logger pass ``level`` (unless its level was set) and gives it
-    a handler to the worker's stderr, used while no other handler would take the record.
+    a handler to the worker's stderr, used while no handler of the user's would take the record.
     """
     numeric = logging.getLevelName(level.upper()) if isinstance(level, str) else None
     if not isinstance(numeric, int):
@@ -113,9 +113,15 @@ def logger(level: str = "INFO", prefix: str = "") -> BuilderSink:
 
 
 class _WorkerStderr(logging.StreamHandler[TextIO]):
-    """A handler writing to the worker's ``sys.stderr`` as it is when a record comes (Spark swaps
-    it while it captures a task's output), used only while no other handler would take the record:
-    the user's, or the one Spark adds under ``spark.sql.pyspark.worker.logging.enabled``."""
+    """A handler writing to the worker's stderr, used only while no handler of the user's would
+    take the record. In local mode Spark copies a worker's stderr to the driver's console; on a
+    cluster it is the executor's stderr log.
+
+    Spark's own collection of worker logs (``spark.sql.pyspark.worker.logging.enabled``, a root
+    handler it adds per task and ``spark.tvf.python_worker_logs()``) is no reason to stay quiet:
+    it loses the records of streaming writes (seen with PySpark 4.3), so the line goes to the
+    stderr beneath the one Spark swaps in while it captures (else it would log it again, as an
+    error of logger ``stderr``)."""
 
     def __init__(self, owner: logging.Logger) -> None:
         super().__init__()
@@ -124,7 +130,10 @@ class _WorkerStderr(logging.StreamHandler[TextIO]):
 
     @property
     def stream(self) -> TextIO:
-        return sys.stderr
+        current = sys.stderr
+        if type(current).__name__ == "JsonOutput" and sys.__stderr__ is not None:  # Spark capturing a task
+            return sys.__stderr__
+        return current
 
     @stream.setter
     def stream(self, _value: TextIO) -> None:  # StreamHandler.__init__ sets it; sys.stderr is looked up instead
@@ -136,13 +145,19 @@ class _WorkerStderr(logging.StreamHandler[TextIO]):
 
 
 def _others_handle(log: logging.Logger, handler: logging.Handler) -> bool:
-    """Whether a handler other than ``handler`` is on ``log`` or on a logger it propagates to."""
+    """Whether a handler of the user's, other than ``handler``, is on ``log`` or a logger it
+    propagates to (Spark's capturing handler is not one: see :class:`_WorkerStderr`)."""
     current: logging.Logger | None = log
     while current is not None:
-        if any(h is not handler for h in current.handlers):
+        if any(h is not handler and not _sparks_capture(h) for h in current.handlers):
             return True
         current = current.parent if current.propagate else None
     return False
+
+
+def _sparks_capture(handler: logging.Handler) -> bool:
+    """Whether ``handler`` is the one Spark adds to the root logger while it captures a task's logs."""
+    return type(handler.formatter).__name__ == "JSONFormatterWithMarker"
 
 
 #: The levels the logger sink set on loggers itself (only those it may lower again).

@@ -3,7 +3,10 @@ Python process where nothing configured logging (a Spark Python worker), and wha
 
 from __future__ import annotations
 
+import io
+import json
 import logging
+import sys
 from collections.abc import Iterator
 
 import pyarrow as pa
@@ -26,11 +29,17 @@ class Stderr:
     """What the process wrote to ``sys.stderr`` (pytest's capture of it, as Spark's stands in for a worker's)."""
 
     def __init__(self, capsys: pytest.CaptureFixture[str]) -> None:
-        self.capsys, self.seen = capsys, ""
+        self.capsys, self.seen, self.out = capsys, "", ""
 
     def getvalue(self) -> str:
-        self.seen += self.capsys.readouterr().err
+        captured = self.capsys.readouterr()
+        self.seen += captured.err
+        self.out += captured.out
         return self.seen
+
+    def stdout(self) -> str:
+        self.getvalue()
+        return self.out
 
 
 @pytest.fixture
@@ -60,14 +69,15 @@ def rows(*values: int) -> list[object]:
 
 
 def log_rows(sink, *values: int) -> None:
-    """``sink`` writes ``values`` with no root handler, as in a worker (pytest adds its own for the test)."""
+    """``sink`` writes ``values`` without pytest's root handlers, as in a worker (pytest adds its own
+    for each test); the handlers a test added stay."""
     root = logging.getLogger()
-    pytests = root.handlers[:]
-    root.handlers[:] = [h for h in pytests if getattr(h, "jetconnect_test", False)]
+    handlers = root.handlers[:]
+    root.handlers[:] = [h for h in handlers if not type(h).__module__.startswith("_pytest")]
     try:
         sink.write_partition(iter(rows(*values)), CTX)
     finally:
-        root.handlers[:] = pytests
+        root.handlers[:] = handlers
 
 
 def test_the_default_info_records_reach_the_workers_stderr(fresh_logging):
@@ -81,13 +91,10 @@ def test_the_default_info_records_reach_the_workers_stderr(fresh_logging):
     ]
 
 
-def test_a_handler_someone_else_configured_takes_the_records_alone(fresh_logging):
-    # Spark's spark.sql.pyspark.worker.logging.enabled adds a root handler for a task: the records
-    # go there (python_worker_logs), not a second time to stderr
+def test_a_handler_the_user_configured_takes_the_records_alone(fresh_logging):
     taken: list[logging.LogRecord] = []
     handler = logging.Handler()
     handler.emit = taken.append  # type: ignore[method-assign]
-    handler.jetconnect_test = True  # type: ignore[attr-defined]
     log_rows(sinks.logger(), 1)  # our handler is installed first
     logging.getLogger().addHandler(handler)
     try:
@@ -98,6 +105,29 @@ def test_a_handler_someone_else_configured_takes_the_records_alone(fresh_logging
     assert [r.levelname for r in taken] == ["DEBUG", "DEBUG"]
     assert fresh_logging.getvalue().count("Row(") == 1
     assert sum(isinstance(h, _WorkerStderr) for h in LOG.handlers) == 1  # one per worker, not per task
+
+
+def test_under_sparks_log_capture_each_row_goes_to_its_collection_and_the_console_once(fresh_logging, monkeypatch):
+    # spark.sql.pyspark.worker.logging.enabled: Spark captures a task's logs with a root handler
+    # and swaps sys.stderr (pyspark.logger.worker_io, run here as Spark runs it); it loses the
+    # records of streaming writes, so the console (the stderr beneath) gets each row too
+    from pyspark.logger.worker_io import capture_outputs
+
+    monkeypatch.setenv("PYSPARK_SPARK_SESSION_UUID", "test")
+    console = io.StringIO()
+    monkeypatch.setattr(sys, "__stderr__", console)
+    with capture_outputs():
+        log_rows(sinks.logger(prefix="cap "), 1)
+    collected = [
+        json.loads(line.split(":", 2)[2]) for line in fresh_logging.stdout().splitlines() if line.count(":") > 2
+    ]
+    assert [(r["level"], r["logger"], r["msg"]) for r in collected] == [
+        ("INFO", "jetconnect.sink.logger", "cap Row(n=1)")
+    ]
+    assert [line.split(" ", 2)[2] for line in console.getvalue().splitlines()] == [
+        "INFO jetconnect.sink.logger: cap Row(n=1)"
+    ]
+    assert "Row(" not in fresh_logging.getvalue()
 
 
 def test_a_level_the_user_set_on_the_logger_is_kept(fresh_logging):
