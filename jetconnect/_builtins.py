@@ -99,7 +99,7 @@ def logger(level: str = "INFO", prefix: str = "") -> BuilderSink:
     a handler to the worker's stderr, used while no handler of the user's would take the record.
     """
     numeric = logging.getLevelName(level.upper()) if isinstance(level, str) else None
-    if not isinstance(numeric, int):
+    if not isinstance(numeric, int) or numeric <= logging.NOTSET:  # NOTSET would log nothing
         raise OptionError(
             f"logger: option 'level' must be a logging level (DEBUG, INFO, WARNING, ERROR, CRITICAL), got {level!r}"
         )

@@ -5,7 +5,8 @@ One rule for every source of the files family (lines, whole files, Avro), as for
 function in jetconnect (:func:`jetconnect._arrow_rows.mapped_rows`): an item the mapper returns None
 for is left out. What the mapper raises is a :class:`SourceError`, and a row that does not fit the
 declared schema a :class:`SchemaError`, each naming the file and the item (``line 7``, ``record 3
-of the block at byte 1024``), never the item's content (the user's data, which may be a secret).
+of the block at byte 1024``) rather than quoting the item (the user's data, which may be a
+secret); a schema error shows the row the mapper made, shortened, as every schema error does.
 """
 
 from __future__ import annotations

@@ -135,7 +135,7 @@ class WholeFilesSource(BatchSource, StreamSource):
         if self.mapper is None:
             yield pa.RecordBatch.from_pydict({"path": [range_.path], "content": [content]}, schema=_SCHEMA)
             return
-        what = "its content" if range_.start == 0 else f"its bytes from {range_.start}"
+        what = "the content" if range_.start == 0 else f"the bytes from {range_.start}"
         # a file the mapper returns None for is left out (Jet's rule for mapping functions)
         batch = mapped_batch(
             self.mapper, range_.path, range_.path, [content], self.schema(), self.owner, lambda _: what

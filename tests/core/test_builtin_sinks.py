@@ -150,7 +150,7 @@ def test_a_second_sink_with_a_lower_level_is_heard_too(fresh_logging):
     assert "ERROR jetconnect.sink.logger: Row(n=3)" in out
 
 
-@pytest.mark.parametrize("level", ["LOUD", "", "5", 20, None])
+@pytest.mark.parametrize("level", ["LOUD", "", "5", "notset", 20, None])
 def test_an_unknown_level_is_an_option_error(level):
     with pytest.raises(OptionError, match=r"logger: option 'level' must be a logging level"):
         sinks.logger(level=level)

@@ -5,6 +5,7 @@ by file and line or record."""
 from __future__ import annotations
 
 import datetime as dt
+import json
 
 import fastavro
 import pytest
@@ -237,3 +238,52 @@ def test_an_avro_mapper_that_raises_or_misfits_names_the_record_and_its_block(tm
         match=rf"avro source: the mapper's row for record {nth} of the block at byte \d+ of '.*e.avro', \('33',\)",
     ):
         read_all(misfit)
+
+
+def test_an_avro_mapper_gets_records_resolved_to_the_reader_schema_with_logical_types_decoded(tmp_path):
+    import decimal
+    import uuid
+
+    writer = {
+        "type": "record",
+        "name": "Pay",
+        "fields": [
+            {"name": "id", "type": "long"},
+            {"name": "price", "type": {"type": "bytes", "logicalType": "decimal", "precision": 9, "scale": 2}},
+            {"name": "ref", "type": {"type": "string", "logicalType": "uuid"}},
+        ],
+    }
+    ref = uuid.UUID("12345678-1234-5678-1234-567812345678")
+    with open(tmp_path / "p.avro", "wb") as out:
+        fastavro.writer(out, writer, [{"id": 1, "price": decimal.Decimal("9.99"), "ref": ref}])
+    # a reader schema that drops `id` and adds `note` with its default
+    reader = {
+        "type": "record",
+        "name": "Pay",
+        "fields": [writer["fields"][1], writer["fields"][2], {"name": "note", "type": "string", "default": "none"}],
+    }
+    seen = []
+    source = sources.avro(
+        directory=str(tmp_path), schema=json.dumps(reader), mapper=lambda f, r: seen.append(r) or (str(r["price"]),)
+    )
+    assert read_all(source) == [("9.99",)]
+    assert seen == [{"price": decimal.Decimal("9.99"), "ref": ref, "note": "none"}]
+
+
+def test_a_whole_files_mapper_keeps_the_same_rule(tmp_path):
+    # the HDFS source's format="bytes" mapper: one rule with the lines' and the records'
+    from jetconnect.files_family import LocalFileSystem, WholeFilesSource
+
+    (tmp_path / "a.bin").write_bytes(b"\x00\x01")
+    (tmp_path / "b.bin").write_bytes(b"")
+
+    def whole(mapper, schema="n int"):
+        return WholeFilesSource(LocalFileSystem(), str(tmp_path), mapper=mapper, mapped_schema=schema, owner="hdfs")
+
+    assert read_all(whole(lambda path, content: (len(content),) if content else None)) == [(2,)]
+    with pytest.raises(SourceError, match=r"hdfs: the mapper raised ZeroDivisionError for the content of '.*b.bin'"):
+        read_all(whole(lambda path, content: (1 // len(content),)))
+    with pytest.raises(
+        SchemaError, match=r"hdfs: the mapper's row for the content of '.*a.bin', \(b'\\x00\\x01',\), does not match"
+    ):
+        read_all(whole(lambda path, content: (content,)))
