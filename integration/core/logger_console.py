@@ -6,7 +6,8 @@ A batch write of five rows ``(id, text)``; then a stream of Jet's ``item_stream`
 at once, 100 a micro-batch) into the logger from CHECKPOINT, stopped after three committed
 micro-batches and started again from the checkpoint for three more, with
 ``spark.sql.pyspark.worker.logging.enabled`` set. Every row is logged at INFO
-as ``TAG`` + ``batch| `` / ``run1| `` / ``run2| `` + the row.
+as ``TAG`` + ``batch| `` / ``run1| `` / ``run2| `` + the row. Prints how many rows of the second
+run Spark's collection holds (``collected by Spark: N``).
 """
 
 from __future__ import annotations
@@ -45,6 +46,8 @@ def main(tag: str, checkpoint: str) -> None:
     # loses a stream's records: the console still shows them
     spark.conf.set("spark.sql.pyspark.worker.logging.enabled", "true")
     stream(spark, f"{tag}run2| ", checkpoint)
+    collected = spark.tvf.python_worker_logs().where(f"startswith(msg, '{tag}run2| ')").count()
+    print(f"collected by Spark: {collected}", flush=True)
     spark.stop()
 
 
