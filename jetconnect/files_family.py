@@ -2,7 +2,8 @@
 
 The files plugin builds its lines, Avro and file-watcher connectors on it over the local file
 system, the HDFS plugin the same connectors over WebHDFS: byte-range splits of text files, the
-lines and whole-files sources, the growing-files stream (offsets per file), the staged
+lines and whole-files sources, Jet's mapping function of a file's items (``mapped_batch``), the
+growing-files stream (offsets per file), the staged
 exactly-once file sinks, and the choice of when a plain batch read goes to Spark's own text or
 Avro reader (same rows, checked by tests that compare both paths).
 """
@@ -19,9 +20,10 @@ from jetconnect._files.batch_reader import (
     local_file_uris,
     split_options_given,
 )
-from jetconnect._files.filesystem import LocalFileSystem, is_hidden, read_exactly, shared_path
+from jetconnect._files.filesystem import LocalFileSystem, is_hidden, read_exactly, relative_name, shared_path
 from jetconnect._files.growing_files import GrowingLinesSource
 from jetconnect._files.line_splits import FileRange, plan_splits
+from jetconnect._files.mapper import FileMapper, mapped_batch
 from jetconnect._files.sink import Encoder, FileWriters, StagedFileSink, encode_lines
 from jetconnect._files.spark_avro import (
     rebased_by_spark,
@@ -39,6 +41,7 @@ from jetconnect._files.whole_files import WholeFilesSource
 __all__ = [
     "BatchReaderChoice",
     "Encoder",
+    "FileMapper",
     "FileRange",
     "FileWriters",
     "GrowingLinesSource",
@@ -55,9 +58,11 @@ __all__ = [
     "for_each_file",
     "is_hidden",
     "local_file_uris",
+    "mapped_batch",
     "plan_splits",
     "read_exactly",
     "rebased_by_spark",
+    "relative_name",
     "schema_difference",
     "shared_path",
     "spark_avro_frame",

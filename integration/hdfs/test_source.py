@@ -153,5 +153,5 @@ def test_jets_mapper_of_path_and_line_through_spark(spark, hdfs_fs, hdfs_dir):
     failing = sources.hdfs(
         WEBHDFS_URL, f"{hdfs_dir}/b.txt", user=USER, schema="n long", mapper=lambda path, line: (line.split(",")[0],)
     )
-    with pytest.raises(Exception, match=r"hdfs: the mapper of '.*/b.txt' from byte 0: item #0"):
+    with pytest.raises(Exception, match=r"hdfs: the mapper's row for line 1 of '.*/b.txt', \('7',\), does not match"):
         failing.read(spark).collect()

@@ -194,3 +194,19 @@ def test_sigkill_of_the_driver_then_restart_loses_nothing_received(spark, line_s
     lines = parquet_lines(spark, out)
     assert len(lines) == len(set(lines)), "a line was written twice"
     assert set(lines) <= set(sender.sent)
+
+
+def test_to_string_fn_makes_each_rows_line_through_spark(spark, line_server):
+    # Jet's Sinks.socket(host, port, toStringFn, charset): any line made from each row
+    df = spark.createDataFrame(
+        [(i, f"row {i}", i * 0.5) for i in range(500)], "id int, text string, x double"
+    ).repartition(2)
+    sinks.socket("127.0.0.1", line_server.port, to_string_fn=lambda row: f"{row.id}\t{row.text}\t{row.x:.1f}").write(df)
+    wait_until(lambda: len(line_server.received) >= 500, 30, "500 lines at the server")
+    assert sorted(line_server.received) == sorted(f"{i}\trow {i}\t{i * 0.5:.1f}" for i in range(500))
+    with pytest.raises(Exception, match=r"to_string_fn returned int, not str, for row \d+ of this task"):
+        sinks.socket("127.0.0.1", line_server.port, to_string_fn=lambda row: row.id).write(df)
+    with pytest.raises(Exception, match=r"option 'to_string_fn' must be a Python function"):
+        df.write.format("jetconnect.socket").option("host", "127.0.0.1").option("port", line_server.port).option(
+            "to_string_fn", "lambda row: row.text"
+        ).mode("append").save()

@@ -113,6 +113,15 @@ def read_lines(
     bound marked ``starts_line``/``ends_line`` that is not at a line boundary (or past the end of
     the file) raises :class:`OffsetError` naming the file and the offset.
     """
+    for _, lines in read_line_blocks(fs, range_, charset, block_size):
+        yield lines
+
+
+def read_line_blocks(
+    fs: FileSystem, range_: FileRange, charset: str = "utf-8", block_size: int = BLOCK_SIZE
+) -> Iterator[tuple[int, pa.StringArray]]:
+    """:func:`read_lines` with the byte position where each block's first line starts (to name a
+    line at fault: see :func:`lines_before`)."""
     if range_.start >= range_.end:
         return
     charset = check_charset(charset)
@@ -152,23 +161,37 @@ def read_lines(
                     raise _misaligned(range_.path, range_.end, why)
                 cut = data.find(b"\n", last_owned)
                 if cut >= 0:
-                    yield _decode(data[: cut + 1], range_.path, pos, charset)
+                    yield pos, _decode(data[: cut + 1], range_.path, pos, charset)
                     return
                 if eof:
-                    yield _decode(data + b"\n", range_.path, pos, charset)
+                    yield pos, _decode(data + b"\n", range_.path, pos, charset)
                     return
                 continue  # the last owned line goes on past this block
             if eof:
-                yield _decode(data + b"\n", range_.path, pos, charset)
+                yield pos, _decode(data + b"\n", range_.path, pos, charset)
                 return
             cut = data.rfind(b"\n")
             if cut < 0:
                 continue  # one line longer than a block: keep reading
-            yield _decode(data[: cut + 1], range_.path, pos, charset)
+            yield pos, _decode(data[: cut + 1], range_.path, pos, charset)
             pos += cut + 1
             data = data[cut + 1 :]
     finally:
         stream.close()
+
+
+def lines_before(fs: FileSystem, path: str, position: int) -> int:
+    """How many lines of ``path`` end before byte ``position`` (a line start): the number of the
+    line starting there is this plus one. Reads the file up to ``position``: for error messages."""
+    count, offset = 0, 0
+    with fs.open(path, 0) as stream:
+        while offset < position:
+            block = read_exactly(stream, min(SCAN_BLOCK, position - offset))
+            if not block:
+                break
+            count += block.count(b"\n")
+            offset += len(block)
+    return count
 
 
 def last_line_end(fs: FileSystem, info: FileInfo, floor: int) -> int:
@@ -276,6 +299,8 @@ __all__ = [
     "advance_lines",
     "check_count",
     "last_line_end",
+    "lines_before",
     "plan_splits",
+    "read_line_blocks",
     "read_lines",
 ]

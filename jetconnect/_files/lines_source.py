@@ -17,14 +17,22 @@ import pyarrow as pa
 from jetconnect._charsets import check_charset
 from jetconnect._connector import BatchSource, Guarantee, ReadOutput
 from jetconnect._files.filesystem import FileSystem, relative_name
-from jetconnect._files.line_splits import FileRange, check_count, plan_splits, read_lines
+from jetconnect._files.line_splits import (
+    FileRange,
+    check_count,
+    lines_before,
+    plan_splits,
+    read_line_blocks,
+    read_lines,
+)
+from jetconnect._files.mapper import mapped_batch
 from jetconnect._options import check_function_option
 from jetconnect.errors import SourceError
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql.types import StructType
 
-#: Jet's ``mapOutputFn``: (the file, its line) -> a row of the source's ``schema``.
+#: Jet's ``mapOutputFn``: (the file, its line) -> a row of the source's ``schema``, or None.
 LineMapper = Callable[[str, str], Any]
 
 
@@ -44,7 +52,8 @@ class LinesSource(BatchSource):
     ``path_column``: also a column of that name holding each line's file, relative to ``directory``
     (or its full path with ``full_paths``). ``mapper``: Jet's function of (file, line) making each
     row of ``mapped_schema`` (DDL, default ``value string``), called per line in the Spark task; a
-    line it returns None for is left out, as in Jet.
+    line it returns None for is left out, as in Jet, and an error names the file and the line
+    (:mod:`jetconnect._files.mapper`).
     ``owner`` starts every error message, ``name`` is the registered name. Exactly-once: a batch read of files that do not change
     while it runs.
     """
@@ -112,24 +121,22 @@ class LinesSource(BatchSource):
         """The lines starting in ``range_`` as Arrow batches of this source's schema."""
         name = self._shown_name(range_.path)
         mapper = self.mapper
-        for lines in read_lines(self.fs, range_, self.charset):
-            if mapper is None:
+        if mapper is None:
+            for lines in read_lines(self.fs, range_, self.charset):
                 yield _lines_batch(lines, self.path_column, name)
-            else:
-                yield self._mapped(mapper, lines, range_)
+            return
+        schema = self.schema()
+        for position, lines in read_line_blocks(self.fs, range_, self.charset):
+            yield mapped_batch(
+                mapper, name, range_.path, lines.to_pylist(), schema, self.owner, self._line_at(range_.path, position)
+            )
 
     def _shown_name(self, path: str) -> str:
         return path if self.full_paths else relative_name(self.directory, path)
 
-    def _mapped(self, mapper: LineMapper, lines: pa.StringArray, range_: FileRange) -> pa.RecordBatch:
-        from jetconnect._arrow_rows import mapped_rows, rows_to_batch
-
-        name = self._shown_name(range_.path)
-        # a line the mapper returns None for is left out (Jet's rule for mapping functions)
-        rows = mapped_rows(mapper(name, line) for line in lines.to_pylist())
-        return rows_to_batch(
-            rows, self.schema(), f"{self.owner}: the mapper of '{range_.path}' from byte {range_.start}"
-        )
+    def _line_at(self, path: str, position: int) -> Callable[[int], str]:
+        """Names line ``i`` of a block starting at byte ``position``: its number in the file."""
+        return lambda index: f"line {lines_before(self.fs, path, position) + index + 1}"
 
 
 def _lines_batch(lines: pa.StringArray, path_column: str | None, name: str) -> pa.RecordBatch:

@@ -16,6 +16,7 @@ import pyarrow as pa
 from jetconnect._connector import BatchSource, Guarantee, Offset, Range, ReadOutput, StreamSource
 from jetconnect._files.filesystem import FileInfo, FileSystem, child_path, read_exactly, relative_name
 from jetconnect._files.line_splits import FileRange, check_count
+from jetconnect._files.mapper import mapped_batch
 from jetconnect._offsets import integer_positions
 from jetconnect._options import check_function_option
 from jetconnect.errors import OffsetError, SourceError
@@ -134,13 +135,13 @@ class WholeFilesSource(BatchSource, StreamSource):
         if self.mapper is None:
             yield pa.RecordBatch.from_pydict({"path": [range_.path], "content": [content]}, schema=_SCHEMA)
             return
-        from jetconnect._arrow_rows import mapped_rows, rows_to_batch
-
-        owner = f"{self.owner}: the mapper of '{range_.path}' from byte {range_.start}"
+        what = "the content" if range_.start == 0 else f"the bytes from {range_.start}"
         # a file the mapper returns None for is left out (Jet's rule for mapping functions)
-        rows = mapped_rows([self.mapper(range_.path, content)])
-        if rows:
-            yield rows_to_batch(rows, self.schema(), owner)
+        batch = mapped_batch(
+            self.mapper, range_.path, range_.path, [content], self.schema(), self.owner, lambda _: what
+        )
+        if batch.num_rows:
+            yield batch
 
     def _name(self, info: FileInfo) -> str:
         return relative_name(self.directory, info.path)

@@ -13,6 +13,7 @@ could differ:
   refuses; a time of day) or field names equal but for case
   (:func:`~jetconnect._files.spark_avro.schema_difference`);
 - a file Spark wrote in its legacy calendar (Spark would rebase its dates);
+- a ``mapper`` (Jet's ``mapOutputFn``, a Python function of each record);
 - read options, split sizes the user set, ``spark.sql.files.ignoreMissingFiles`` or
   ``ignoreCorruptFiles``, a name Spark reads as a glob or URI, a Hadoop ``.crc`` file beside one;
 - no file, a header jetconnect cannot read (its reader then says what is wrong), or no spark-avro
@@ -28,18 +29,19 @@ from __future__ import annotations
 import io
 import logging
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import fastavro
 import pyarrow as pa
 
 from jetconnect import BatchSource, Guarantee
-from jetconnect.api import FileInfo, FileSystem, ReadOutput, check_count, to_arrow_schema
+from jetconnect.api import FileInfo, FileSystem, ReadOutput, check_count, check_function_option, to_arrow_schema
 from jetconnect.avro_schemas import load_avro_schema, needs_fixing, to_spark_schema, value_fixer
 from jetconnect.errors import JetconnectError, SourceError
 from jetconnect.files_family import (
     BatchReaderChoice,
+    FileMapper,
     FileRange,
     LocalFileSystem,
     check_batch_reader,
@@ -47,8 +49,10 @@ from jetconnect.files_family import (
     files_for_spark,
     for_each_file,
     local_file_uris,
+    mapped_batch,
     plan_splits,
     rebased_by_spark,
+    relative_name,
     schema_difference,
     spark_avro_frame,
     spark_avro_records,
@@ -69,7 +73,10 @@ class AvroSource(BatchSource):
     schema every file is projected onto) or else from the first file's writer schema.
 
     ``batch_reader``: ``auto``, ``jetconnect`` or ``spark`` (see the module's docstring);
-    ``own_options``: options the user set that only jetconnect's reader honours (split sizes)."""
+    ``own_options``: options the user set that only jetconnect's reader honours (split sizes).
+    ``mapper``: Jet's function of (file, record) making each row of ``mapped_schema`` (DDL, default
+    ``value string``): the file's name relative to ``directory``, the record as fastavro decodes it
+    (a dict, resolved to ``schema`` if given); a record it returns None for is left out, as in Jet."""
 
     name = "avro"
     guarantee = Guarantee.EXACTLY_ONCE
@@ -85,7 +92,19 @@ class AvroSource(BatchSource):
         min_splits: int | None = None,
         batch_reader: str = "auto",
         own_options: Sequence[str] = (),
+        mapper: FileMapper | None = None,
+        mapped_schema: str | None = None,
     ) -> None:
+        check_function_option(
+            mapper,
+            "mapper",
+            OWNER,
+            "(file, record)",
+            schema=mapped_schema,
+            schema_option="mapped_schema",
+            factory="sources.avro",
+        )
+        self.mapper, self.mapped_schema = mapper, mapped_schema
         self.fs = fs
         self.directory = directory.rstrip("/") or "/"
         self.glob = glob
@@ -130,6 +149,8 @@ class AvroSource(BatchSource):
         return local_file_uris(self.fs, files)
 
     def _why_not_spark(self, spark: SparkSession, options: dict[str, Any]) -> tuple[str | None, tuple[str, ...]]:
+        if self.mapper is not None:
+            return "a mapper runs in Python", ()
         reason, files = files_for_spark(spark, options, self)
         if reason is not None:
             return reason, ()
@@ -203,6 +224,14 @@ class AvroSource(BatchSource):
         return self.fs.list_files(self.directory, self.glob, recursive=self.recursive)
 
     def schema(self) -> StructType:
+        if self.mapper is not None:
+            from jetconnect.api import parse_schema
+
+            return parse_schema(self.mapped_schema or "value string")
+        return self._records_schema()
+
+    def _records_schema(self) -> StructType:
+        """The Spark schema of the records themselves (without a mapper, the source's schema)."""
         reference = self._reference_schema()
         return to_spark_schema(reference, self._where)
 
@@ -211,6 +240,9 @@ class AvroSource(BatchSource):
         return plan_splits(self._files(), self.max_split_bytes, min_splits=self.min_splits)
 
     def read_split(self, split: list[FileRange]) -> ReadOutput:
+        if self.mapper is not None:
+            yield from self._read_mapped(split, self.mapper)
+            return
         spark_schema = self.schema()
         arrow_schema = to_arrow_schema(spark_schema)
         reference = self._reference_schema()
@@ -227,9 +259,27 @@ class AvroSource(BatchSource):
                     records = [fix(r) for r in records]
                 yield _to_batch(records, arrow_schema, range_.path, offsets)
 
+    def _read_mapped(self, split: list[FileRange], mapper: FileMapper) -> ReadOutput:
+        """Jet's ``mapOutputFn``: each record, as fastavro decodes it, through the user's function."""
+        schema = self.schema()
+        reference = self._reference_schema()
+        for range_ in split:
+            header = read_header(self.fs, range_.path)
+            reader_schema = None if header.schema == reference else reference
+            name = relative_name(self.directory, range_.path)  # as the lines source names it
+            for offsets, blocks in read_block_groups(self.fs, range_.path, header, range_.start, range_.end):
+                decoded = decode_records(range_.path, header, offsets, blocks, reader_schema)
+                for offset, records in zip(offsets, decoded, strict=False):
+                    yield mapped_batch(mapper, name, range_.path, records, schema, OWNER, _record_at(offset))
+
 
 #: Bytes every header whose metadata Spark wrote holds (its keys start so): only those are parsed.
 SPARK_METADATA_MARK = b"org.apache.spark."
+
+
+def _record_at(block_offset: int) -> Callable[[int], str]:
+    """Names record ``i`` (from 0) of the block at ``block_offset`` in an error, counting from 1."""
+    return lambda index: f"record {index + 1} of the block at byte {block_offset}"
 
 
 def _expanded(schema: Any) -> Any:

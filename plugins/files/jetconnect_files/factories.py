@@ -10,8 +10,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from jetconnect.api import check_function_option
 from jetconnect.errors import OptionError
 from jetconnect.files_family import (
+    FileMapper,
     GrowingLinesSource,
     LocalFileSystem,
     LocalLinesSource,
@@ -33,8 +35,14 @@ def files_source(
     max_split_bytes: int = 128 << 20,
     min_splits: int = 0,
     batch_reader: str = "auto",
+    mapper: FileMapper | None = None,
+    schema: str | None = None,
 ) -> LocalLinesSource:
     """Lines of the files in a directory (batch), large files split by byte ranges.
+
+    ``mapper``: Jet's ``mapOutputFn`` (Python only), a function of (file name, line) making each
+    row of ``schema`` (DDL, default ``value string``); a line it returns None for is left out. A
+    mapper keeps the read in jetconnect's reader (it runs in Python).
 
     ``batch_reader``: ``auto`` hands a batch read whose rows Spark's own text reader gives
     identically (UTF-8, no file-name column, nothing compressed, no byte order mark, ...) to
@@ -55,6 +63,7 @@ def files_source(
             "leave the option out (it is true)"
         )
     directory = shared_path(directory, "files source: option 'directory'")
+    _check_mapper(mapper, schema, include_file_name, "files source", "sources.files")
     return LocalLinesSource(
         LocalFileSystem(),
         directory,
@@ -66,7 +75,20 @@ def files_source(
         min_splits=min_splits or None,
         batch_reader=batch_reader,
         own_options=split_options_given(max_split_bytes, min_splits),
+        mapper=mapper,
+        mapped_schema=schema,
     )
+
+
+def _check_mapper(mapper: object, schema: str | None, include_file_name: bool, owner: str, factory: str) -> None:
+    """A mapper is a Python function, and its rows are its own: a file-name column beside them
+    would be silently dropped, so ``include_file_name`` with a mapper is refused."""
+    check_function_option(mapper, "mapper", owner, "(file, line)", schema=schema, factory=factory)
+    if mapper is not None and include_file_name:
+        raise OptionError(
+            f"{owner}: give option 'include_file_name' or 'mapper', not both (the mapper is given the "
+            f"file's name: put it in the row it returns)"
+        )
 
 
 def file_watcher(
@@ -77,9 +99,15 @@ def file_watcher(
     read_existing: bool = False,
     recursive: bool = False,
     max_split_bytes: int = 64 << 20,
+    mapper: FileMapper | None = None,
+    schema: str | None = None,
 ) -> GrowingLinesSource:
-    """Lines appended to the files of a directory, and new files (stream, exactly-once replay)."""
+    """Lines appended to the files of a directory, and new files (stream, exactly-once replay).
+
+    ``mapper`` and ``schema``: as for :func:`files_source` (Jet's ``buildWatcher(mapOutputFn)``).
+    """
     directory = shared_path(directory, "file_watcher source: option 'directory'")
+    _check_mapper(mapper, schema, include_file_name, "file_watcher", "sources.file_watcher")
     return GrowingLinesSource(
         LocalFileSystem(),
         directory,
@@ -89,6 +117,8 @@ def file_watcher(
         read_existing=read_existing,
         recursive=recursive,
         max_split_bytes=max_split_bytes,
+        mapper=mapper,
+        mapped_schema=schema,
     )
 
 
@@ -126,8 +156,14 @@ def avro_source(
     max_split_bytes: int = 128 << 20,
     min_splits: int = 0,
     batch_reader: str = "auto",
+    mapper: FileMapper | None = None,
+    mapped_schema: str | None = None,
 ) -> AvroSource:
     """Records of Avro container files; ``schema`` is an optional Avro reader schema (JSON).
+
+    ``mapper``: Jet's ``AvroSources.files(directory, mapOutputFn)`` (Python only), a function of
+    (file name, record) making each row of ``mapped_schema`` (DDL, default ``value string``; named
+    apart from ``schema``, which is the Avro reader schema); a record it returns None for is left out.
 
     ``batch_reader``: ``auto`` hands a batch read to Spark's own Avro reader (spark-avro, when the
     session has it) over the files jetconnect listed where its rows are provably the same (one
@@ -146,6 +182,8 @@ def avro_source(
         min_splits=min_splits or None,
         batch_reader=batch_reader,
         own_options=split_options_given(max_split_bytes, min_splits),
+        mapper=mapper,
+        mapped_schema=mapped_schema,
     )
 
 
