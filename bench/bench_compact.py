@@ -168,7 +168,8 @@ def main() -> None:
 
     def raw_read() -> None:
         entries = client.get_map(made[-1]).blocking().entry_set()
-        assert len(entries) == rows and isinstance(entries[0][1], Order)
+        assert len(entries) == rows, (len(entries), rows)
+        assert isinstance(entries[0][1], Order), type(entries[0][1])
 
     def sql_read() -> None:
         mapping = made[-1].replace('"', '""')

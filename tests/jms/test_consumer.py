@@ -195,8 +195,9 @@ def test_rounds_deliver_every_message_once_and_commits_keep_the_dedupe_window(tm
     run = next(iter(position.values()))["run"]
     for index in (0, 1):
         start, end = run_spools(str(tmp_path), run, 2)[index].bounds()
-        # whole segments are kept or trimmed, and a segment holds at most the prefetch window (20)
-        assert 50 <= end - start < 50 + 20, (index, start, end)
+        # whole segments are kept or trimmed, and a segment holds at most the prefetch window (20);
+        # a processor the broker gave fewer than 50 messages keeps them all (nothing to trim)
+        assert min(50, end) <= end - start < 50 + 20, (index, start, end)
 
 
 def test_a_lost_connection_is_reconnected_off_the_fill_and_its_redeliveries_are_recognised(tmp_path):
