@@ -71,7 +71,7 @@ def secret_forms(secret: str) -> set[str]:
 #: ``password=...`` / ``passcode: ...`` settings quoted in a connection string or a protocol frame,
 #: whatever the value is (a driver may quote it in a spelling no one predicted).
 _SETTING = re.compile(
-    r"""(?i)\b((?:password|passwd|passcode|pwd)\s*[=:]\s*)(?:'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|[^\s'",;&]+)"""
+    r"""(?i)\b(\w*(?:password|passwd|passcode|passphrase)\s*[=:]\s*|pwd\s*[=:]\s*)(?:'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|[^\s'",;&]+)"""
 )
 
 
@@ -90,8 +90,11 @@ def redact(text: str, secrets: Iterable[str | None] = ()) -> str:
 
 # --- URLs ----------------------------------------------------------------------------------------
 
-#: ``password=...`` and the like in a query string (redis-py and libpq take a password there too).
-_SECRET_QUERY = re.compile(r"(?i)[?&;](?:password|passwd|pass|pwd|secret|token|auth|api_key)[^=&;#]*=([^&;#]*)")
+#: ``password=...`` and the like in a query string (redis-py and libpq take a password there too),
+#: also as the end of a longer name: libpq's ``sslpassword`` (a client key's passphrase).
+_SECRET_QUERY = re.compile(
+    r"(?i)[?&;](?:[^=&;#]*(?:password|passwd|passphrase|secret|token)|pass|pwd|auth|api_key)[^=&;#]*=([^&;#]*)"
+)
 
 
 def _split_userinfo(url: str) -> tuple[str, str | None, str]:

@@ -146,6 +146,14 @@ def test_a_driver_quoting_its_connection_string_is_masked_whatever_the_spelling(
     assert redact('password authentication failed for user "app"') == 'password authentication failed for user "app"'
 
 
+def test_a_client_keys_passphrase_in_a_url_or_a_connection_string_is_masked() -> None:
+    # libpq's sslpassword decrypts the client key: a URL query option, quoted back in DuckDB's DSN
+    url = "postgresql://app:pw@localhost/db?sslmode=verify-full&sslpassword=k%27ey%40&sslkey=/c.key"
+    assert redact_url(url) == "postgresql://app:***@localhost/db?sslmode=verify-full&sslpassword=***&sslkey=/c.key"
+    assert "k'ey@" in url_secrets(url)
+    assert redact("host='h' sslpassword='k\\'ey' sslkey='/c.key'") == "host='h' sslpassword=*** sslkey='/c.key'"
+
+
 def test_urls_and_texts_without_secrets_are_left_alone() -> None:
     for url in ("sqlite:///tmp/a@b:c.db", "http://namenode:9870", "redis://user@h:1/0", "postgresql://h/db"):
         assert redact_url(url) == url and url_secrets(url) == ()
