@@ -88,7 +88,8 @@ _PATTERNS: tuple[tuple[ConnectionFailure, tuple[str, ...]], ...] = (
             "record layer failure",
             "not an ssl/tls record",
             "unsupported protocol",
-            "tls handshake",  # jetconnect's own words for a server that hung up on a plaintext client
+            "tls handshake",  # jetconnect's own words: a server that never answered the handshake
+            "wrong protocol",  # ... and a TLS port answering a plaintext client
         ),
     ),
     (
