@@ -90,6 +90,8 @@ _PATTERNS: tuple[tuple[ConnectionFailure, tuple[str, ...]], ...] = (
             "unsupported protocol",
             "tls handshake",  # jetconnect's own words: a server that never answered the handshake
             "wrong protocol",  # ... and a TLS port answering a plaintext client
+            r"badstatusline('\x15\x03",  # http.client: a TLS alert where an HTTP status line was due
+            r"badstatusline('\x16\x03",
         ),
     ),
     (

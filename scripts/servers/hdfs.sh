@@ -4,6 +4,7 @@
 #   scripts/servers/hdfs.sh start|stop|status|restart
 #   scripts/servers/hdfs.sh stop-namenode|start-namenode|restart-namenode   (NameNode outage tests)
 #   scripts/servers/hdfs.sh kill-datanode|start-datanode                    (DataNode crash tests)
+#   scripts/servers/hdfs.sh secured start|stop|status|env
 #
 # Hadoop 3.5.0 is the first release with full Java 17 support. Its jars come from Maven Central
 # through scripts/servers/hdfs/pom.xml (`mvn dependency:copy-dependencies`), cached under
@@ -13,6 +14,13 @@
 # IPC 9867; all on 127.0.0.1, and the DataNode's hostname is 127.0.0.1 too (WebHDFS redirects
 # clients to it). Data lives under /tmp/jetconnect-hdfs. Idempotent: `start` on a running server
 # only checks that it answers.
+#
+# `secured` runs a second HDFS (its own NameNode and DataNode, storage and ports; the plain one
+# above is every test's and stays as it is) whose web endpoints speak HTTPS only
+# (dfs.http.policy=HTTPS_ONLY): WebHDFS on https://localhost:9871, the DataNode it redirects to on
+# https://localhost:9865, certificates for DNS:localhost from the script's own CA; RPC on
+# 127.0.0.1:8021. Authentication stays Hadoop's simple one: this HDFS has no Kerberos (see
+# plugins/hdfs/README.md). `secured env` prints, as JSON, what a client needs.
 #
 # Environment: HDFS_BLOCK_SIZE (bytes, default 1 MiB so tests get multi-block files cheaply),
 # HDFS_HTTP_PORT (default 9870), HDFS_RPC_PORT (default 8020), HDFS_HEAP (per JVM, default 512m).
@@ -31,6 +39,8 @@ BLOCK_SIZE=${HDFS_BLOCK_SIZE:-1048576}
 HEAP=${HDFS_HEAP:-512m}
 POM=$(cd "$(dirname "${BASH_SOURCE[0]}")/hdfs" && pwd)/pom.xml
 URL=http://127.0.0.1:$HTTP_PORT/webhdfs/v1
+SECURED_MODE=0
+CURL_TLS=()  # curl's options for the secured mode's HTTPS (its CA)
 
 # One verb at a time: a chaos run restarting the NameNode while a test run's `start` found it down
 # once raced two NameNodes for the same ports and storage. The daemons do not inherit the lock.
@@ -48,6 +58,7 @@ install_tools() {
 fetch_hadoop_jars() { maven_jars "$POM" "$JARS" -DincludeScope=runtime; }  # the pom's runtime classpath, once
 
 write_conf() {
+    [ "$SECURED_MODE" = 1 ] && { write_secured_conf; return; }
     # HttpServer2 needs webapps/<name> on the classpath; Maven's hadoop-hdfs jar has no web UI, and
     # WebHDFS (a servlet) does not need one: empty folders will do.
     mkdir -p "$CONF"/webapps/{hdfs,datanode,secondary} "$ROOT"/{name,data,logs}
@@ -120,12 +131,12 @@ start_daemon() {  # start_daemon namenode|datanode
 # Readiness: a real WebHDFS write and read-back (proves NameNode, DataNode and the redirect work).
 round_trip() {
     local probe=/tmp/jetconnect-hdfs-probe-$$ location body
-    location=$(curl -s -o /dev/null -w '%{redirect_url}' -X PUT \
+    location=$(curl "${CURL_TLS[@]}" -s -o /dev/null -w '%{redirect_url}' -X PUT \
         "$URL$probe?op=CREATE&overwrite=true&user.name=root") || return 1
     [ -n "$location" ] || return 1
-    curl -sf -X PUT -H 'Content-Type: application/octet-stream' --data-binary ready "$location" >/dev/null || return 1
-    body=$(curl -sfL "$URL$probe?op=OPEN&user.name=root") || return 1
-    curl -sf -X DELETE "$URL$probe?op=DELETE&user.name=root" >/dev/null || true
+    curl "${CURL_TLS[@]}" -sf -X PUT -H 'Content-Type: application/octet-stream' --data-binary ready "$location" >/dev/null || return 1
+    body=$(curl "${CURL_TLS[@]}" -sfL "$URL$probe?op=OPEN&user.name=root") || return 1
+    curl "${CURL_TLS[@]}" -sf -X DELETE "$URL$probe?op=DELETE&user.name=root" >/dev/null || true
     [ "$body" = ready ]
 }
 
@@ -189,5 +200,109 @@ verb_kill_datanode() {
     echo "hdfs: datanode killed"
 }
 verb_start_datanode() { start_daemon datanode; wait_ready 90; echo "hdfs: datanode started"; }
+
+# --- the secured HDFS ----------------------------------------------------------------------------
+
+SECURED=$ROOT/secured
+S_TLS=$SECURED/tls
+S_RPC_PORT=${HDFS_SECURED_RPC_PORT:-8021}
+S_HTTPS_PORT=${HDFS_SECURED_HTTPS_PORT:-9871}
+# The daemons' keystore: read by them only, a secret all the same.
+STORE_PASSWORD='store-Hdfs-7d2e4b'
+
+write_secured_conf() {
+    mkdir -p "$CONF"/webapps/{hdfs,datanode,secondary} "$ROOT"/{name,data,logs}
+    cat >"$CONF/core-site.xml" <<XML
+<configuration>
+  <property><name>fs.defaultFS</name><value>hdfs://127.0.0.1:$S_RPC_PORT</value></property>
+  <property><name>hadoop.tmp.dir</name><value>$ROOT/tmp</value></property>
+</configuration>
+XML
+    cat >"$CONF/hdfs-site.xml" <<XML
+<configuration>
+  <property><name>dfs.namenode.name.dir</name><value>$ROOT/name</value></property>
+  <property><name>dfs.datanode.data.dir</name><value>$ROOT/data</value></property>
+  <property><name>dfs.replication</name><value>1</value></property>
+  <property><name>dfs.blocksize</name><value>$BLOCK_SIZE</value></property>
+  <property><name>dfs.namenode.fs-limits.min-block-size</name><value>4096</value></property>
+  <property><name>dfs.permissions.enabled</name><value>false</value></property>
+  <property><name>dfs.webhdfs.enabled</name><value>true</value></property>
+  <!-- Web endpoints (WebHDFS) over HTTPS only: no plaintext HTTP port at all. -->
+  <property><name>dfs.http.policy</name><value>HTTPS_ONLY</value></property>
+  <property><name>dfs.namenode.rpc-address</name><value>127.0.0.1:$S_RPC_PORT</value></property>
+  <property><name>dfs.namenode.rpc-bind-host</name><value>127.0.0.1</value></property>
+  <property><name>dfs.namenode.https-address</name><value>localhost:$S_HTTPS_PORT</value></property>
+  <property><name>dfs.namenode.https-bind-host</name><value>127.0.0.1</value></property>
+  <property><name>dfs.namenode.http-address</name><value>127.0.0.1:0</value></property>
+  <property><name>dfs.namenode.secondary.http-address</name><value>127.0.0.1:0</value></property>
+  <property><name>dfs.namenode.secondary.https-address</name><value>127.0.0.1:0</value></property>
+  <property><name>dfs.datanode.address</name><value>127.0.0.1:9876</value></property>
+  <property><name>dfs.datanode.http.address</name><value>127.0.0.1:0</value></property>
+  <property><name>dfs.datanode.https.address</name><value>127.0.0.1:9865</value></property>
+  <property><name>dfs.datanode.ipc.address</name><value>127.0.0.1:9877</value></property>
+  <!-- WebHDFS redirects clients to the DataNode by this name, which its certificate holds. -->
+  <property><name>dfs.datanode.hostname</name><value>localhost</value></property>
+  <property><name>dfs.heartbeat.interval</name><value>1</value></property>
+  <property><name>dfs.namenode.safemode.extension</name><value>0</value></property>
+  <property><name>dfs.namenode.safemode.threshold-pct</name><value>0</value></property>
+  <property><name>dfs.blockreport.initialDelay</name><value>0</value></property>
+</configuration>
+XML
+    ( umask 077 && cat >"$CONF/ssl-server.xml" <<XML
+<configuration>
+  <property><name>ssl.server.keystore.location</name><value>$S_TLS/hdfs.p12</value></property>
+  <property><name>ssl.server.keystore.type</name><value>pkcs12</value></property>
+  <property><name>ssl.server.keystore.password</name><value>$STORE_PASSWORD</value></property>
+  <property><name>ssl.server.keystore.keypassword</name><value>$STORE_PASSWORD</value></property>
+  <property><name>ssl.server.truststore.location</name><value>$S_TLS/ca.p12</value></property>
+  <property><name>ssl.server.truststore.type</name><value>pkcs12</value></property>
+  <property><name>ssl.server.truststore.password</name><value>$STORE_PASSWORD</value></property>
+</configuration>
+XML
+    )
+    cat >"$CONF/log4j.properties" <<'PROPS'
+log4j.rootLogger=WARN, console
+log4j.appender.console=org.apache.log4j.ConsoleAppender
+log4j.appender.console.layout=org.apache.log4j.PatternLayout
+log4j.appender.console.layout.ConversionPattern=%d %p %c{1}: %m%n
+PROPS
+}
+
+secured_pki() {
+    make_ca "$S_TLS" "jetconnect HDFS test CA"
+    make_server_cert "$S_TLS" hdfs "DNS:localhost"
+    make_pkcs12 "$S_TLS" hdfs "$STORE_PASSWORD"
+    make_truststore "$S_TLS" "$STORE_PASSWORD"
+    make_ca "$S_TLS/untrusted" "a CA nobody here trusts"
+}
+
+secured_env() {
+    STORE_PASSWORD=$STORE_PASSWORD python3 - "$S_TLS" "$S_HTTPS_PORT" "$S_RPC_PORT" <<'PY'
+import json, os, sys
+tls, port, rpc = sys.argv[1:]
+print(json.dumps({
+    "url": f"https://localhost:{port}", "address_url": f"https://127.0.0.1:{port}",
+    "plaintext_url": f"http://localhost:{port}", "rpc_address": f"hdfs://127.0.0.1:{rpc}",
+    "ca": f"{tls}/ca.pem", "untrusted_ca": f"{tls}/untrusted/ca.pem",
+    "store_password": os.environ["STORE_PASSWORD"],
+    "private_keys": [f"{tls}/{n}" for n in ("ca.key", "hdfs.key", "untrusted/ca.key")],
+}, indent=2))
+PY
+}
+
+verb_secured() {  # secured start|stop|status|env: the shared verbs, on the secured instance's files
+    ROOT=$SECURED CONF=$SECURED/conf LOGS=$SECURED/logs SECURED_MODE=1
+    HTTP_PORT=$S_HTTPS_PORT RPC_PORT=$S_RPC_PORT
+    URL=https://localhost:$S_HTTPS_PORT/webhdfs/v1
+    CURL_TLS=(--cacert "$S_TLS/ca.pem")
+    mkdir -p "$ROOT"
+    case "${1:-}" in
+        start) secured_pki; start ;;
+        stop) stop ;;
+        status) status ;;
+        env) secured_env ;;
+        *) echo "usage: $0 secured start|stop|status|env" >&2; exit 2 ;;
+    esac
+}
 
 server_main "$@"

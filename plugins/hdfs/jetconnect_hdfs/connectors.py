@@ -39,10 +39,9 @@ def hdfs_source(
     avro_schema: str | None = None,
     user: str | None = None,
     proxy_user: str | None = None,
-    kerberos: bool = False,
-    kerberos_principal: str | None = None,
     token: str | None = None,
     timeout: float = 60.0,
+    tls_ca_file: str | None = None,
     mapper: Callable[[str, Any], Any] | None = None,
     schema: str | None = None,
     batch_reader: str = "auto",
@@ -74,9 +73,7 @@ def hdfs_source(
     min_splits = check_count(min_splits, "min_splits", "hdfs")
     max_files_per_batch = check_count(max_files_per_batch, "max_files_per_batch", "hdfs", minimum=0)
     directory, glob = split_path(path)
-    fs = WebHdfsFileSystem(
-        HdfsConnection(url, user, proxy_user, kerberos, kerberos_principal, token=token, timeout=timeout)
-    )
+    fs = WebHdfsFileSystem(HdfsConnection(url, user, proxy_user, token=token, timeout=timeout, tls_ca_file=tls_ca_file))
     if format == "avro":
         if mapper is not None:
             raise OptionError(
@@ -166,10 +163,9 @@ def hdfs_sink(
     codec: str = "null",
     user: str | None = None,
     proxy_user: str | None = None,
-    kerberos: bool = False,
-    kerberos_principal: str | None = None,
     token: str | None = None,
     timeout: float = 60.0,
+    tls_ca_file: str | None = None,
     batch_writer: str = "auto",
     rpc_address: str | None = None,
 ) -> HdfsSink:
@@ -179,9 +175,7 @@ def hdfs_sink(
     (spark-avro, when the session has it) at ``rpc_address`` (default: the NameNode's answer);
     ``jetconnect`` or ``spark`` force one (see :mod:`jetconnect_hdfs.avro`).
     """
-    fs = WebHdfsFileSystem(
-        HdfsConnection(url, user, proxy_user, kerberos, kerberos_principal, token=token, timeout=timeout)
-    )
+    fs = WebHdfsFileSystem(HdfsConnection(url, user, proxy_user, token=token, timeout=timeout, tls_ca_file=tls_ca_file))
     if format == "avro":
         check_count(max_file_bytes, "max_file_bytes", "hdfs", minimum=0)
         try:

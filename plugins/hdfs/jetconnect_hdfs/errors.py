@@ -6,6 +6,7 @@ import requests
 import urllib3.exceptions
 from hdfs.util import HdfsError
 
+from jetconnect.api import is_permanent_connection_failure
 from jetconnect.errors import JetconnectError
 
 
@@ -45,7 +46,9 @@ def is_transient(exc: BaseException) -> bool:
     """Whether ``exc`` may pass if the same call is tried again a little later.
 
     A NameNode that was just restarted refuses connections, then answers with SafeModeException,
-    RetriableException or an IOException about missing blocks until the DataNodes report in.
+    RetriableException or an IOException about missing blocks until the DataNodes report in. A
+    connection TLS refused (a certificate not trusted or naming another host, plain HTTP to an
+    HTTPS port) is not transient.
     """
     if isinstance(exc, HdfsError):
         # An HdfsError without a Java exception is the client's own verdict (e.g. rename said no).
@@ -54,7 +57,8 @@ def is_transient(exc: BaseException) -> bool:
             and exc.exception not in _PERMANENT
             and not any(text in exc.message for text in _PERMANENT_MESSAGES)
         )
-    return isinstance(exc, NETWORK_ERRORS)
+    # a TLS failure is a ConnectionError too, but a certificate does not become trusted by waiting
+    return isinstance(exc, NETWORK_ERRORS) and not is_permanent_connection_failure(str(exc))
 
 
 def as_os_error(exc: HdfsError, what: str) -> OSError:
