@@ -2,14 +2,14 @@
 
 integration/pipelines/secured_everywhere.py is a Spark application that reads and writes,
 batch and streaming, through the secured PostgreSQL (TLS, scram-sha-256), ActiveMQ (STOMP over
-TLS, login) and HDFS (WebHDFS over HTTPS) of scripts/servers/*.sh secured, and fails against each
+TLS, login) and HDFS (WebHDFS over HTTPS, Kerberos) of scripts/servers/*.sh secured, and fails against each
 with a wrong password or an untrusted CA. Everything it writes goes under one folder: its driver
 and executor logs (stdout and stderr, Python logging at DEBUG, Spark's at INFO, every failure's
 chained traceback), Spark's event log, its local and temporary directories, the checkpoints and
 the JMS source's write-ahead log. ``jetconnect doctor`` runs against each secured sink beside it.
 Then every file there is searched for each password, right and wrong, in every spelling a
 message may give it (:func:`jetconnect.testing.secret_leaks`), and for the servers' and clients'
-private keys (their PEM lines and DER bytes).
+private keys (their PEM lines and DER bytes) and Kerberos keytabs.
 """
 
 from __future__ import annotations
@@ -31,8 +31,8 @@ def test_no_file_a_secured_run_wrote_holds_a_password_or_a_private_key(secured_s
     servers = {name: secured_server(name) for name in ("postgresql", "activemq", "hdfs")}
     pg, mq, fs = servers["postgresql"], servers["activemq"], servers["hdfs"]
     secrets = [pg["password"], "not-" + pg["password"], mq["password"], "not-" + mq["password"]]
-    secrets += [mq["store_password"], fs["store_password"]]
-    keys = [key for server in servers.values() for key in server["private_keys"]]
+    secrets += [mq["store_password"], fs["store_password"], fs["kerberos_password"]]
+    keys = [key for server in servers.values() for key in server["private_keys"]] + fs["keytabs"]
     work = tmp_path / "run"
     work.mkdir()
     env = {**os.environ, "JETCONNECT_SECURED": json.dumps(servers), "TMPDIR": str(work / "tmp")}
@@ -71,7 +71,15 @@ def test_no_file_a_secured_run_wrote_holds_a_password_or_a_private_key(secured_s
         "jdbc": {"url": pg_url, "table": "unused"},
         "jms_queue": {k: mq[k] for k in ("host", "port", "user", "password")}
         | {"destination": "q", "tls_ca_file": mq["ca"]},
-        "hdfs": {"url": fs["url"], "user": "root", "directory": "/", "tls_ca_file": fs["ca"]},
+        "hdfs": {
+            "url": fs["url"],
+            "directory": "/",
+            "tls_ca_file": fs["ca"],
+            "kerberos": "true",
+            "kerberos_principal": fs["principal"],
+            "kerberos_keytab": fs["keytab"],
+            "kerberos_config": fs["krb5_conf"],
+        },
     }
     for sink, options in doctors.items():
         for label, given in (

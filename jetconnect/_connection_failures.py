@@ -39,7 +39,9 @@ class ConnectionFailure(enum.Enum):
 
 
 _ADVICE = {
-    ConnectionFailure.AUTHENTICATION: "check the user name and the password (or the client certificate's user)",
+    ConnectionFailure.AUTHENTICATION: (
+        "check the user and its credentials: password, client certificate, Kerberos ticket or keytab"
+    ),
     ConnectionFailure.CERTIFICATE: (
         "check the CA given to the client, the host name against the certificate's names, its dates, "
         "and the client's own certificate"
@@ -98,6 +100,7 @@ _PATTERNS: tuple[tuple[ConnectionFailure, tuple[str, ...]], ...] = (
         ConnectionFailure.AUTHENTICATION,
         (
             "authentication failed",  # libpq
+            "authentication failure",  # the hdfs client, on WebHDFS's 401
             "password is invalid",  # ActiveMQ: "User name [x] or password is invalid."
             "invalid password",
             "invalid credentials",

@@ -309,10 +309,14 @@ def spark_conf(spark: SparkSession, name: str, value: str) -> Iterator[None]:
 
 def _key_needles(key_file: str | Path) -> list[bytes]:
     """What of a private key may leak: its PEM's base64 lines (the whole body, and each full line,
-    long enough to be the key's alone) and the DER bytes they encode."""
+    long enough to be the key's alone) and the DER bytes they encode; a binary key file (a
+    keytab) whole, raw and base64-encoded."""
     import base64
 
-    text = Path(key_file).read_text()
+    data = Path(key_file).read_bytes()
+    if b"-----BEGIN" not in data:  # a binary secret (a Kerberos keytab): itself, and as base64
+        return [data, base64.b64encode(data)]
+    text = data.decode()
     lines = [line.strip() for line in text.splitlines() if line.strip() and not line.startswith("-----")]
     body = "".join(lines)
     needles = {body.encode(), base64.b64decode(body)}

@@ -1,31 +1,33 @@
-"""The HDFS connector against an HDFS whose web endpoints speak HTTPS only (``swebhdfs``:
-``scripts/servers/hdfs.sh secured``), through a real SparkSession.
+"""The HDFS connector against a kerberized HDFS whose web endpoints speak HTTPS only
+(``scripts/servers/hdfs.sh secured``: a KDC of the script's own realm; the NameNode and DataNode
+log in from their keytab, WebHDFS asks for SPNEGO, the DataNode takes block tokens over SASL data
+transfer; certificates from the script's CA for ``localhost``), through a real SparkSession.
 
-The NameNode and the DataNode it redirects to both present certificates from the script's CA
-for ``localhost``; files are put and read on the other side with the ``hdfs`` client and curl,
-as a user would. Off the happy path: a CA that did not sign them, a host name they do not hold,
-plain HTTP to the HTTPS port: each fails within 10 s saying which, never retried. (This HDFS
-authenticates users the simple way: it has no Kerberos, so no password to get wrong.)
+The connector logs in with ``kerberos=True`` from a keytab (each Spark worker gets its own tickets
+in memory) or from a ticket cache ``kinit`` made with the user's password. Files are put and read
+on the other side with curl (``--negotiate``), as an operator would. Off the happy path: no
+Kerberos at all (simple authentication), a principal the keytab does not hold, no ticket, a CA
+that did not sign the certificates, a host name they do not hold, plain HTTP to the HTTPS port:
+each fails within 10 s saying which, never retried.
 """
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
-import hdfs
 import pytest
-import requests
 
 from jetconnect import sinks, sources
 from jetconnect.testing import checkpoint_batches, text_leaks, wait_until
+from jetconnect_hdfs import HdfsConnection, WebHdfsFileSystem
 
 PROMPT = 10.0
-USER = "root"
 
 
 @pytest.fixture(scope="module")
@@ -33,62 +35,103 @@ def secured(secured_server) -> dict[str, Any]:
     return secured_server("hdfs")
 
 
-@pytest.fixture
-def client(secured) -> hdfs.Client:
-    """The ``hdfs`` package's own client over HTTPS, verified against the script's CA."""
-    session = requests.Session()
-    session.trust_env = False  # REQUESTS_CA_BUNDLE would replace the CA given here
-    session.verify = secured["ca"]
-    return hdfs.InsecureClient(secured["url"], user=USER, session=session)
-
-
-@pytest.fixture
-def folder(client) -> str:
-    path = f"/jetconnect-tls/{uuid.uuid4().hex[:12]}"
-    client.makedirs(path)
-    yield path
-    client.delete(path, recursive=True)
-
-
 def options(secured: dict[str, Any], **changes: Any) -> dict[str, Any]:
-    found = {"url": secured["url"], "user": USER, "tls_ca_file": secured["ca"], **changes}
+    """The connector's options for the secured HDFS: HTTPS against the script's CA, Kerberos from
+    the user's keytab (None drops one)."""
+    found = {
+        "url": secured["url"],
+        "tls_ca_file": secured["ca"],
+        "kerberos": True,
+        "kerberos_principal": secured["principal"],
+        "kerberos_keytab": secured["keytab"],
+        "kerberos_config": secured["krb5_conf"],
+        **changes,
+    }
     return {k: v for k, v in found.items() if v is not None}
 
 
-def test_batch_write_and_read_over_https(spark, secured, client, folder):
+@pytest.fixture
+def fs(secured) -> WebHdfsFileSystem:
+    return WebHdfsFileSystem(HdfsConnection(**options(secured)))
+
+
+@pytest.fixture
+def folder(fs) -> Iterator[str]:
+    path = f"/jetconnect-tls/{uuid.uuid4().hex[:12]}"
+    fs.mkdirs(path)
+    yield path
+    fs.delete(path, recursive=True)
+
+
+def curl(secured: dict[str, Any], *args: str, cache: str) -> subprocess.CompletedProcess[str]:
+    """curl over HTTPS with SPNEGO from ``cache``, as an operator checks WebHDFS by hand."""
+    env = {**os.environ, "KRB5_CONFIG": secured["krb5_conf"], "KRB5CCNAME": f"FILE:{cache}"}
+    return subprocess.run(
+        ["curl", "-sf", "--negotiate", "-u", ":", "--cacert", secured["ca"], *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+    )
+
+
+def kinit(secured: dict[str, Any], cache: str, password: str) -> subprocess.CompletedProcess[str]:
+    """The user's own login: kinit reads the password from its prompt (stdin), into ``cache``."""
+    env = {**os.environ, "KRB5_CONFIG": secured["krb5_conf"], "KRB5CCNAME": f"FILE:{cache}"}
+    return subprocess.run(
+        ["kinit", secured["principal"]], input=password + "\n", text=True, capture_output=True, timeout=30, env=env
+    )
+
+
+def test_batch_write_and_read_over_https_with_kerberos(spark, secured, fs, folder, tmp_path):
     df = spark.createDataFrame([(f"line {i} ' \" @ %",) for i in range(300)], "value string").repartition(3)
     sinks.hdfs(directory=f"{folder}/out", **options(secured)).write(df)
-    written = [n for n in client.list(f"{folder}/out") if not n.startswith((".", "_"))]
-    assert len(written) == 3
+    written = [f.path for f in fs.list_files(f"{folder}/out")]
+    assert len(written) == 3, written
     read = sources.hdfs(path=f"{folder}/out", **options(secured)).read(spark)
     plan = read._jdf.queryExecution().toString()
-    # an https:// URL stays on WebHDFS over TLS: Spark's hdfs:// reader would read unencrypted
+    # Kerberos and TLS stay on WebHDFS: Spark's hdfs:// reader would have neither here
     assert "BatchScan jetconnect.hdfs" in plan, plan
     assert sorted(r.value for r in read.collect()) == sorted(r.value for r in df.collect())
     by_name = (
         spark.read.format("jetconnect.hdfs")
         .option("path", f"{folder}/out")
-        .options(**{k: str(v) for k, v in options(secured).items()})
+        .options(**{k: str(v).lower() if isinstance(v, bool) else str(v) for k, v in options(secured).items()})
         .load()
     )
     assert by_name.count() == 300
-    # the other side: curl over HTTPS against the same CA reads what the sink wrote
-    name = f"{folder}/out/{written[0]}"
-    got = subprocess.run(
-        ["curl", "-sfL", "--cacert", secured["ca"], f"{secured['url']}/webhdfs/v1{name}?op=OPEN&user.name={USER}"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    # the other side: curl with SPNEGO, from a ticket kinit made with the user's password
+    cache = str(tmp_path / "ccache")
+    assert kinit(secured, cache, secured["kerberos_password"]).returncode == 0
+    got = curl(secured, "-L", f"{secured['url']}/webhdfs/v1{written[0]}?op=OPEN", cache=cache)
     assert got.returncode == 0 and got.stdout.count("\n") == 100, got.stderr
 
 
-def test_a_stream_over_https_restarts_from_its_checkpoint(spark, secured, client, folder, tmp_path):
-    """Files put with the ``hdfs`` client, streamed HDFS -> HDFS over HTTPS, stopped, more files,
-    restarted from the checkpoint: every line once."""
-    client.makedirs(f"{folder}/in")
+def test_a_stream_over_https_with_kerberos_restarts_from_its_checkpoint(spark, secured, fs, folder, tmp_path):
+    """Files put with curl (SPNEGO), streamed HDFS -> HDFS, stopped, more files, restarted from
+    the checkpoint: every line once."""
+    cache = str(tmp_path / "ccache")
+    assert kinit(secured, cache, secured["kerberos_password"]).returncode == 0
+    fs.mkdirs(f"{folder}/in")
+
+    def put(name: str, text: str) -> None:
+        url = f"{secured['url']}/webhdfs/v1{folder}/in/{name}?op=CREATE&overwrite=false"
+        made = curl(
+            secured,
+            "-L",
+            "-X",
+            "PUT",
+            "-H",
+            "Content-Type: application/octet-stream",
+            "--data-binary",
+            text,
+            url,
+            cache=cache,
+        )
+        assert made.returncode == 0, made.stderr
+
     for i in range(3):
-        client.write(f"{folder}/in/a{i}.txt", data="".join(f"a{i}-{j}\n" for j in range(50)))
+        put(f"a{i}.txt", "".join(f"a{i}-{j}\n" for j in range(50)))
     checkpoint = str(tmp_path / "checkpoint")
 
     def start() -> Any:
@@ -98,15 +141,12 @@ def test_a_stream_over_https_restarts_from_its_checkpoint(spark, secured, client
         )
 
     def lines() -> list[str]:
-        names = (
-            [n for n in client.list(f"{folder}/out") if not n.startswith((".", "_"))]
-            if client.status(f"{folder}/out", strict=False)
-            else []
-        )
+        time.sleep(0.5)
+        if not fs.exists(f"{folder}/out"):
+            return []
         found: list[str] = []
-        for name in names:
-            with client.read(f"{folder}/out/{name}", encoding="utf-8") as reader:
-                found += reader.read().splitlines()
+        for info in fs.list_files(f"{folder}/out"):
+            found += fs.read_range(info.path, 0, info.size).decode().splitlines()
         return found
 
     query = start()
@@ -116,7 +156,7 @@ def test_a_stream_over_https_restarts_from_its_checkpoint(spark, secured, client
     finally:
         query.stop()
     for i in range(2):
-        client.write(f"{folder}/in/b{i}.txt", data="".join(f"b{i}-{j}\n" for j in range(50)))
+        put(f"b{i}.txt", "".join(f"b{i}-{j}\n" for j in range(50)))
     committed = len(checkpoint_batches(checkpoint))
     query = start()
     try:
@@ -128,9 +168,58 @@ def test_a_stream_over_https_restarts_from_its_checkpoint(spark, secured, client
     assert sorted(lines()) == sorted(expected)
 
 
+def test_a_ticket_cache_made_with_the_password_logs_the_doctor_in(secured, folder, tmp_path):
+    """No keytab: the user's own kinit (the password, ' " @ % and all, typed at its prompt) and
+    KRB5CCNAME, as a Hadoop user works; a wrong password gets no ticket, and then no login."""
+    cache = str(tmp_path / "ccache")
+    assert kinit(secured, cache, "not-" + secured["kerberos_password"]).returncode != 0
+    assert kinit(secured, cache, secured["kerberos_password"]).returncode == 0
+    found = options(secured, kerberos_keytab=None)
+    env = {**os.environ, "KRB5CCNAME": f"FILE:{cache}"}
+    ok = doctor(found, folder, env)
+    assert ok.returncode == 0 and "authenticated by Kerberos (SPNEGO) as jetconnect" in ok.stdout, ok.stdout
+    gone = doctor(found, folder, {**os.environ, "KRB5CCNAME": f"FILE:{tmp_path / 'none'}"})
+    assert gone.returncode == 1 and "authentication refused" in gone.stdout, gone.stdout
+
+
+def doctor(found: dict[str, Any], folder: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    args = [
+        f"--option={k}={str(v).lower() if isinstance(v, bool) else v}"
+        for k, v in {"directory": folder, **found}.items()
+    ]
+    return subprocess.run(
+        [sys.executable, "-m", "jetconnect.cli", "doctor", "--skip-spark", "--sink", "hdfs", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
+
+
 # --- off the happy path ----------------------------------------------------------------------------
 
 REFUSALS: dict[str, tuple[dict[str, Any], str, str]] = {
+    "no-kerberos": (
+        {
+            "kerberos": None,
+            "kerberos_principal": None,
+            "kerberos_keytab": None,
+            "kerberos_config": None,
+            "user": "root",
+        },
+        "authentication refused",
+        "authentication failure",
+    ),
+    "principal-not-in-the-keytab": (
+        {"kerberos_principal": "nobody@JETCONNECT.TEST"},
+        "authentication refused",
+        "no kerberos credentials",
+    ),
+    "a-service-keytab-for-another-principal": (
+        {"kerberos_keytab": "service_keytab"},
+        "authentication refused",
+        "no kerberos credentials",
+    ),
     "untrusted-server-certificate": (
         {"tls_ca_file": "untrusted_ca"},
         "certificate not trusted",
@@ -173,20 +262,18 @@ def test_a_refused_connection_fails_at_once_saying_why(spark, secured, folder, c
         assert took < PROMPT, f"{case}, {what}: failed after {took:.1f} s"
         assert kind in text and words in text.lower(), f"{case}, {what}: {text[-1500:]}"
         shown[what] = text
-    assert not text_leaks(shown, [secured["store_password"]], secured["private_keys"])
+    assert not text_leaks(
+        shown, [secured["store_password"], secured["kerberos_password"]], secured["private_keys"] + secured["keytabs"]
+    )
 
 
 def test_doctor_says_what_it_checked_of_the_secured_namenode(secured, folder):
-    def doctor(found: dict[str, Any]) -> subprocess.CompletedProcess[str]:
-        args = [f"--option={k}={v}" for k, v in {"directory": folder, **found}.items()]
-        return subprocess.run(
-            [sys.executable, "-m", "jetconnect.cli", "doctor", "--skip-spark", "--sink", "hdfs", *args],
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
-
-    ok = doctor(options(secured))
-    assert ok.returncode == 0 and "reachable, TLS handshake (certificate verified against" in ok.stdout, ok.stdout
-    failed = doctor(refused_options(secured, "untrusted-server-certificate"))
+    ok = doctor(options(secured), folder)
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    for said in (
+        "reachable, TLS handshake (certificate verified against",
+        "authenticated by Kerberos (SPNEGO) as jetconnect",
+    ):
+        assert said in ok.stdout, ok.stdout
+    failed = doctor(refused_options(secured, "untrusted-server-certificate"), folder)
     assert failed.returncode == 1 and "certificate not trusted" in failed.stdout, failed.stdout

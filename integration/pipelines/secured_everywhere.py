@@ -1,5 +1,6 @@
 """A Spark application that uses every secured server of the suite the way a user's pipeline
-would, and fails against each the way a careless one would: run by
+would (PostgreSQL over TLS, ActiveMQ's STOMP over TLS, HDFS over HTTPS with Kerberos from a
+keytab), and fails against each the way a careless one would: run by
 integration/test_secured_secrets.py, which then searches every file it wrote for the passwords
 and private keys it was given.
 
@@ -151,9 +152,16 @@ print("jms ok", flush=True)
 wrong_mq = {**mq_options, "password": "not-" + mq["password"]}
 expect_failure("jms write, wrong password", lambda: sinks.jms_queue(queue, **wrong_mq).write(messages))
 
-# --- HDFS: WebHDFS over HTTPS ------------------------------------------------------------------------
+# --- HDFS: WebHDFS over HTTPS, Kerberos ---------------------------------------------------------------
 fs = servers["hdfs"]
-hdfs_options = {"url": fs["url"], "user": "root", "tls_ca_file": fs["ca"]}
+hdfs_options = {
+    "url": fs["url"],
+    "tls_ca_file": fs["ca"],
+    "kerberos": True,
+    "kerberos_principal": fs["principal"],
+    "kerberos_keytab": fs["keytab"],
+    "kerberos_config": fs["krb5_conf"],
+}
 folder = f"/jetconnect-secrets/{tag}"
 sinks.hdfs(directory=f"{folder}/in", **hdfs_options).write(messages.selectExpr("body as value"))
 stream = sources.hdfs(path=f"{folder}/in", **hdfs_options).read_stream(spark)
@@ -173,6 +181,10 @@ def hdfs_lines() -> int:
 stream_until(query, lambda: hdfs_lines() >= 100, "100 lines streamed")
 assert hdfs_lines() == 100
 print("hdfs ok", flush=True)
+expect_failure(
+    "hdfs read, no Kerberos",
+    lambda: sources.hdfs(path=folder, url=fs["url"], tls_ca_file=fs["ca"], user="root").read(spark).collect(),
+)
 expect_failure(
     "hdfs read, CA not trusted",
     lambda: sources.hdfs(path=folder, **{**hdfs_options, "tls_ca_file": fs["untrusted_ca"]}).read(spark).collect(),

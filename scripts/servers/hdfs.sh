@@ -40,7 +40,9 @@ HEAP=${HDFS_HEAP:-512m}
 POM=$(cd "$(dirname "${BASH_SOURCE[0]}")/hdfs" && pwd)/pom.xml
 URL=http://127.0.0.1:$HTTP_PORT/webhdfs/v1
 SECURED_MODE=0
-CURL_TLS=()  # curl's options for the secured mode's HTTPS (its CA)
+CURL_TLS=()  # curl's options for the secured mode's HTTPS (its CA) and SPNEGO
+JAVA_EXTRA=()  # the secured mode's JVM flags (its krb5.conf)
+PROBE_USER=root  # who the readiness probe writes as
 
 # One verb at a time: a chaos run restarting the NameNode while a test run's `start` found it down
 # once raced two NameNodes for the same ports and storage. The daemons do not inherit the lock.
@@ -112,6 +114,7 @@ java_cmd() {  # java_cmd MAIN-CLASS ARGS...: sets JAVA_CMD
         java.util.concurrent java.util.zip sun.nio.ch sun.security.util sun.security.x509; do
         JAVA_CMD+=(--add-opens "java.base/$pkg=ALL-UNNAMED")
     done
+    JAVA_CMD+=("${JAVA_EXTRA[@]}")
     JAVA_CMD+=(-Dhadoop.log.dir="$LOGS" -Dhadoop.home.dir="$ROOT" -Dhadoop.conf.dir="$CONF"
         -Dlog4j.configuration="file:$CONF/log4j.properties" -cp "$CONF:$JARS/*" "$@")
 }
@@ -132,11 +135,11 @@ start_daemon() {  # start_daemon namenode|datanode
 round_trip() {
     local probe=/tmp/jetconnect-hdfs-probe-$$ location body
     location=$(curl "${CURL_TLS[@]}" -s -o /dev/null -w '%{redirect_url}' -X PUT \
-        "$URL$probe?op=CREATE&overwrite=true&user.name=root") || return 1
+        "$URL$probe?op=CREATE&overwrite=true&user.name=$PROBE_USER") || return 1
     [ -n "$location" ] || return 1
     curl "${CURL_TLS[@]}" -sf -X PUT -H 'Content-Type: application/octet-stream' --data-binary ready "$location" >/dev/null || return 1
-    body=$(curl "${CURL_TLS[@]}" -sfL "$URL$probe?op=OPEN&user.name=root") || return 1
-    curl "${CURL_TLS[@]}" -sf -X DELETE "$URL$probe?op=DELETE&user.name=root" >/dev/null || true
+    body=$(curl "${CURL_TLS[@]}" -sfL "$URL$probe?op=OPEN&user.name=$PROBE_USER") || return 1
+    curl "${CURL_TLS[@]}" -sf -X DELETE "$URL$probe?op=DELETE&user.name=$PROBE_USER" >/dev/null || true
     [ "$body" = ready ]
 }
 
@@ -216,6 +219,14 @@ write_secured_conf() {
 <configuration>
   <property><name>fs.defaultFS</name><value>hdfs://127.0.0.1:$S_RPC_PORT</value></property>
   <property><name>hadoop.tmp.dir</name><value>$ROOT/tmp</value></property>
+  <property><name>hadoop.security.authentication</name><value>kerberos</value></property>
+  <property><name>hadoop.security.authorization</name><value>true</value></property>
+  <property><name>hadoop.rpc.protection</name><value>privacy</value></property>
+  <!-- SPNEGO on every web endpoint, WebHDFS included (Hadoop 3 reads WebHDFS's filter from these) -->
+  <property><name>hadoop.http.authentication.type</name><value>kerberos</value></property>
+  <property><name>hadoop.http.authentication.simple.anonymous.allowed</name><value>false</value></property>
+  <property><name>hadoop.http.authentication.kerberos.principal</name><value>HTTP/localhost@$REALM</value></property>
+  <property><name>hadoop.http.authentication.kerberos.keytab</name><value>$KRB/hdfs.keytab</value></property>
 </configuration>
 XML
     cat >"$CONF/hdfs-site.xml" <<XML
@@ -246,6 +257,16 @@ XML
   <property><name>dfs.namenode.safemode.extension</name><value>0</value></property>
   <property><name>dfs.namenode.safemode.threshold-pct</name><value>0</value></property>
   <property><name>dfs.blockreport.initialDelay</name><value>0</value></property>
+  <!-- Kerberos: the daemons' principals and keytab, SPNEGO for WebHDFS, block access tokens and
+       SASL on data transfer (what lets a secure DataNode use unprivileged ports, with HTTPS_ONLY) -->
+  <property><name>dfs.namenode.kerberos.principal</name><value>hdfs/localhost@$REALM</value></property>
+  <property><name>dfs.namenode.keytab.file</name><value>$KRB/hdfs.keytab</value></property>
+  <property><name>dfs.datanode.kerberos.principal</name><value>hdfs/localhost@$REALM</value></property>
+  <property><name>dfs.datanode.keytab.file</name><value>$KRB/hdfs.keytab</value></property>
+  <property><name>dfs.web.authentication.kerberos.principal</name><value>HTTP/localhost@$REALM</value></property>
+  <property><name>dfs.web.authentication.kerberos.keytab</name><value>$KRB/hdfs.keytab</value></property>
+  <property><name>dfs.block.access.token.enable</name><value>true</value></property>
+  <property><name>dfs.data.transfer.protection</name><value>privacy</value></property>
 </configuration>
 XML
     ( umask 077 && cat >"$CONF/ssl-server.xml" <<XML
@@ -277,29 +298,138 @@ secured_pki() {
 }
 
 secured_env() {
-    STORE_PASSWORD=$STORE_PASSWORD python3 - "$S_TLS" "$S_HTTPS_PORT" "$S_RPC_PORT" <<'PY'
+    STORE_PASSWORD=$STORE_PASSWORD KRB_PASSWORD=$KRB_PASSWORD python3 - "$S_TLS" "$S_HTTPS_PORT" "$S_RPC_PORT" \
+        "$KRB" "$REALM" "$KRB_USER" <<'PY'
 import json, os, sys
-tls, port, rpc = sys.argv[1:]
+tls, port, rpc, krb, realm, user = sys.argv[1:]
 print(json.dumps({
     "url": f"https://localhost:{port}", "address_url": f"https://127.0.0.1:{port}",
     "plaintext_url": f"http://localhost:{port}", "rpc_address": f"hdfs://127.0.0.1:{rpc}",
     "ca": f"{tls}/ca.pem", "untrusted_ca": f"{tls}/untrusted/ca.pem",
     "store_password": os.environ["STORE_PASSWORD"],
+    "realm": realm, "principal": f"{user}@{realm}", "keytab": f"{krb}/{user}.keytab",
+    "krb5_conf": f"{krb}/krb5.conf", "kerberos_password": os.environ["KRB_PASSWORD"],
+    "service_keytab": f"{krb}/hdfs.keytab",
     "private_keys": [f"{tls}/{n}" for n in ("ca.key", "hdfs.key", "untrusted/ca.key")],
+    "keytabs": [f"{krb}/{user}.keytab", f"{krb}/hdfs.keytab"],
 }, indent=2))
 PY
 }
+
+# --- Kerberos: a KDC of the script's own realm, and the secured HDFS's principals -------------------
+
+KRB=$SECURED/kerberos
+REALM=JETCONNECT.TEST
+KDC_PORT=${HDFS_KDC_PORT:-60088}
+# The user a client logs in as: its keytab, and a password holding ' " @ % for kinit.
+KRB_USER=jetconnect
+KRB_PASSWORD='krb-Hd'\''q"7@x%41'
+
+kerberos_install() {
+    command -v krb5kdc >/dev/null 2>&1 && command -v kadmin.local >/dev/null 2>&1 && command -v kinit >/dev/null 2>&1 \
+        || apt_install krb5-kdc krb5-admin-server krb5-user
+}
+
+kerberos_conf() {  # krb5.conf (clients, the JVMs) and kdc.conf: loopback only, TCP, no DNS
+    mkdir -p "$KRB"
+    cat >"$KRB/krb5.conf" <<CONF
+[libdefaults]
+    default_realm = $REALM
+    dns_lookup_kdc = false
+    dns_lookup_realm = false
+    dns_canonicalize_hostname = false
+    rdns = false
+    udp_preference_limit = 1
+    ticket_lifetime = 24h
+    renew_lifetime = 7d
+    forwardable = true
+    permitted_enctypes = aes256-cts-hmac-sha1-96 aes128-cts-hmac-sha1-96
+[realms]
+    $REALM = {
+        kdc = 127.0.0.1:$KDC_PORT
+    }
+[domain_realm]
+    localhost = $REALM
+CONF
+    cat >"$KRB/kdc.conf" <<CONF
+[kdcdefaults]
+    kdc_listen = 127.0.0.1:$KDC_PORT
+    kdc_tcp_listen = 127.0.0.1:$KDC_PORT
+[realms]
+    $REALM = {
+        database_name = $KRB/principal
+        key_stash_file = $KRB/stash
+        acl_file = $KRB/kadm5.acl
+        max_life = 24h
+        max_renewable_life = 7d
+        supported_enctypes = aes256-cts-hmac-sha1-96:normal aes128-cts-hmac-sha1-96:normal
+    }
+[logging]
+    kdc = FILE:$KRB/kdc.log
+CONF
+    : >"$KRB/kadm5.acl"
+}
+
+krb() { KRB5_CONFIG=$KRB/krb5.conf KRB5_KDC_PROFILE=$KRB/kdc.conf "$@"; }  # krb CMD...: with this realm's files
+
+kerberos_realm() {  # the database, the principals and their keytabs, made once
+    [ -s "$KRB/hdfs.keytab" ] && [ -s "$KRB/$KRB_USER.keytab" ] && return 0
+    rm -f "$KRB"/principal* "$KRB/stash"
+    local master
+    master=$(head -c 24 /dev/urandom | base64)
+    printf '%s\n%s\n' "$master" "$master" | krb kdb5_util create -s -r "$REALM" >"$KRB/create.log" 2>&1 \
+        || die "kdb5_util create failed: $(tail -3 "$KRB/create.log")"
+    local principal
+    for principal in hdfs/localhost HTTP/localhost; do
+        krb kadmin.local -q "addprinc -randkey $principal" >>"$KRB/create.log" 2>&1 || die "addprinc $principal failed"
+    done
+    # the user's password reaches kadmin on stdin (its prompt), never a command line
+    printf '%s\n%s\n' "$KRB_PASSWORD" "$KRB_PASSWORD" | krb kadmin.local -q "addprinc $KRB_USER" >>"$KRB/create.log" 2>&1 \
+        || die "addprinc $KRB_USER failed"
+    ( umask 077
+      krb kadmin.local -q "ktadd -k $KRB/hdfs.keytab hdfs/localhost HTTP/localhost" >>"$KRB/create.log" 2>&1 \
+        || die "ktadd of the services failed"
+      # -norandkey: the user keeps the password above, and the keytab holds the same keys
+      krb kadmin.local -q "ktadd -norandkey -k $KRB/$KRB_USER.keytab $KRB_USER" >>"$KRB/create.log" 2>&1 \
+        || die "ktadd of $KRB_USER failed" )
+}
+
+kdc_answers() {  # a ticket for the user from its keytab, into a throw-away cache
+    local cache
+    cache=$(mktemp -u "$KRB/probe.XXXXXX")
+    krb env KRB5CCNAME="FILE:$cache" kinit -k -t "$KRB/$KRB_USER.keytab" "$KRB_USER@$REALM" >/dev/null 2>&1
+    local ok=$?
+    rm -f "$cache"
+    return $ok
+}
+
+kerberos_start() {
+    kerberos_install
+    kerberos_conf
+    kerberos_realm
+    if ! pid_alive "$KRB/kdc.pid"; then
+        krb setsid krb5kdc -n -r "$REALM" </dev/null >>"$KRB/kdc.out" 2>&1 9>&- &
+        write_pidfile "$KRB/kdc.pid" $!
+    fi
+    wait_until 20 "$KRB/kdc.pid" kdc_answers || fail_start "the KDC did not give $KRB_USER a ticket" "$KRB/kdc.log" "$KRB/kdc.out"
+}
+
+kinit_script() { kinit -k -t "$KRB/$KRB_USER.keytab" "$KRB_USER@$REALM" || die "kinit from $KRB/$KRB_USER.keytab failed"; }
 
 verb_secured() {  # secured start|stop|status|env: the shared verbs, on the secured instance's files
     ROOT=$SECURED CONF=$SECURED/conf LOGS=$SECURED/logs SECURED_MODE=1
     HTTP_PORT=$S_HTTPS_PORT RPC_PORT=$S_RPC_PORT
     URL=https://localhost:$S_HTTPS_PORT/webhdfs/v1
-    CURL_TLS=(--cacert "$S_TLS/ca.pem")
+    CURL_TLS=(--cacert "$S_TLS/ca.pem" --negotiate -u :)
+    JAVA_EXTRA=(-Djava.security.krb5.conf="$KRB/krb5.conf")
+    # curl's SPNEGO takes its ticket from this cache (kinit'ed from the user's keytab by the probe)
+    export KRB5_CONFIG=$KRB/krb5.conf KRB5CCNAME=FILE:$KRB/script.ccache
     mkdir -p "$ROOT"
+    PROBE_USER=$KRB_USER
     case "${1:-}" in
-        start) secured_pki; start ;;
-        stop) stop ;;
-        status) status ;;
+        start) secured_pki; kerberos_start; kinit_script; start ;;
+        stop) stop; stop_pid "$KRB/kdc.pid" 10; echo "hdfs: KDC stopped" ;;
+        status) pid_alive "$KRB/kdc.pid" && kinit_script 2>/dev/null || { echo "hdfs: KDC not running"; exit 1; }; status ;;
         env) secured_env ;;
         *) echo "usage: $0 secured start|stop|status|env" >&2; exit 2 ;;
     esac

@@ -7,8 +7,8 @@ default), such a read becomes ``spark.read.text`` over the files jetconnect list
 NameNode's RPC address, with rows made equal to jetconnect's
 (:func:`jetconnect._files.spark_text.spark_text_lines`). The decision is the core's, shared with the files
 source (:class:`jetconnect.files_family.SparkTextLinesSource`: mapper, path column, charset, compressed
-names, byte order marks, ...); HDFS adds what Spark's client would not carry (tokens,
-impersonation, another user, TLS). Streams (offsets of growing files) and reads through
+names, byte order marks, ...); HDFS adds what Spark's client would not carry (Kerberos,
+tokens, impersonation, another user, TLS). Streams (offsets of growing files) and reads through
 ``spark.read.format("jetconnect.hdfs")`` stay jetconnect's. ``explain()`` shows which: ``FileScan text`` or
 ``BatchScan jetconnect.hdfs``; :meth:`HdfsLinesSource.batch_reader_choice` says why.
 """
@@ -43,8 +43,8 @@ class HdfsSparkAccess:
     def refusal(self) -> str | None:
         """Why Spark's client cannot act as this connector does, or None."""
         connection = self.connection
-        if connection.token or connection.proxy_user:
-            return "a token or proxy_user is WebHDFS authentication Spark's client does not take"
+        if connection.token or connection.kerberos or connection.proxy_user:
+            return "a token, Kerberos or proxy_user is WebHDFS authentication Spark's client does not take"
         if connection.url.startswith("https://"):
             # Spark's client reads over the NameNode's RPC and the DataNodes' data transfer, which
             # an HTTPS-only HDFS without Kerberos leaves unencrypted: the user asked for TLS

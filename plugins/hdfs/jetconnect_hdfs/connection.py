@@ -15,6 +15,7 @@ import requests
 
 from jetconnect.api import ClientCache, redact
 from jetconnect.errors import OptionError
+from jetconnect_hdfs.kerberos import spnego_auth
 
 #: This process's clients (a forked Spark worker makes its own: the session's sockets are not shared).
 _clients: ClientCache[HdfsConnection, hdfs.Client] = ClientCache("hdfs clients")
@@ -40,11 +41,12 @@ class _Session(requests.Session):
 class HdfsConnection:
     """A WebHDFS endpoint and the identity to use on it.
 
-    Authentication: ``token`` (a delegation token), else simple authentication as ``user``;
-    ``proxy_user`` impersonates another user (``doas``). An ``https://`` URL (``swebhdfs``) is
-    verified against ``tls_ca_file`` (the system's CAs when None), certificate and host name, on the
-    NameNode and on the DataNodes it redirects to. Kerberos (SPNEGO) is not offered: no test ran
-    it against a kerberized HDFS (see the plugin's README).
+    Authentication, in the order checked: ``token`` (a delegation token), ``kerberos=True``
+    (SPNEGO, :mod:`jetconnect_hdfs.kerberos`: the ticket cache, or ``kerberos_keytab`` for
+    ``kerberos_principal``), else simple authentication as ``user``. ``proxy_user`` impersonates
+    another user (``doas``). An ``https://`` URL (``swebhdfs``) is verified against
+    ``tls_ca_file`` (the system's CAs when None), certificate and host name, on the NameNode and
+    on the DataNodes it redirects to.
     """
 
     url: str
@@ -53,11 +55,24 @@ class HdfsConnection:
     token: str | None = field(default=None, repr=False)
     timeout: float = 60.0
     tls_ca_file: str | None = None
+    kerberos: bool = False
+    kerberos_principal: str | None = None
+    kerberos_keytab: str | None = None
+    kerberos_config: str | None = None
 
     def __post_init__(self) -> None:
         if not self.url.startswith(("http://", "https://")):
             raise OptionError(
                 f"hdfs: option 'url' must be a WebHDFS http(s) URL such as http://namenode:9870, got {self.url!r}"
+            )
+        if not self.kerberos and any((self.kerberos_principal, self.kerberos_keytab, self.kerberos_config)):
+            raise OptionError(
+                "hdfs: options 'kerberos_principal', 'kerberos_keytab', 'kerberos_config' need kerberos=true"
+            )
+        if self.kerberos and self.user is not None:
+            raise OptionError(
+                "hdfs: option 'user' is simple authentication; with kerberos=true the user is the Kerberos "
+                "principal (option 'kerberos_principal')"
             )
         if self.tls_ca_file is not None and not self.url.startswith("https://"):
             raise OptionError(
@@ -73,6 +88,9 @@ class HdfsConnection:
         common: dict[str, Any] = {"proxy": self.proxy_user, "timeout": self.timeout, "session": session}
         if self.token:
             return hdfs.TokenClient(self.url, self.token, **common)
+        if self.kerberos:
+            session.auth = spnego_auth(self.kerberos_principal, self.kerberos_keytab, self.kerberos_config, "hdfs")
+            return hdfs.Client(self.url, **common)
         return hdfs.InsecureClient(self.url, user=self.user, **common)
 
     def redact(self, text: str) -> str:

@@ -39,6 +39,10 @@ def hdfs_source(
     avro_schema: str | None = None,
     user: str | None = None,
     proxy_user: str | None = None,
+    kerberos: bool = False,
+    kerberos_principal: str | None = None,
+    kerberos_keytab: str | None = None,
+    kerberos_config: str | None = None,
     token: str | None = None,
     timeout: float = 60.0,
     tls_ca_file: str | None = None,
@@ -73,7 +77,20 @@ def hdfs_source(
     min_splits = check_count(min_splits, "min_splits", "hdfs")
     max_files_per_batch = check_count(max_files_per_batch, "max_files_per_batch", "hdfs", minimum=0)
     directory, glob = split_path(path)
-    fs = WebHdfsFileSystem(HdfsConnection(url, user, proxy_user, token=token, timeout=timeout, tls_ca_file=tls_ca_file))
+    fs = WebHdfsFileSystem(
+        HdfsConnection(
+            url,
+            user,
+            proxy_user,
+            token=token,
+            timeout=timeout,
+            tls_ca_file=tls_ca_file,
+            kerberos=kerberos,
+            kerberos_principal=kerberos_principal,
+            kerberos_keytab=kerberos_keytab,
+            kerberos_config=kerberos_config,
+        )
+    )
     if format == "avro":
         if mapper is not None:
             raise OptionError(
@@ -163,6 +180,10 @@ def hdfs_sink(
     codec: str = "null",
     user: str | None = None,
     proxy_user: str | None = None,
+    kerberos: bool = False,
+    kerberos_principal: str | None = None,
+    kerberos_keytab: str | None = None,
+    kerberos_config: str | None = None,
     token: str | None = None,
     timeout: float = 60.0,
     tls_ca_file: str | None = None,
@@ -175,7 +196,20 @@ def hdfs_sink(
     (spark-avro, when the session has it) at ``rpc_address`` (default: the NameNode's answer);
     ``jetconnect`` or ``spark`` force one (see :mod:`jetconnect_hdfs.avro`).
     """
-    fs = WebHdfsFileSystem(HdfsConnection(url, user, proxy_user, token=token, timeout=timeout, tls_ca_file=tls_ca_file))
+    fs = WebHdfsFileSystem(
+        HdfsConnection(
+            url,
+            user,
+            proxy_user,
+            token=token,
+            timeout=timeout,
+            tls_ca_file=tls_ca_file,
+            kerberos=kerberos,
+            kerberos_principal=kerberos_principal,
+            kerberos_keytab=kerberos_keytab,
+            kerberos_config=kerberos_config,
+        )
+    )
     if format == "avro":
         check_count(max_file_bytes, "max_file_bytes", "hdfs", minimum=0)
         try:

@@ -6,7 +6,7 @@ import requests
 import urllib3.exceptions
 from hdfs.util import HdfsError
 
-from jetconnect.api import is_permanent_connection_failure
+from jetconnect.api import explain_connection_failure, is_permanent_connection_failure
 from jetconnect.errors import JetconnectError
 
 
@@ -65,7 +65,7 @@ def as_os_error(exc: HdfsError, what: str) -> OSError:
     """The standard ``OSError`` subclass for a permanent WebHDFS failure (callers catch those)."""
     # The first line says it all; the rest is the NameNode's Java stack trace.
     first_line = (exc.message or "").strip().split("\n", 1)[0]
-    message = f"{what}: {first_line}"
+    message = f"{what}: {explain_connection_failure(first_line)}{first_line}"
     if exc.exception == "FileNotFoundException":
         return FileNotFoundError(message)
     if exc.exception == "FileAlreadyExistsException":

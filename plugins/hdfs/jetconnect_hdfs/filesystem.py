@@ -112,11 +112,12 @@ class WebHdfsFileSystem:
             if url.startswith("https://")
             else "no TLS"
         )
-        who = (
-            "a delegation token"
-            if self.connection.token
-            else f"simple authentication as {self.connection.user or 'the local user'}"
-        )
+        if self.connection.token:
+            who = "authenticated by a delegation token"
+        elif self.connection.kerberos:
+            who = f"authenticated by Kerberos (SPNEGO) as {self._kerberos_user()}"
+        else:
+            who = f"simple authentication as {self.connection.user or 'the local user'} (nothing checks it)"
         there = (
             "exists"
             if st is not None and st["type"] == "DIRECTORY"
@@ -125,6 +126,14 @@ class WebHdfsFileSystem:
             else "is a file"
         )
         return f"WebHDFS NameNode at {url}: reachable, {tls}, {who}; directory {path} {there}"
+
+    def _kerberos_user(self) -> str:
+        """Who the NameNode took the client for (GETHOMEDIRECTORY names the user it authenticated)."""
+        try:
+            home = self._call("home directory", lambda: self._client._get_home_directory("/").json(), retry=False)
+        except OSError:
+            return "the client's principal"
+        return str(home.get("Path", "")).rsplit("/", 1)[-1] or "the client's principal"
 
     def status(self, path: str) -> FileInfo | None:
         path = hdfs_path(path)
