@@ -16,11 +16,12 @@
 # only checks that it answers.
 #
 # `secured` runs a second HDFS (its own NameNode and DataNode, storage and ports; the plain one
-# above is every test's and stays as it is) whose web endpoints speak HTTPS only
-# (dfs.http.policy=HTTPS_ONLY): WebHDFS on https://localhost:9871, the DataNode it redirects to on
-# https://localhost:9865, certificates for DNS:localhost from the script's own CA; RPC on
-# 127.0.0.1:8021. Authentication stays Hadoop's simple one: this HDFS has no Kerberos (see
-# plugins/hdfs/README.md). `secured env` prints, as JSON, what a client needs.
+# above is every test's and stays as it is), kerberized and HTTPS only: a KDC of the script's own
+# realm JETCONNECT.TEST on 127.0.0.1:60088 (Debian's krb5-kdc; principals and keytabs made here),
+# hadoop.security.authentication=kerberos, SPNEGO on WebHDFS (https://localhost:9871, the
+# DataNode it redirects to on https://localhost:9865), block tokens and SASL data transfer,
+# RPC privacy on 127.0.0.1:8021, certificates for DNS:localhost from the script's own CA.
+# `secured env` prints, as JSON, what a client needs (URL, CA, principal, keytab, krb5.conf).
 #
 # Environment: HDFS_BLOCK_SIZE (bytes, default 1 MiB so tests get multi-block files cheaply),
 # HDFS_HTTP_PORT (default 9870), HDFS_RPC_PORT (default 8020), HDFS_HEAP (per JVM, default 512m).
