@@ -8,7 +8,7 @@ in memory) or from a ticket cache ``kinit`` made with the user's password. Files
 on the other side with curl (``--negotiate``), as an operator would. Off the happy path: no
 Kerberos at all (simple authentication), a principal the keytab does not hold, no ticket, a CA
 that did not sign the certificates, a host name they do not hold, plain HTTP to the HTTPS port:
-each fails within 10 s saying which, never retried.
+each fails at once (10 s direct, 30 s through a Spark job) saying which, never retried.
 """
 
 from __future__ import annotations
@@ -27,7 +27,12 @@ from jetconnect import sinks, sources
 from jetconnect.testing import checkpoint_batches, text_leaks, wait_until
 from jetconnect_hdfs import HdfsConnection, WebHdfsFileSystem
 
+#: Within this a refused connection must fail where the connector is called directly (issue #46).
 PROMPT = 10.0
+#: ... and through a Spark job, whose own scheduling (10 s once on this loaded 2-core machine)
+#: comes on top of the connector's failure (well under a second): still half of what a single
+#: retried attempt would take (retry_deadline 60 s, connect_timeout 30 s).
+SPARK_JOB = 30.0
 
 
 @pytest.fixture(scope="module")
@@ -246,20 +251,20 @@ def timed_failure(fail: Callable[[], Any]) -> tuple[BaseException, float]:
 @pytest.mark.parametrize("case", list(REFUSALS))
 def test_a_refused_connection_fails_at_once_saying_why(spark, secured, folder, case):
     """With the default retry (60 s for a NameNode that does not answer): the source's planning,
-    the sink's tasks through Spark and its check each fail within 10 s naming the kind."""
+    the sink's tasks through Spark and its check each fail at once (10 s direct, 30 s through a Spark job) naming the kind."""
     found = refused_options(secured, case)
     kind, words = REFUSALS[case][1:]
     df = spark.createDataFrame([("x",)], "value string")
-    paths: dict[str, Callable[[], Any]] = {
-        "source": lambda: sources.hdfs(path=folder, **found).read(spark).collect(),
-        "sink write": lambda: sinks.hdfs(directory=f"{folder}/never", **found).write(df),
-        "sink check_connection": lambda: sinks.hdfs(directory=folder, **found).check_connection(),
+    paths: dict[str, tuple[Callable[[], Any], float]] = {
+        "source": (lambda: sources.hdfs(path=folder, **found).read(spark).collect(), PROMPT),  # planning fails
+        "sink write": (lambda: sinks.hdfs(directory=f"{folder}/never", **found).write(df), SPARK_JOB),
+        "sink check_connection": (lambda: sinks.hdfs(directory=folder, **found).check_connection(), PROMPT),
     }
     shown = {}
-    for what, fail in paths.items():
+    for what, (fail, within) in paths.items():
         error, took = timed_failure(fail)
         text = str(error)
-        assert took < PROMPT, f"{case}, {what}: failed after {took:.1f} s"
+        assert took < within, f"{case}, {what}: failed after {took:.1f} s"
         assert kind in text and words in text.lower(), f"{case}, {what}: {text[-1500:]}"
         shown[what] = text
     assert not text_leaks(

