@@ -409,7 +409,9 @@ kerberos_start() {
     kerberos_conf
     kerberos_realm
     if ! pid_alive "$KRB/kdc.pid"; then
-        krb setsid krb5kdc -n -r "$REALM" </dev/null >>"$KRB/kdc.out" 2>&1 9>&- &
+        # not through krb(): a function run in the background is a subshell, whose pid is not the KDC's
+        KRB5_CONFIG=$KRB/krb5.conf KRB5_KDC_PROFILE=$KRB/kdc.conf setsid krb5kdc -n -r "$REALM" \
+            </dev/null >>"$KRB/kdc.out" 2>&1 9>&- &
         write_pidfile "$KRB/kdc.pid" $!
     fi
     wait_until 20 "$KRB/kdc.pid" kdc_answers || fail_start "the KDC did not give $KRB_USER a ticket" "$KRB/kdc.log" "$KRB/kdc.out"
