@@ -3,6 +3,9 @@
 A test that needs a server asks for ``server("name")``: ``scripts/servers/NAME.sh start`` is run
 once per test run (it installs what is missing, starts the server on 127.0.0.1 and waits until
 it answers). Locally a server that cannot start skips its tests; in CI (``CI=true``) it fails them.
+``server("name secured")`` runs ``NAME.sh secured start`` (the server's TLS and authentication
+mode, beside the plain one), and ``secured_server("name")`` does that and returns what a client
+needs of it (``NAME.sh secured env``: ports, users, passwords, CA and client certificates).
 """
 
 from __future__ import annotations
@@ -56,17 +59,23 @@ _started: dict[str, str | None] = {}
 _already_running: set[str] = set()
 
 
+def _script_and_mode(name: str) -> tuple[Path, list[str]]:
+    """``"postgresql secured"`` -> (postgresql.sh, ["secured"]): the verbs before start/status/stop."""
+    script, *mode = name.split()
+    return SERVERS / f"{script}.sh", mode
+
+
 def _start(name: str) -> str | None:
     """Start server ``name``; return None when up, or the reason it is not."""
     if name not in _started:
-        script = SERVERS / f"{name}.sh"
+        script, mode = _script_and_mode(name)
         if not script.exists():
             _started[name] = f"no script {script}"
         else:
             # a server that was already up (another run, a developer's) is used but not stopped
-            if subprocess.run(["bash", str(script), "status"], capture_output=True, timeout=60).returncode == 0:
+            if subprocess.run(["bash", str(script), *mode, "status"], capture_output=True, timeout=60).returncode == 0:
                 _already_running.add(name)
-            result = subprocess.run(["bash", str(script), "start"], capture_output=True, text=True, timeout=900)
+            result = subprocess.run(["bash", str(script), *mode, "start"], capture_output=True, text=True, timeout=900)
             _started[name] = (
                 None
                 if result.returncode == 0
@@ -97,6 +106,22 @@ def server() -> Callable[[str], None]:
     return need
 
 
+@pytest.fixture(scope="session")
+def secured_server(server: Callable[[str], None]) -> Callable[[str], dict[str, Any]]:
+    """``secured_server("postgresql")``: that server's secured mode, started once, and what a client
+    needs of it as the script prints it (``NAME.sh secured env``, JSON)."""
+    import json
+
+    def need(name: str) -> dict[str, Any]:
+        server(f"{name} secured")
+        script, _ = _script_and_mode(name)
+        result = subprocess.run(["bash", str(script), "secured", "env"], capture_output=True, text=True, timeout=60)
+        assert result.returncode == 0, f"{script.name} secured env exited {result.returncode}: {result.stderr}"
+        return json.loads(result.stdout)
+
+    return need
+
+
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     # Kafka clients still alive here would log every reconnect once their broker stops.
     for pool in ("jetconnect_kafka.producers", "jetconnect_kafka.consumers"):
@@ -106,7 +131,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     # Servers are stopped at the end of the run so a fresh CI machine leaves nothing behind.
     for name, reason in _started.items():
         if reason is None and name not in _already_running and os.environ.get("JETCONNECT_KEEP_SERVERS") != "1":
-            subprocess.run(["bash", str(SERVERS / f"{name}.sh"), "stop"], capture_output=True, timeout=120)
+            script, mode = _script_and_mode(name)
+            subprocess.run(["bash", str(script), *mode, "stop"], capture_output=True, timeout=120)
 
 
 @pytest.fixture

@@ -287,7 +287,8 @@ def test_the_canary_works_through_jms_and_shows_nowhere(spark, activemq, tmp_pat
     captured = capsys.readouterr()
     assert "== Physical Plan ==" in captured.out  # explain(True) was captured
     shown["stdout and stderr"] = captured.out + captured.err
-    assert any("password is invalid" in r.getMessage() for r in caplog.records)  # the client's retries
+    # a refused login is not retried (issue #46), so the client logs no retry: the failures above
+    # carry the broker's answer
     shown["log records"] = "\n".join(f"{r.name}: {r.getMessage()}" for r in caplog.records)
     shown["log records, formatted with their tracebacks"] = caplog.text
     for what, text in shown.items():

@@ -12,8 +12,11 @@ One progress line per check, and a non-zero exit if any failed:
    ``schema()``, then ``splits()`` (batch) or ``initial_offset()`` (``--stream``); for a sink
    ``check_connection()`` (connect and log in, nothing written), where the sink has one.
 
-Every line goes through :func:`jetconnect._redaction.redact` with the options' secrets: a password
-given to the doctor, or quoted back by a driver's error, never shows.
+A connector check that fails says first what kind of failure the server's answer tells
+(:mod:`jetconnect._connection_failures`): ``authentication refused``, ``certificate not trusted``,
+``wrong protocol`` or ``not reachable``. Every line goes through :func:`jetconnect._redaction.redact`
+with the options' secrets: a password given to the doctor, or quoted back by a driver's error,
+never shows.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from jetconnect._connection_failures import connection_failure
 from jetconnect._redaction import redact, redact_options, secrets_of
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -176,7 +180,7 @@ def connector_checks(spec: ConnectorSpec, options: Mapping[str, str], stream: bo
         try:
             checked = connector.check_connection()
         except Exception as exc:  # the server's answer is the point of the check
-            yield Check(FAIL, f"{label}: check_connection()", _error(exc))
+            yield Check(FAIL, f"{label}: check_connection()", _failure(exc))
             return
         if checked is None:
             yield Check(
@@ -199,7 +203,7 @@ def connector_checks(spec: ConnectorSpec, options: Mapping[str, str], stream: bo
         try:
             detail = step(connector)
         except Exception as exc:  # the server's answer, or the driver's, is the point of the check
-            yield Check(FAIL, f"{label}: {what}", _error(exc))
+            yield Check(FAIL, f"{label}: {what}", _failure(exc))
             return
         yield Check(OK, f"{label}: {what}", detail)
 
@@ -207,6 +211,14 @@ def connector_checks(spec: ConnectorSpec, options: Mapping[str, str], stream: bo
 def _error(exc: BaseException) -> str:
     message = " | ".join(line for line in str(exc).splitlines() if line.strip())
     return f"{type(exc).__name__}: {message}" if message else type(exc).__name__
+
+
+def _failure(exc: BaseException) -> str:
+    """A connector's error, led by the kind of connection failure it tells when its text does not
+    say it already (``certificate not trusted: SourceError: ...``)."""
+    text = _error(exc)
+    kind = connection_failure(text)
+    return text if kind is None or kind.value in text else f"{kind.value}: {text}"
 
 
 def _session(args: argparse.Namespace) -> SparkSession:

@@ -71,9 +71,10 @@ def secret_forms(secret: str) -> set[str]:
 
 
 #: ``password=...`` / ``passcode: ...`` settings quoted in a connection string or a protocol frame,
-#: whatever the value is (a driver may quote it in a spelling no one predicted).
+#: whatever the value is (a driver may quote it in a spelling no one predicted); and WebHDFS's
+#: ``delegation=`` token, quoted in the URLs of ``requests``' errors.
 _SETTING = re.compile(
-    r"""(?i)\b((?:password|passwd|passcode|pwd)\s*[=:]\s*)(?:'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|[^\s'",;&]+)"""
+    r"""(?i)\b(\w*(?:password|passwd|passcode|passphrase)\s*[=:]\s*|(?:pwd|delegation)\s*[=:]\s*)(?:'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|[^\s'",;&]+)"""
 )
 
 
@@ -92,8 +93,12 @@ def redact(text: str, secrets: Iterable[str | None] = ()) -> str:
 
 # --- URLs ----------------------------------------------------------------------------------------
 
-#: ``password=...`` and the like in a query string (redis-py and libpq take a password there too).
-_SECRET_QUERY = re.compile(r"(?i)[?&;](?:password|passwd|pass|pwd|secret|token|auth|api_key)[^=&;#]*=([^&;#]*)")
+#: ``password=...`` and the like in a query string (redis-py and libpq take a password there too),
+#: also as the end of a longer name: libpq's ``sslpassword`` (a client key's passphrase); and
+#: WebHDFS's ``delegation`` (the token a kerberized NameNode puts in its redirects to DataNodes).
+_SECRET_QUERY = re.compile(
+    r"(?i)[?&;](?:[^=&;#]*(?:password|passwd|passphrase|secret|token)|pass|pwd|auth|api_key|delegation)[^=&;#]*=([^&;#]*)"
+)
 
 
 def _split_userinfo(url: str) -> tuple[str, str | None, str]:

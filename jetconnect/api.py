@@ -33,6 +33,14 @@ from jetconnect._builders import (
 from jetconnect._charsets import check_charset
 from jetconnect._clients import ClientCache
 
+# Why a connection failed (credentials, certificate, protocol, not reached): what is never retried.
+from jetconnect._connection_failures import (
+    ConnectionFailure,
+    connection_failure,
+    explain_connection_failure,
+    is_permanent_connection_failure,
+)
+
 # What the contracts of ``jetconnect`` hand a connector and take back.
 from jetconnect._connector import GuaranteeOption, Offset, ReadOutput, WriteKey
 
@@ -81,6 +89,7 @@ __all__ = [
     "BuilderSink",
     "BuilderStreamSource",
     "ClientCache",
+    "ConnectionFailure",
     "FileInfo",
     "FileSystem",
     "GuaranteeOption",
@@ -97,9 +106,12 @@ __all__ = [
     "check_function_option",
     "check_name",
     "columns_to_batch",
+    "connection_failure",
     "describe",
+    "explain_connection_failure",
     "filter_operands",
     "integer_positions",
+    "is_permanent_connection_failure",
     "mapped_rows",
     "parse_schema",
     "plain_filter",

@@ -15,7 +15,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -328,6 +328,73 @@ def spark_conf(spark: SparkSession, name: str, value: str) -> Iterator[None]:
             spark.conf.set(name, before)
 
 
+def _key_needles(key_file: str | Path) -> list[bytes]:
+    """What of a private key may leak: its PEM's base64 lines (the whole body, and each full line,
+    long enough to be the key's alone) and the DER bytes they encode; a binary key file (a
+    keytab) whole, raw and base64-encoded."""
+    import base64
+
+    data = Path(key_file).read_bytes()
+    if b"-----BEGIN" not in data:  # a binary secret (a Kerberos keytab): itself, and as base64
+        return [data, base64.b64encode(data)]
+    text = data.decode()
+    lines = [line.strip() for line in text.splitlines() if line.strip() and not line.startswith("-----")]
+    body = "".join(lines)
+    needles = {body.encode(), base64.b64decode(body)}
+    needles |= {line.encode() for line in lines if len(line) >= 40}
+    return sorted(needles, key=len, reverse=True)
+
+
+def _secret_needles(secrets: Iterable[str], private_keys: Iterable[str | Path]) -> list[tuple[str, bytes]]:
+    """``(label, bytes)`` to look for: every spelling of each secret (as :func:`jetconnect.api.redact`
+    knows them) and every piece of each key; the label names which, never the secret itself."""
+    from jetconnect._redaction import secret_forms
+
+    needles: list[tuple[str, bytes]] = []
+    for number, secret in enumerate(secrets, 1):
+        for form in sorted(secret_forms(secret)):
+            needles.append((f"secret #{number} spelled {len(form)} chars", form.encode(errors="surrogatepass")))
+    for key in private_keys:
+        needles += [(f"private key {Path(key).name}", needle) for needle in _key_needles(key)]
+    return needles
+
+
+def secret_leaks(
+    paths: Iterable[str | Path], secrets: Iterable[str], private_keys: Iterable[str | Path] = ()
+) -> list[str]:
+    """Every file under ``paths`` (folders walked whole: checkpoints, event logs, write-ahead logs,
+    captured driver and executor logs) that holds one of ``secrets`` in any spelling a message may
+    take (raw, percent-encoded, ``repr``-, JSON-, libpq-, STOMP-escaped) or any piece of the PEM
+    files ``private_keys``; one ``"path: what"`` line each, empty when clean. The lines name the
+    secret by number, so a failing test does not print it."""
+    needles = _secret_needles(list(secrets), list(private_keys))
+    leaks = []
+    for root in paths:
+        root = Path(root)
+        files = [root] if root.is_file() else sorted(p for p in root.rglob("*") if p.is_file())
+        for path in files:
+            try:
+                data = path.read_bytes()
+            except OSError:  # a file removed while walking (a temporary one of a running query)
+                continue
+            found = next((label for label, needle in needles if needle in data), None)
+            if found is not None:
+                leaks.append(f"{path}: {found}")
+    return leaks
+
+
+def text_leaks(texts: Mapping[str, str], secrets: Iterable[str], private_keys: Iterable[str | Path] = ()) -> list[str]:
+    """As :func:`secret_leaks`, for texts in memory (errors, reprs, doctor output) keyed by what they are."""
+    needles = _secret_needles(list(secrets), list(private_keys))
+    leaks = []
+    for what, text in texts.items():
+        data = text.encode(errors="surrogatepass")
+        found = next((label for label, needle in needles if needle in data), None)
+        if found is not None:
+            leaks.append(f"{what}: {found}")
+    return leaks
+
+
 __all__ = [
     "PipelineProcess",
     "checkpoint_batches",
@@ -336,9 +403,11 @@ __all__ = [
     "paced_stream",
     "read_rows",
     "recorded_rows",
+    "secret_leaks",
     "shared_spark_session",
     "spark_conf",
     "spark_builder",
     "start_pipeline",
+    "text_leaks",
     "wait_until",
 ]

@@ -27,6 +27,10 @@ done
 need_apt=()
 command -v java >/dev/null 2>&1 || need_apt+=(openjdk-17-jre-headless)
 python3 -c "import venv, ensurepip" >/dev/null 2>&1 || need_apt+=(python3-venv)
+# the HDFS plugin's Kerberos (its [kerberos] extra, below): gssapi has no Linux wheel and builds
+# against MIT Kerberos's headers
+command -v krb5-config >/dev/null 2>&1 || need_apt+=(libkrb5-dev)
+command -v gcc >/dev/null 2>&1 || need_apt+=(gcc)
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "setup: installing ${need_apt[*]} from Debian"
   export DEBIAN_FRONTEND=noninteractive
@@ -61,7 +65,11 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$inputs" ]; then
     args=(-e ".[test,bench,lint,docs]")
   fi
   for dir in plugins/*/ contrib/*/; do
-    [ -f "$dir/pyproject.toml" ] && args+=(-e "$dir")
+    [ -f "$dir/pyproject.toml" ] || continue
+    case "$dir" in
+      plugins/hdfs/) args+=(-e "${dir}[kerberos]") ;;  # the secured HDFS tests log in with Kerberos
+      *) args+=(-e "$dir") ;;
+    esac
   done
   quiet "$VPY" -m pip install -q "${args[@]}"
   echo "$inputs" > "$stamp"

@@ -121,8 +121,89 @@ stop_pid() {  # stop_pid PIDFILE [SECONDS] [--group]: SIGTERM the process (its w
     rm -f "$pidfile"
 }
 
+# --- certificates for a server's secured (TLS) mode --------------------------------------------
+# A script's own certificate authority and the certificates it signs, made with openssl, kept under
+# the server's directory (never in the repository), private keys mode 0600. Each function makes its
+# files once and keeps them on later starts (a client holding the CA keeps trusting the server);
+# delete the folder to make new ones. Certificates name hosts as subjectAltName entries
+# ("DNS:localhost" or "DNS:localhost,IP:127.0.0.1"), which is what every TLS client checks.
+
+make_ca() {  # make_ca DIR [CN]: a certificate authority, DIR/ca.key and DIR/ca.pem (10 years)
+    local dir=$1 cn=${2:-jetconnect test CA}
+    [ -s "$dir/ca.pem" ] && [ -s "$dir/ca.key" ] && return 0
+    mkdir -p "$dir"
+    ( umask 077 && openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$dir/ca.key" 2>/dev/null ) \
+        || die "openssl could not make the key of $dir/ca.key"
+    openssl req -x509 -new -key "$dir/ca.key" -sha256 -days 3650 -subj "/CN=$cn" \
+        -addext "basicConstraints=critical,CA:TRUE" -addext "keyUsage=critical,keyCertSign,cRLSign" \
+        -out "$dir/ca.pem" 2>/dev/null || die "openssl could not make $dir/ca.pem"
+}
+
+_sign_cert() {  # _sign_cert CADIR NAME CN EXTENSIONS START END: CADIR/NAME.key + NAME.pem, signed by
+    # CADIR's CA, valid from START to END (openssl ca's YYYYMMDDHHMMSSZ); `openssl ca` because it
+    # alone (in OpenSSL 3.0) takes a start and an end date, which an expired certificate needs
+    local dir=$1 name=$2 cn=$3 ext=$4 start=$5 end=$6 work
+    [ -s "$dir/$name.pem" ] && [ -s "$dir/$name.key" ] && return 0
+    [ -s "$dir/ca.pem" ] || die "no CA in $dir (make_ca $dir first)"
+    work=$(mktemp -d)
+    ( umask 077 && openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$dir/$name.key" 2>/dev/null ) \
+        || die "openssl could not make the key of $dir/$name.key"
+    openssl req -new -key "$dir/$name.key" -subj "/CN=$cn" -out "$work/req.csr" 2>/dev/null \
+        || die "openssl could not make a request for $dir/$name.pem"
+    : >"$work/index.txt"
+    mkdir "$work/new"
+    printf '%s\n' "$ext" >"$work/ext.cnf"
+    printf '%s\n' "[ca]" "default_ca = this" "[this]" "database = $work/index.txt" "new_certs_dir = $work/new" \
+        "rand_serial = yes" "default_md = sha256" "policy = any" "unique_subject = no" "[any]" \
+        "commonName = supplied" >"$work/ca.cnf"
+    openssl ca -batch -notext -config "$work/ca.cnf" -cert "$dir/ca.pem" -keyfile "$dir/ca.key" \
+        -in "$work/req.csr" -out "$dir/$name.pem" -startdate "$start" -enddate "$end" \
+        -extfile "$work/ext.cnf" >"$work/ca.log" 2>&1 || die "openssl could not sign $dir/$name.pem: $(tail -3 "$work/ca.log")"
+    rm -rf "$work"
+}
+
+_cert_date() { date -u -d "$1" +%Y%m%d%H%M%SZ; }  # _cert_date "now - 1 day": openssl ca's date form
+
+_SERVER_EXT='extendedKeyUsage=serverAuth
+keyUsage=critical,digitalSignature,keyEncipherment'
+
+make_server_cert() {  # make_server_cert CADIR NAME SANS: a server certificate for SANS ("DNS:localhost"),
+    # CADIR/NAME.key and CADIR/NAME.pem, signed by CADIR's CA, valid for 5 years
+    _sign_cert "$1" "$2" "${3#*:}" "subjectAltName=$3
+$_SERVER_EXT" "$(_cert_date 'now - 1 day')" "$(_cert_date 'now + 1825 days')"
+}
+
+make_expired_server_cert() {  # make_expired_server_cert CADIR NAME SANS: as make_server_cert, but its
+    # validity ended a year ago (the certificate a server forgot to renew)
+    _sign_cert "$1" "$2" "${3#*:}" "subjectAltName=$3
+$_SERVER_EXT" "$(_cert_date 'now - 730 days')" "$(_cert_date 'now - 365 days')"
+}
+
+make_client_cert() {  # make_client_cert CADIR NAME CN: a client certificate whose subject is CN=CN (the
+    # user name a server that maps certificates to users reads), CADIR/NAME.key and CADIR/NAME.pem
+    _sign_cert "$1" "$2" "$3" "extendedKeyUsage=clientAuth
+keyUsage=critical,digitalSignature,keyEncipherment" "$(_cert_date 'now - 1 day')" "$(_cert_date 'now + 1825 days')"
+}
+
+make_pkcs12() {  # make_pkcs12 CADIR NAME PASSWORD: CADIR/NAME.p12 holding NAME.key and NAME.pem with the
+    # CA (a Java server's keystore); the password reaches openssl in the environment, not on a command line
+    local dir=$1 name=$2
+    [ -s "$dir/$name.p12" ] && return 0
+    ( umask 077 && P12_PASSWORD=$3 openssl pkcs12 -export -in "$dir/$name.pem" -inkey "$dir/$name.key" \
+        -certfile "$dir/ca.pem" -name "$name" -passout env:P12_PASSWORD -out "$dir/$name.p12" 2>/dev/null ) \
+        || die "openssl could not make $dir/$name.p12"
+}
+
+make_truststore() {  # make_truststore CADIR PASSWORD: CADIR/ca.p12, the CA as the trusted entry of a PKCS12
+    # store, which Java reads as a truststore (keytool, as OpenSSL 3.0 cannot mark an entry trusted)
+    local dir=$1
+    [ -s "$dir/ca.p12" ] && return 0
+    ( umask 077 && P12_PASSWORD=$2 keytool -importcert -noprompt -alias ca -file "$dir/ca.pem" -storetype PKCS12 \
+        -keystore "$dir/ca.p12" -storepass:env P12_PASSWORD >/dev/null 2>&1 ) || die "keytool could not make $dir/ca.p12"
+}
+
 server_main() {  # server_main "$@": run start|stop|status|restart, or verb_NAME for `NAME` (dashes as
-    # underscores); anything else prints the usage and exits 2
+    # underscores) with the arguments after it; anything else prints the usage and exits 2
     local verb=${1:-}
     case "$verb" in
         start | stop | status) "$verb" ;;
@@ -130,7 +211,7 @@ server_main() {  # server_main "$@": run start|stop|status|restart, or verb_NAME
         *)
             local own=verb_${verb//-/_}
             if [ -n "$verb" ] && declare -F "$own" >/dev/null; then
-                "$own"
+                "$own" "${@:2}"
             else
                 local extra
                 extra=$(declare -F | awk '$3 ~ /^verb_/ {sub("verb_", "", $3); gsub("_", "-", $3); printf "|%s", $3}')

@@ -146,6 +146,22 @@ def test_a_driver_quoting_its_connection_string_is_masked_whatever_the_spelling(
     assert redact('password authentication failed for user "app"') == 'password authentication failed for user "app"'
 
 
+def test_a_client_keys_passphrase_in_a_url_or_a_connection_string_is_masked() -> None:
+    # libpq's sslpassword decrypts the client key: a URL query option, quoted back in DuckDB's DSN
+    url = "postgresql://app:pw@localhost/db?sslmode=verify-full&sslpassword=k%27ey%40&sslkey=/c.key"
+    assert redact_url(url) == "postgresql://app:***@localhost/db?sslmode=verify-full&sslpassword=***&sslkey=/c.key"
+    assert "k'ey@" in url_secrets(url)
+    assert redact("host='h' sslpassword='k\\'ey' sslkey='/c.key'") == "host='h' sslpassword=*** sslkey='/c.key'"
+
+
+def test_a_webhdfs_delegation_token_in_a_redirect_url_is_masked() -> None:
+    # a kerberized NameNode redirects reads and writes to a DataNode with the token in the URL
+    url = "https://dn:9865/webhdfs/v1/f?op=CREATE&delegation=HAAEcm9vdAByb290&namenoderpcaddress=nn:8021"
+    assert redact_url(url) == "https://dn:9865/webhdfs/v1/f?op=CREATE&delegation=***&namenoderpcaddress=nn:8021"
+    error = f"HTTPSConnectionPool(host='dn', port=9865): Max retries exceeded with url: {url[15:]} (Caused by ...)"
+    assert "HAAEcm9vdAByb290" not in redact(error) and "delegation=***&namenoderpcaddress" in redact(error)
+
+
 def test_urls_and_texts_without_secrets_are_left_alone() -> None:
     for url in ("sqlite:///tmp/a@b:c.db", "http://namenode:9870", "redis://user@h:1/0", "postgresql://h/db"):
         assert redact_url(url) == url and url_secrets(url) == ()

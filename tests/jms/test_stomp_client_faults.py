@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from jetconnect._retry import RetriesExhausted
-from jetconnect_jms.stomp_client import StompClient, StompSettings
+from jetconnect_jms.stomp_client import ConnectRefused, StompClient, StompSettings
 
 CANARY = "c4n'ary\\@#/%pw"
 ROOT = Path(__file__).resolve().parents[2]
@@ -46,6 +46,11 @@ class _Misbehaving(socketserver.BaseRequestHandler):
         if mode == "refuse":  # a careless broker that quotes the CONNECT frame, passcode and all
             sock.sendall(
                 b"ERROR\nmessage:User name [jet] or password is invalid.\n\n" + connect.replace(b"\x00", b"") + b"\x00"
+            )
+            return
+        if mode == "client-id-held":  # ActiveMQ, while a crashed run's connection still holds the client id
+            sock.sendall(
+                b"ERROR\nmessage:Broker\\c jetconnect - Client\\c jetconnect-sub already connected from tcp\\c//x\n\n\x00"
             )
             return
         sock.sendall(b"CONNECTED\nversion:1.2\n\n\x00")
@@ -160,15 +165,31 @@ def test_a_connection_lost_every_time_it_is_made_ends_in_an_error_naming_the_bro
 
 
 @pytest.mark.timeout(60)
-def test_a_refused_login_is_retried_until_connect_timeout_then_names_the_broker_and_its_answer(broker_that, caplog):
+def test_a_refused_login_fails_at_once_naming_the_broker_and_its_answer(broker_that, caplog):
+    """A wrong password does not become right by waiting: one login, not connect_timeout's worth
+    (issue #46; before, each was retried for connect_timeout, 30 s by default)."""
     broker = broker_that("refuse")
-    with pytest.raises(RetriesExhausted) as failure:
-        StompClient(settings(broker.port, 1.0), "jms_queue source '/queue/q' consumer 0").connect()
+    started = time.monotonic()
+    with pytest.raises(ConnectRefused) as failure:
+        StompClient(settings(broker.port, 20.0), "jms_queue source '/queue/q' consumer 0").connect()
+    assert time.monotonic() - started < 5
     message = str(failure.value)
-    assert f"connecting to the STOMP broker at 127.0.0.1:{broker.port} failed" in message
+    assert f"cannot connect to the STOMP broker at 127.0.0.1:{broker.port}: authentication refused" in message
     assert "the broker answered ERROR: User name [jet] or password is invalid." in message and "passcode:***" in message
-    assert broker.connections > 1  # retried: ActiveMQ refuses a client id still held by a crashed run, for a while
+    assert broker.connections == 1
     assert CANARY not in message and CANARY not in caplog.text
+
+
+@pytest.mark.timeout(60)
+def test_a_client_id_still_held_is_retried_until_connect_timeout(broker_that, caplog):
+    # ActiveMQ refuses a durable subscriber's client id while the connection of a crashed run still
+    # holds it, for a while: that refusal passes
+    broker = broker_that("client-id-held")
+    with pytest.raises(RetriesExhausted) as failure:
+        StompClient(settings(broker.port, 1.0), "jms_topic source '/topic/t' consumer 0").connect()
+    assert "already connected from" in str(failure.value)
+    assert broker.connections > 1
+    assert CANARY not in str(failure.value) and CANARY not in caplog.text
 
 
 def test_a_closed_port_fails_after_connect_timeout_naming_the_broker_not_the_password(caplog):

@@ -15,6 +15,7 @@ from jetconnect.api import FileInfo
 from jetconnect_files.avro_sink import AvroSink
 from jetconnect_files.avro_source import AvroSource
 from jetconnect_hdfs.batch_reader import HdfsSparkAccess
+from jetconnect_hdfs.filesystem import WebHdfsFileSystem
 
 
 class HdfsAvroSource(AvroSource):
@@ -37,6 +38,12 @@ class HdfsAvroSink(AvroSink):
     def __init__(self, *args: Any, spark_access: HdfsSparkAccess, **options: Any) -> None:
         super().__init__(*args, **options)
         self.spark_access = spark_access
+
+    def check_connection(self) -> str:
+        """As the lines sink's: the NameNode asked for the directory, nothing written."""
+        fs = self.staged.fs
+        assert isinstance(fs, WebHdfsFileSystem), "an HDFS sink's file system is WebHDFS"
+        return fs.check(self.staged.directory)
 
     def spark_directory_uri(self) -> tuple[str | None, str]:
         if (refusal := self.spark_access.refusal()) is not None:

@@ -7,8 +7,8 @@ default), such a read becomes ``spark.read.text`` over the files jetconnect list
 NameNode's RPC address, with rows made equal to jetconnect's
 (:func:`jetconnect._files.spark_text.spark_text_lines`). The decision is the core's, shared with the files
 source (:class:`jetconnect.files_family.SparkTextLinesSource`: mapper, path column, charset, compressed
-names, byte order marks, ...); HDFS adds what Spark's client would not carry (Kerberos, tokens,
-impersonation, another user). Streams (offsets of growing files) and reads through
+names, byte order marks, ...); HDFS adds what Spark's client would not carry (Kerberos,
+tokens, impersonation, another user, TLS). Streams (offsets of growing files) and reads through
 ``spark.read.format("jetconnect.hdfs")`` stay jetconnect's. ``explain()`` shows which: ``FileScan text`` or
 ``BatchScan jetconnect.hdfs``; :meth:`HdfsLinesSource.batch_reader_choice` says why.
 """
@@ -33,8 +33,8 @@ from jetconnect_hdfs.filesystem import WebHdfsFileSystem
 class HdfsSparkAccess:
     """How Spark's own Hadoop client reaches what an HDFS connector reaches through WebHDFS: the
     NameNode's RPC address (``rpc_address``, ``hdfs://namenode:8020``; by default asked of the
-    NameNode), and why it cannot where WebHDFS carries what Spark's client does not (Kerberos,
-    tokens, impersonation, another user). Shared by the lines source and the Avro source and sink."""
+    NameNode), and why it cannot where WebHDFS carries what Spark's client does not (tokens,
+    impersonation, another user, TLS). Shared by the lines source and the Avro source and sink."""
 
     def __init__(self, connection: HdfsConnection, rpc_address: str | None = None) -> None:
         self.connection = connection
@@ -45,6 +45,10 @@ class HdfsSparkAccess:
         connection = self.connection
         if connection.token or connection.kerberos or connection.proxy_user:
             return "a token, Kerberos or proxy_user is WebHDFS authentication Spark's client does not take"
+        if connection.url.startswith("https://"):
+            # Spark's client reads over the NameNode's RPC and the DataNodes' data transfer, which
+            # an HTTPS-only HDFS without Kerberos leaves unencrypted: the user asked for TLS
+            return "an https:// WebHDFS URL asks for TLS, which Spark's hdfs:// client (RPC and data transfer) would not use"
         local_user = os.environ.get("HADOOP_USER_NAME") or getpass.getuser()
         if connection.user not in (None, local_user):
             return f"user {connection.user!r} is not the Hadoop user Spark reads as ({local_user!r})"

@@ -41,8 +41,11 @@ def hdfs_source(
     proxy_user: str | None = None,
     kerberos: bool = False,
     kerberos_principal: str | None = None,
+    kerberos_keytab: str | None = None,
+    kerberos_config: str | None = None,
     token: str | None = None,
     timeout: float = 60.0,
+    tls_ca_file: str | None = None,
     mapper: Callable[[str, Any], Any] | None = None,
     schema: str | None = None,
     batch_reader: str = "auto",
@@ -75,7 +78,18 @@ def hdfs_source(
     max_files_per_batch = check_count(max_files_per_batch, "max_files_per_batch", "hdfs", minimum=0)
     directory, glob = split_path(path)
     fs = WebHdfsFileSystem(
-        HdfsConnection(url, user, proxy_user, kerberos, kerberos_principal, token=token, timeout=timeout)
+        HdfsConnection(
+            url,
+            user,
+            proxy_user,
+            token=token,
+            timeout=timeout,
+            tls_ca_file=tls_ca_file,
+            kerberos=kerberos,
+            kerberos_principal=kerberos_principal,
+            kerberos_keytab=kerberos_keytab,
+            kerberos_config=kerberos_config,
+        )
     )
     if format == "avro":
         if mapper is not None:
@@ -168,8 +182,11 @@ def hdfs_sink(
     proxy_user: str | None = None,
     kerberos: bool = False,
     kerberos_principal: str | None = None,
+    kerberos_keytab: str | None = None,
+    kerberos_config: str | None = None,
     token: str | None = None,
     timeout: float = 60.0,
+    tls_ca_file: str | None = None,
     batch_writer: str = "auto",
     rpc_address: str | None = None,
 ) -> HdfsSink:
@@ -180,7 +197,18 @@ def hdfs_sink(
     ``jetconnect`` or ``spark`` force one (see :mod:`jetconnect_hdfs.avro`).
     """
     fs = WebHdfsFileSystem(
-        HdfsConnection(url, user, proxy_user, kerberos, kerberos_principal, token=token, timeout=timeout)
+        HdfsConnection(
+            url,
+            user,
+            proxy_user,
+            token=token,
+            timeout=timeout,
+            tls_ca_file=tls_ca_file,
+            kerberos=kerberos,
+            kerberos_principal=kerberos_principal,
+            kerberos_keytab=kerberos_keytab,
+            kerberos_config=kerberos_config,
+        )
     )
     if format == "avro":
         check_count(max_file_bytes, "max_file_bytes", "hdfs", minimum=0)

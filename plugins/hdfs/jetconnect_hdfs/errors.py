@@ -6,6 +6,7 @@ import requests
 import urllib3.exceptions
 from hdfs.util import HdfsError
 
+from jetconnect.api import explain_connection_failure, is_permanent_connection_failure
 from jetconnect.errors import JetconnectError
 
 
@@ -45,7 +46,9 @@ def is_transient(exc: BaseException) -> bool:
     """Whether ``exc`` may pass if the same call is tried again a little later.
 
     A NameNode that was just restarted refuses connections, then answers with SafeModeException,
-    RetriableException or an IOException about missing blocks until the DataNodes report in.
+    RetriableException or an IOException about missing blocks until the DataNodes report in. A
+    connection TLS refused (a certificate not trusted or naming another host, plain HTTP to an
+    HTTPS port) is not transient.
     """
     if isinstance(exc, HdfsError):
         # An HdfsError without a Java exception is the client's own verdict (e.g. rename said no).
@@ -54,14 +57,15 @@ def is_transient(exc: BaseException) -> bool:
             and exc.exception not in _PERMANENT
             and not any(text in exc.message for text in _PERMANENT_MESSAGES)
         )
-    return isinstance(exc, NETWORK_ERRORS)
+    # a TLS failure is a ConnectionError too, but a certificate does not become trusted by waiting
+    return isinstance(exc, NETWORK_ERRORS) and not is_permanent_connection_failure(str(exc))
 
 
 def as_os_error(exc: HdfsError, what: str) -> OSError:
     """The standard ``OSError`` subclass for a permanent WebHDFS failure (callers catch those)."""
     # The first line says it all; the rest is the NameNode's Java stack trace.
     first_line = (exc.message or "").strip().split("\n", 1)[0]
-    message = f"{what}: {first_line}"
+    message = f"{what}: {explain_connection_failure(first_line)}{first_line}"
     if exc.exception == "FileNotFoundException":
         return FileNotFoundError(message)
     if exc.exception == "FileAlreadyExistsException":

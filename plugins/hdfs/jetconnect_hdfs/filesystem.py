@@ -23,7 +23,15 @@ from urllib.parse import urlsplit
 
 from hdfs.util import HdfsError
 
-from jetconnect.api import Backoff, FileInfo, RetriesExhausted, describe, raise_unchained, retry_call
+from jetconnect.api import (
+    Backoff,
+    FileInfo,
+    RetriesExhausted,
+    describe,
+    explain_connection_failure,
+    raise_unchained,
+    retry_call,
+)
 from jetconnect.files_family import is_hidden
 from jetconnect_hdfs.connection import HdfsConnection
 from jetconnect_hdfs.errors import NETWORK_ERRORS, WebHdfsError, as_os_error, is_transient
@@ -90,6 +98,42 @@ class WebHdfsFileSystem:
                     found.append(_file_info(path, st))
         found.sort(key=lambda f: f.path)
         return found
+
+    def check(self, directory: str) -> str:
+        """Ask the NameNode for ``directory``'s status, once (no retry): what ``jetconnect doctor``
+        asks of a sink. Says what was checked; raises as a write would when the NameNode cannot
+        be reached, TLS refuses it, or it refuses the user. The DataNodes, which a write reaches
+        through the NameNode's redirect, are not contacted."""
+        path = hdfs_path(directory)
+        st = self._call(f"status of {path}", lambda: self._client.status(path, strict=False), retry=False)
+        url = self.connection.url
+        tls = (
+            f"TLS handshake (certificate verified against {self.connection.tls_ca_file or 'the system CAs'})"
+            if url.startswith("https://")
+            else "no TLS"
+        )
+        if self.connection.token:
+            who = "authenticated by a delegation token"
+        elif self.connection.kerberos:
+            who = f"authenticated by Kerberos (SPNEGO) as {self._kerberos_user()}"
+        else:
+            who = f"simple authentication as {self.connection.user or 'the local user'} (nothing checks it)"
+        there = (
+            "exists"
+            if st is not None and st["type"] == "DIRECTORY"
+            else "does not exist yet"
+            if st is None
+            else "is a file"
+        )
+        return f"WebHDFS NameNode at {url}: reachable, {tls}, {who}; directory {path} {there}"
+
+    def _kerberos_user(self) -> str:
+        """Who the NameNode took the client for (GETHOMEDIRECTORY names the user it authenticated)."""
+        try:
+            home = self._call("home directory", lambda: self._client._get_home_directory("/").json(), retry=False)
+        except OSError:
+            return "the client's principal"
+        return str(home.get("Path", "")).rsplit("/", 1)[-1] or "the client's principal"
 
     def status(self, path: str) -> FileInfo | None:
         path = hdfs_path(path)
@@ -191,7 +235,7 @@ class WebHdfsFileSystem:
 
     def _get_json(self, path: str, op: str) -> Any:
         # The hdfs client has no method for block locations; its request helper still adds the
-        # authentication (user.name, delegation token or Kerberos) that the session carries.
+        # authentication (user.name or delegation token) that the session carries.
         from hdfs.client import _to_error
 
         client = self._client
@@ -215,7 +259,16 @@ class WebHdfsFileSystem:
                 error = as_os_error(exc, f"{what} on {self.connection}")
                 raise_unchained(type(error)(self.connection.redact(str(error))))
             except NETWORK_ERRORS as exc:
-                raise _Transient(exc) from None
+                if is_transient(exc):
+                    raise _Transient(exc) from None
+                # a certificate not trusted, plain HTTP to an HTTPS port: waiting cannot cure it
+                described = self._describe(exc)
+                raise_unchained(
+                    WebHdfsError(
+                        f"{what} on {self.connection}: cannot connect: "
+                        f"{explain_connection_failure(described)}{described}"
+                    )
+                )
 
         def on_retry(exc: BaseException, delay: float) -> None:
             assert isinstance(exc, _Transient)

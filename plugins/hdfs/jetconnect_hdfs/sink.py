@@ -48,6 +48,11 @@ class HdfsSink(StagedFileSink):
     def staged(self) -> StagedCommit:
         return StagedCommit(self.fs, self.directory, self.prefix, self.suffix)
 
+    def check_connection(self) -> str:
+        """The NameNode asked for the sink's directory (TLS and the user's identity included),
+        nothing written."""
+        return self.fs.check(self.directory)
+
     def check_schema(self, schema: Any) -> None:
         if self.format != "lines":
             return

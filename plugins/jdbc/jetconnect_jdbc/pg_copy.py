@@ -22,6 +22,7 @@ from sqlalchemy.dialects.postgresql.base import PGDialect
 from jetconnect.api import RetriesExhausted, raise_unchained, redact, url_secrets
 from jetconnect.errors import SourceError
 from jetconnect_jdbc.duckdb_pool import ATTACHED, PostgresConnectError, postgres_via_duckdb
+from jetconnect_jdbc.transient import cannot_connect
 
 #: Bytes of rows per Arrow batch (about 200k rows of a five-column table): Spark takes a few
 #: large batches faster than many small ones, and memory stays bounded.
@@ -58,7 +59,7 @@ def copy_batches(
                 yield _conform(batch, schema, owner)
         return
     except (PostgresConnectError, RetriesExhausted) as exc:  # both already redacted
-        error = SourceError(f"{owner}: cannot connect: {exc}")
+        error = SourceError(cannot_connect(owner, str(exc)))
     except duckdb.Error as exc:
         error = SourceError(f"{owner}: COPY of the query failed: {redact(_server_message(exc), url_secrets(url))}")
     raise_unchained(error)

@@ -36,7 +36,7 @@ from jetconnect_jdbc.names import split_table_name
 from jetconnect_jdbc.spool import Spool
 from jetconnect_jdbc.sql_types import sql_type_for
 from jetconnect_jdbc.sqlite_values import UnstorableValue
-from jetconnect_jdbc.transient import is_transient, retry_backoff
+from jetconnect_jdbc.transient import cannot_connect, is_refusal, is_transient, retry_backoff
 from jetconnect_jdbc.writers import MODES, Writer, bind_rows, make_writer, statement_parameters
 
 #: (url, table, progress table) already checked or created by this process.
@@ -164,6 +164,8 @@ class JdbcSink(Sink):
                 continue
             except sa.exc.DBAPIError as exc:
                 failure = exc
+            if _refused_connection(failure):
+                raise_unchained(SinkError(cannot_connect(self.owner, redact(str(failure.orig), url_secrets(self.url)))))
             # Two tasks creating the same table at once: the loser finds it there.
             if not _has_table(engine, table):
                 raise_unchained(
@@ -172,6 +174,20 @@ class JdbcSink(Sink):
                     )
                 )
         _ensured.add((self.url, self.table, self.progress_table))
+
+    def check_connection(self) -> str:
+        """Connect and log in as a write would (TLS handshake and certificate checks included), run
+        ``SELECT 1`` and write nothing: once, without retrying, so ``jetconnect doctor --sink`` says
+        at once whether the server is not reachable, refuses the login or is not trusted."""
+        engine = engine_for(self.url, self.connection_fn)
+        try:
+            with engine.connect() as conn:
+                conn.execute(sa.text("SELECT 1"))
+                tls = _tls_in_use(conn)
+        except sa.exc.DBAPIError as exc:
+            engine.dispose()
+            raise_unchained(SinkError(cannot_connect(self.owner, redact(str(exc.orig), url_secrets(self.url)))))
+        return f"{safe_url(self.url)}: reachable, {tls}, authenticated"
 
     # --- writing --------------------------------------------------------------------------------
 
@@ -238,6 +254,8 @@ class JdbcSink(Sink):
         if is_transient(failure):
             engine.dispose()  # pooled connections to a restarted server are all dead
             raise_unchained(TransientWriteError(f"{self.owner}: {redact(str(failure.orig), url_secrets(self.url))}"))
+        if _refused_connection(failure):  # credentials, certificate, TLS: no row was even sent
+            raise_unchained(SinkError(cannot_connect(self.owner, redact(str(failure.orig), url_secrets(self.url)))))
         if isinstance(failure, sa.exc.IntegrityError) and key is not None and self._committed_elsewhere(key, marks):
             # Another attempt of this very partition committed first (the key of its progress row,
             # or of its rows, refused ours): its rows are there and ours were rolled back.
@@ -292,6 +310,21 @@ class JdbcSink(Sink):
     def __repr__(self) -> str:
         target = f"table={self.table!r}" if self.table else f"statement={self.statement!r}"
         return f"JdbcSink({safe_url(self.url)!r}, {target}, mode={self.mode!r})"
+
+
+def _refused_connection(exc: sa.exc.DBAPIError) -> bool:
+    """Whether ``exc`` is the server (or the client's TLS checks) refusing the connection itself, as
+    opposed to a statement: drivers give those no SQLSTATE."""
+    return getattr(exc.orig, "sqlstate", None) is None and is_refusal(str(exc.orig))
+
+
+def _tls_in_use(conn: sa.Connection) -> str:
+    """``TLS 1.3 handshake`` when the connection is encrypted (PostgreSQL's ``pg_stat_ssl``), else
+    ``no TLS``; a database without that view (SQLite) has no network to encrypt."""
+    if conn.dialect.name != "postgresql":
+        return "no network connection" if conn.dialect.name == "sqlite" else "TLS unknown"
+    row = conn.execute(sa.text("SELECT ssl, version FROM pg_stat_ssl WHERE pid = pg_backend_pid()")).first()
+    return f"{row[1]} handshake" if row is not None and row[0] else "no TLS"
 
 
 def _has_table(engine: sa.Engine, table: sa.Table) -> bool:

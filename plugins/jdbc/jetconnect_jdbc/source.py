@@ -44,7 +44,7 @@ from jetconnect_jdbc.engines import ConnectionFn, check_connection_fn, check_url
 from jetconnect_jdbc.names import split_table_name
 from jetconnect_jdbc.partitioning import FunctionSplit, RangeSplit, Split, WholeSplit, function_splits, range_splits
 from jetconnect_jdbc.pg_copy import copy_batches
-from jetconnect_jdbc.transient import is_transient, retry_backoff
+from jetconnect_jdbc.transient import cannot_connect, connection_failure_words, is_transient, retry_backoff
 
 #: Jet's form: ``(connection, parallelism, index)`` -> a SQLAlchemy statement, SQL text, a
 #: SQLAlchemy ``Result`` or any iterable of rows in the source's column order.
@@ -215,7 +215,7 @@ class JdbcSource(BatchSource, StreamSource):
         """A connection to the database. One that cannot be made for a reason that passes (the
         server restarting) is tried again with backoff for ``retry_deadline`` seconds, on the
         driver and in the tasks alike, so a streaming query lives through a server restart; a
-        refusal (credentials, database) fails at once."""
+        refusal (credentials, certificate, TLS required, database) fails at once."""
         engine = engine_for(self.url, self.connection_fn)
         try:
             return retry_call(
@@ -227,9 +227,12 @@ class JdbcSource(BatchSource, StreamSource):
                 secrets=url_secrets(self.url),
             )
         except sa.exc.DBAPIError as exc:  # a refusal: not retried
-            error = SourceError(f"{self.owner}: cannot connect: {redact(str(exc.orig), url_secrets(self.url))}")
+            error = SourceError(cannot_connect(self.owner, redact(str(exc.orig), url_secrets(self.url))))
         except RetriesExhausted as exc:  # scrubbed already
-            error = SourceError(f"{exc}; cannot connect (option 'retry_deadline' is {self.retry_deadline:g} s)")
+            error = SourceError(
+                f"{exc}; cannot connect, {connection_failure_words(str(exc))}"
+                f"(option 'retry_deadline' is {self.retry_deadline:g} s)"
+            )
         raise_unchained(error)
 
     # --- batch ----------------------------------------------------------------------------------

@@ -21,7 +21,15 @@ from jetconnect import Guarantee, Sink, WriteContext
 from jetconnect.api import Backoff, RetriesExhausted, check_function_option, retry_call, spark_rows
 from jetconnect.errors import SchemaError, SinkError
 from jetconnect_jms.source import Kind
-from jetconnect_jms.stomp_client import CONNECTION_ERRORS, BrokerError, StompClient, StompSettings, destination_path
+from jetconnect_jms.stomp_client import (
+    CONNECTION_ERRORS,
+    BrokerError,
+    ConnectRefused,
+    StompClient,
+    StompSettings,
+    destination_path,
+    tls_settings,
+)
 
 
 class JmsSink(Sink):
@@ -48,6 +56,11 @@ class JmsSink(Sink):
         password: str | None = None,
         connect_timeout: float = 30.0,
         receipt_timeout: float = 120.0,
+        tls: bool | None = None,
+        tls_ca_file: str | None = None,
+        tls_cert_file: str | None = None,
+        tls_key_file: str | None = None,
+        tls_key_password: str | None = None,
         message_fn: Callable[[Any], Any] | None = None,
     ) -> None:
         self.kind = kind
@@ -61,6 +74,7 @@ class JmsSink(Sink):
             password=password,
             connect_timeout=connect_timeout,
             receipt_timeout=receipt_timeout,
+            tls=tls_settings(self.owner, tls, tls_ca_file, tls_cert_file, tls_key_file, tls_key_password),
         )
         self.body_column = body_column
         self.header_columns = tuple(header_columns or ())
@@ -80,6 +94,13 @@ class JmsSink(Sink):
                 f"({', '.join(schema.fieldNames())}); see options 'body_column' and 'header_columns'"
             )
 
+    def check_connection(self) -> str:
+        """Connect and log in to the broker (TLS handshake included), send nothing, disconnect."""
+        try:
+            return StompClient(self.settings, self.owner).check()
+        except (BrokerError, RetriesExhausted, ConnectRefused) as exc:
+            raise SinkError(str(exc)) from None
+
     def write_partition(self, data: Iterator[pa.RecordBatch], ctx: WriteContext) -> int:
         # The batches are kept so that a connection lost mid-transaction (the broker then drops
         # the transaction) can be retried whole on a new connection.
@@ -97,8 +118,8 @@ class JmsSink(Sink):
                 what=f"{self.owner}: sending partition {ctx.partition_id}",
                 backoff=Backoff(initial=0.2, maximum=2.0, deadline=self.settings.connect_timeout),
             )
-        except (BrokerError, RetriesExhausted) as exc:
-            raise SinkError(str(exc)) from exc
+        except (BrokerError, RetriesExhausted, ConnectRefused) as exc:
+            raise SinkError(str(exc)) from None  # the messages are scrubbed; the causes need not be
         finally:
             client.close()
 

@@ -39,7 +39,7 @@ from jetconnect.api import (
 from jetconnect.errors import OptionError
 from jetconnect_jms.consumer import RUN_OPTION, SPOOL_SCHEMA, Consumer, ConsumerConfig, spooled_to_raw
 from jetconnect_jms.messages import JmsMessage, MessageView
-from jetconnect_jms.stomp_client import StompSettings, destination_path
+from jetconnect_jms.stomp_client import StompSettings, destination_path, tls_settings
 
 #: Unacknowledged messages the broker may send a consumer. ActiveMQ's own default (1000) made the
 #: consumer wait for the broker: with 2000, 100k messages went through a query ~8% faster.
@@ -99,6 +99,11 @@ class JmsSource(StreamSource):
         password: str | None = None,
         connect_timeout: float = 30.0,
         receipt_timeout: float = 120.0,
+        tls: bool | None = None,
+        tls_ca_file: str | None = None,
+        tls_cert_file: str | None = None,
+        tls_key_file: str | None = None,
+        tls_key_password: str | None = None,
         idle_poll_ms: int = DEFAULT_IDLE_POLL_MS,
         processor_keep_alive_ms: int = DEFAULT_KEEP_ALIVE_MS,
     ) -> None:
@@ -117,6 +122,7 @@ class JmsSource(StreamSource):
             client_id=client_id,
             connect_timeout=connect_timeout,
             receipt_timeout=receipt_timeout,
+            tls=tls_settings(self.owner, tls, tls_ca_file, tls_cert_file, tls_key_file, tls_key_password),
         )
         self.view = MessageView(
             owner=self.owner,

@@ -10,13 +10,23 @@ CONNECTED) has a deadline, and a connection that keeps being lost soon after it 
 nothing confirmed by the broker meanwhile, counts as still reconnecting, so a broker that
 accepts and drops, or a frame that cannot be parsed redelivered on every connection, ends in a
 clear error naming the broker's host:port instead of reconnecting forever.
+
+Over TLS (ActiveMQ's ``stomp+ssl``) the server's certificate is checked against the given CA and
+its names against the host, as Python's ``ssl.create_default_context`` does; a client certificate
+is sent when the settings have one. A connection the broker or the handshake refuses for good (a
+wrong password, an unknown user, a certificate not trusted, a plaintext client on a TLS port, or
+TLS on a plaintext one) raises :class:`ConnectRefused` at once: waiting cannot cure it, and a
+retried login would only fill the broker's log with failures.
 """
 
 from __future__ import annotations
 
 import collections
+import errno
 import itertools
 import logging
+import selectors
+import socket
 import ssl
 import threading
 import time
@@ -29,17 +39,22 @@ import stomp.connect
 import stomp.exception
 import stomp.protocol
 import stomp.transport
+import stomp.utils
 
 from jetconnect.api import (
     PLAIN_NAME,
     PLAIN_NAME_IS,
     Backoff,
+    ConnectionFailure,
     RetriesExhausted,
     check_name,
+    connection_failure,
+    explain_connection_failure,
     redact,
     redact_hosts,
     retry_call,
 )
+from jetconnect.errors import OptionError
 from jetconnect_jms.stomp_frames import FrameError, FrameReader
 
 _log = logging.getLogger(__name__)
@@ -72,6 +87,74 @@ class ReceiptTimeout(ConnectionError):
     """A receipt did not arrive in time: treat the connection as lost."""
 
 
+class ConnectRefused(Exception):
+    """The broker or the TLS handshake refused the connection for a reason retrying cannot cure:
+    credentials, a certificate, the port's protocol. Not one of :data:`CONNECTION_ERRORS`."""
+
+
+#: The first bytes of a TLS record (handshake or alert, TLS 1.0-1.3): what a TLS port answers a
+#: plaintext client with.
+_TLS_RECORDS = (b"\x15\x03", b"\x16\x03")
+
+
+@dataclass(frozen=True)
+class TlsSettings:
+    """TLS for the STOMP connection; ``key_password`` never appears in ``repr``.
+
+    The broker's certificate is checked against ``ca_file`` (the system's CAs when None) and must
+    name the host connected to; ``cert_file``/``key_file`` are the client's own certificate, for a
+    broker that requires one (``needClientAuth``), ``key_password`` the key's passphrase.
+    """
+
+    ca_file: str | None = None
+    cert_file: str | None = None
+    key_file: str | None = None
+    key_password: str | None = None
+
+    def __repr__(self) -> str:
+        return f"TlsSettings(ca_file={self.ca_file!r}, cert_file={self.cert_file!r}, key_file={self.key_file!r})"
+
+    def context(self, owner: str) -> ssl.SSLContext:
+        """The client's TLS context: TLS 1.2 or later, the certificate and the host name verified."""
+        try:
+            context = ssl.create_default_context(cafile=self.ca_file)
+        except (OSError, ValueError) as exc:
+            raise ConnectRefused(f"{owner}: option 'tls_ca_file' ({self.ca_file}): {_reason(exc)}") from None
+        if self.cert_file is not None:
+            try:
+                context.load_cert_chain(self.cert_file, self.key_file, self.key_password)
+            except (OSError, ValueError) as exc:
+                files = f"{self.cert_file}" + (f", {self.key_file}" if self.key_file else "")
+                raise ConnectRefused(
+                    f"{owner}: options 'tls_cert_file'/'tls_key_file'/'tls_key_password' ({files}): {_reason(exc)}"
+                ) from None
+        return context
+
+
+def tls_settings(
+    owner: str,
+    tls: bool | None,
+    ca_file: str | None,
+    cert_file: str | None,
+    key_file: str | None,
+    key_password: str | None,
+) -> TlsSettings | None:
+    """The TLS of a connector's options: on when ``tls`` is true, or unset and any ``tls_*`` option
+    is given. A client key needs its certificate (a certificate file may hold the key too)."""
+    given = any(v is not None for v in (ca_file, cert_file, key_file, key_password))
+    if tls is False and given:
+        raise OptionError(f"{owner}: options 'tls_*' are given but option 'tls' is false")
+    if (key_file is not None or key_password is not None) and cert_file is None:
+        raise OptionError(f"{owner}: options 'tls_key_file' and 'tls_key_password' need option 'tls_cert_file'")
+    if not (tls or given):
+        return None
+    return TlsSettings(ca_file=ca_file, cert_file=cert_file, key_file=key_file, key_password=key_password)
+
+
+def _reason(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}"
+
+
 @dataclass(frozen=True)
 class StompSettings:
     """Where the broker is and how to log in; ``password`` never appears in ``repr``."""
@@ -86,10 +169,15 @@ class StompSettings:
     connect_timeout: float = 30.0
     #: How long an ACK or COMMIT receipt may take before the connection counts as lost.
     receipt_timeout: float = 120.0
+    #: TLS (``stomp+ssl``), or None for a plaintext connection.
+    tls: TlsSettings | None = None
 
     def __repr__(self) -> str:
         host = redact_hosts(self.host)  # a user:password@ pasted into host stays hidden
-        return f"StompSettings(host={host!r}, port={self.port}, user={self.user!r}, client_id={self.client_id!r})"
+        return (
+            f"StompSettings(host={host!r}, port={self.port}, user={self.user!r}, client_id={self.client_id!r}, "
+            f"tls={self.tls!r})"
+        )
 
     @property
     def address(self) -> str:
@@ -166,24 +254,128 @@ class _Transport(stomp.transport.Transport):
     listeners, receipts and heart-beats work as they do in stomp.py.
     """
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, recv_bytes=RECV_BYTES, **kwargs)
+    def __init__(
+        self, broker: tuple[str, int], timeout: float, tls: ssl.SSLContext | None, *args: Any, **kwargs: Any
+    ) -> None:
+        super().__init__([broker], *args, recv_bytes=RECV_BYTES, timeout=timeout, **kwargs)
         self._reader = FrameReader()
-        #: Why this connection was dropped by the client, if it was (for the reconnect error).
+        self._broker, self._timeout, self._tls = broker, timeout, tls
+        #: Why this connection was dropped, by the client or the peer, if known (for the error).
         self.failure: str | None = None
+        self._first_read = True
+
+    def attempt_connection(self) -> None:
+        """Open the TCP connection (and the TLS session) to the one broker address, once.
+
+        Replaces stomp.py's own, which logs why a connection or a TLS handshake failed and raises
+        a ``ConnectFailedException`` without the reason; whether to try again is
+        :meth:`StompClient.connect`'s to decide, from that reason. As stomp.py does for TLS, the
+        socket is then non-blocking and its writes go through the I/O loop's selector.
+        """
+        self.connection_error = False
+        host, port = self._broker
+        try:
+            sock = socket.create_connection((host, port), self._timeout)
+        except OSError as exc:
+            raise stomp.exception.ConnectFailedException(f"{host}:{port}: {_reason(exc)}") from None
+        if self._tls is not None:
+            try:
+                sock = self._tls.wrap_socket(sock, server_hostname=host)
+            except TimeoutError:
+                sock.close()
+                raise stomp.exception.ConnectFailedException(
+                    f"{host}:{port} accepted the connection but did not answer the TLS handshake within "
+                    f"{self._timeout:g} s: a plaintext port (wrong protocol)?"
+                ) from None
+            except OSError as exc:
+                sock.close()
+                raise stomp.exception.ConnectFailedException(f"{host}:{port}: TLS: {_reason(exc)}") from None
+            self.send_queue = stomp.utils.PollableQueue()
+            self.sel = selectors.DefaultSelector()
+            self.sel.register(self.send_queue, selectors.EVENT_READ)
+            self.sel.register(sock, selectors.EVENT_READ)
+            self.blocking = False
+        sock.settimeout(self._timeout)
+        sock.setblocking(self.blocking)
+        self.socket = sock
+        self.current_host_and_port = (host, port)
+
+    def receive(self) -> bytes:
+        """One read. stomp.py's returns None for any error before the STOMP session is connected,
+        which hid a TLS alert (the broker refusing the client's certificate) and made a read of a
+        TLS socket with nothing to read yet look like one at its end."""
+        sock = self.socket
+        if sock is None:
+            return b""
+        try:
+            return sock.recv(RECV_BYTES)
+        except OSError as exc:
+            if exc.errno in (errno.EAGAIN, errno.EINTR) and not isinstance(exc, ssl.SSLError):
+                raise stomp.exception.InterruptedException() from None
+            raise
+
+    def _pending_tls(self) -> bytes:
+        """What the TLS session has decrypted already beyond one read: the socket will not turn
+        readable for it (its bytes have left the kernel), so the I/O loop's select would sit on
+        frames that arrived until the broker sends something more."""
+        sock = self.socket
+        chunks = []
+        while isinstance(sock, ssl.SSLSocket) and sock.pending():
+            try:
+                chunks.append(sock.recv(RECV_BYTES))
+            except (ssl.SSLWantReadError, ssl.SSLWantWriteError):
+                break
+        return b"".join(chunks)
+
+    def send_frames(self, data: bytes) -> None:
+        """Frames already encoded, in one write; over TLS through the I/O loop, which alone may use
+        the TLS socket (as stomp.py's own frames do), else on the socket at once."""
+        if self.blocking:
+            self.send(data)
+        elif self.send_queue is not None:
+            self.send_queue.put(data)
+        else:
+            raise stomp.exception.NotConnectedException()
+
+    def disconnect_socket(self) -> None:
+        """stomp.py's, safe against its own I/O thread: when a connection ends, that thread's
+        cleanup sets ``socket`` (and, over TLS, the selector) to None, and stomp.py's method reads
+        them again between its checks: ``AttributeError: 'NoneType' object has no attribute
+        'shutdown'`` failed a sink's task after its transaction had committed."""
+        try:
+            super().disconnect_socket()
+        except AttributeError:
+            if self.socket is not None and not (self._tls is not None and self.sel is None):
+                raise  # not the race: a bug to hear of
+            # the I/O thread closed the socket already; what stomp.py's method had left to do
+            self.running = False
+            self.current_host_and_port = None
+            self.socket = None
+            if not self.notified_on_disconnect:
+                self.notify("disconnected")
 
     def _BaseTransport__read_frames(self) -> None:  # overrides stomp.py's private frame reader
         try:
             data = self.receive()
         except (stomp.exception.InterruptedException, ssl.SSLWantReadError, ssl.SSLWantWriteError):
             return
-        except Exception:  # noqa: BLE001 - as in stomp.py: any failed read is a closed connection
+        except Exception as exc:  # noqa: BLE001 - as in stomp.py: any failed read is a closed connection
+            if isinstance(exc, ssl.SSLError):  # an alert: the broker refused the client's certificate
+                self.failure = f"TLS: {_reason(exc)}"
             data = b""
         if not data:
-            if not self.blocking:
-                return
+            # a TLS socket with nothing to read raises SSLWantReadError: no data is the end of it
             self._reader.clear()
             raise stomp.exception.ConnectionClosedException()
+        data += self._pending_tls()
+        if self._first_read and self._tls is None and data.startswith(_TLS_RECORDS):
+            self.failure = (
+                f"{self._broker[0]}:{self._broker[1]} answered with a TLS record: a TLS port, "
+                "and this client speaks plaintext (wrong protocol); set option 'tls'"
+            )
+            self._reader.clear()
+            raise stomp.exception.ConnectionClosedException()
+        self._first_read = False
         failure: Exception | None = None
         try:
             frames = self._reader.feed(data)
@@ -212,12 +404,15 @@ class _Transport(stomp.transport.Transport):
 class _Connection(stomp.Connection12):
     """``stomp.Connection12`` on :class:`_Transport` (its ``__init__`` builds stomp.py's own)."""
 
-    def __init__(self, host_and_ports: list[tuple[str, int]], heartbeats: tuple[int, int], timeout: float) -> None:
+    def __init__(
+        self, broker: tuple[str, int], heartbeats: tuple[int, int], timeout: float, tls: ssl.SSLContext | None
+    ) -> None:
         transport = _Transport(
-            host_and_ports,
+            broker,
+            timeout,
+            tls,
             auto_decode=False,  # bodies stay bytes: decoding (and its errors) is ours to name
             reconnect_attempts_max=1,  # our own backoff decides how long to keep trying
-            timeout=timeout,
         )
         stomp.connect.BaseConnection.__init__(self, transport)
         stomp.protocol.Protocol12.__init__(self, transport, heartbeats)
@@ -291,10 +486,18 @@ class StompClient:
             retry_call(
                 self._connect_once,
                 retry_on=CONNECTION_ERRORS,
+                retry_if=lambda exc: not _refused_for_good(exc),
                 what=f"{self.what}: connecting to the STOMP broker at {self.settings.address}",
                 backoff=Backoff(initial=0.1, maximum=2.0, deadline=remaining),
                 secrets=self._secrets,
             )
+        except CONNECTION_ERRORS as exc:  # refused for good: said at once, never retried
+            self.close()
+            reason = redact(str(exc), self._secrets)
+            raise ConnectRefused(
+                f"{self.what}: cannot connect to the STOMP broker at {self.settings.address}: "
+                f"{explain_connection_failure(reason)}{reason}"
+            ) from None
         except BaseException:
             self.close()  # the last attempt's socket and receiver thread go with it
             raise
@@ -309,12 +512,14 @@ class StompClient:
         self.close()
         # stomp.py's own timeout only covers the TCP connect (its wait for CONNECTED has none)
         attempt = min(5.0, self.settings.connect_timeout)
+        tls = self.settings.tls.context(self.what) if self.settings.tls is not None else None
         conn = _Connection(
-            [(self.settings.host, self.settings.port)],
+            (self.settings.host, self.settings.port),
             # Without heart-beats ActiveMQ drops a connection that is silent for 30 s, e.g. one
             # waiting for the receipt of a big transaction's COMMIT on a busy broker.
             heartbeats=(HEARTBEAT_MS, 0),
             timeout=attempt,
+            tls=tls,
         )
         conn.set_listener("jetconnect", _Listener(self, self._generation))
         headers = {"client-id": self.settings.client_id} if self.settings.client_id else {}
@@ -330,16 +535,31 @@ class StompClient:
         if not conn.is_connected() or errors:
             # retried like stomp.py's own connect failure: ActiveMQ refuses a durable subscriber's
             # client id while the connection of a crashed run still holds it, for a while
+            failure = conn.transport.failure
             raise stomp.exception.ConnectFailedException(
                 f"the broker answered ERROR: {redact(errors[0], self._secrets)}"
                 if errors
                 else f"the connection to {self.settings.address} closed before CONNECTED"
+                + (f": {failure}" if failure else "")
                 if self.lost
                 else f"no CONNECTED frame from {self.settings.address} within {attempt:g} s"
             )
         for destination, sub_id, sub_headers in self._subscriptions:
             conn.subscribe(destination, id=sub_id, ack="client-individual", headers=sub_headers)
         self.raise_broker_error()
+
+    def check(self) -> str:
+        """Connect and log in (TLS handshake included), say what was checked, and disconnect: what
+        ``jetconnect doctor`` asks of a sink, nothing sent."""
+        self.connect()
+        try:
+            conn = self._conn
+            sock = conn.transport.socket if conn is not None else None
+            tls = f"{sock.version()} handshake" if isinstance(sock, ssl.SSLSocket) else "no TLS"
+        finally:
+            self.close()
+        login = f"logged in as {self.settings.user!r}" if self.settings.user else "connected without a login"
+        return f"STOMP broker at {self.settings.address}: reachable, {tls}, {login}"
 
     def close(self) -> None:
         """Disconnect, ignoring a connection that is already gone."""
@@ -414,7 +634,7 @@ class StompClient:
         receipt = self._next_receipt()
         frames = "".join(f"ACK\nid:{ack_id}\n\n\x00" for ack_id in ids[:-1])
         frames += f"ACK\nid:{ids[-1]}\nreceipt:{receipt}\n\n\x00"
-        conn.transport.send(frames.encode("utf-8"))
+        conn.transport.send_frames(frames.encode("utf-8"))
         return receipt
 
     # --- producing -------------------------------------------------------------------------------
@@ -475,11 +695,21 @@ class StompClient:
             raise stomp.exception.NotConnectedException(f"{self.what}: connection lost while {doing}")
 
 
+def _refused_for_good(exc: BaseException) -> bool:
+    """Whether a failed connection attempt is the broker refusing the login, or TLS refusing the
+    peer, rather than a broker not (yet) there: only the latter is tried again."""
+    kind = connection_failure(str(exc))
+    return kind is not None and kind is not ConnectionFailure.UNREACHABLE
+
+
 __all__ = [
     "CONNECTION_ERRORS",
     "BrokerError",
+    "ConnectRefused",
+    "TlsSettings",
     "ReceiptTimeout",
     "StompClient",
     "StompSettings",
     "destination_path",
+    "tls_settings",
 ]
