@@ -160,7 +160,7 @@ def hazelcast_main(args) -> None:
     from hazelcast import HazelcastClient
     from hazelcast.config import IntType
 
-    from jetconnect_imap.hazelcast import journal
+    from jetconnect_imap.hazelcast import journal as hz_journal
 
     rows = args.rows
     # a Python worker started under the shared machine's load may take longer than Spark's 15 s
@@ -221,8 +221,8 @@ def hazelcast_main(args) -> None:
         batch_s.append(drain_to_noop(stream, workdir, rows))
 
     def raw_journal() -> None:
-        bounds = journal.bounds(client, journal.MAP_JOURNAL, made[0])
-        pages = journal.read_ranges(client, journal.MAP_JOURNAL, made[0], dict(enumerate(bounds)))
+        bounds = hz_journal.bounds(client, hz_journal.MAP_JOURNAL, made[0])
+        pages = hz_journal.read_ranges(client, hz_journal.MAP_JOURNAL, made[0], dict(enumerate(bounds)))
         assert sum(len(page.events) for page in pages.values()) == rows
 
     # Spark's task workers start once per application (Python, pyspark, pyarrow, jetconnect and the
