@@ -89,3 +89,14 @@ def test_no_repr_or_store_error_shows_the_store_password(password: str) -> None:
             open_store(bad)
         assert str(info.value).startswith(f"store URL {redact_url(bad)!r}")
         assert "***" in str(info.value) or bad == "sqlite:"
+
+
+def test_a_token_providers_token_is_masked_wherever_the_settings_show() -> None:
+    from hazelcast.security import BasicTokenProvider
+
+    from jetconnect_imap.hazelcast.clients import config_secrets
+
+    token = "t0k3n-s3cret"
+    url = "hazelcast://jet:pa55@127.0.0.1:5701/c"
+    found = config_secrets(url, {"token_provider": BasicTokenProvider(token), "ssl_password": "k3y"})
+    assert {token, "pa55", "k3y"} <= set(found)

@@ -153,6 +153,24 @@ def _member(text: str, bad: Any) -> str:
     return f"{shown_host}:{int(port)}"
 
 
+def config_secrets(url: str, config: Mapping[str, Any]) -> tuple[str, ...]:
+    """Every secret a store URL and a client's settings hold, to mask wherever they might show:
+    the URL's password, secret-named settings, and a ``token_provider``'s token."""
+    secrets: list[str] = [*url_secrets(url), *secrets_of(dict(config))]
+    provider = config.get("token_provider")
+    token = getattr(provider, "token", None)
+    if callable(token):
+        try:
+            value = token()
+        except Exception:  # a provider that cannot give its token now: nothing more to mask
+            value = None
+        if isinstance(value, (bytes, bytearray)):
+            secrets.append(bytes(value).decode("utf-8", "replace"))
+        elif isinstance(value, str):
+            secrets.append(value)
+    return tuple(secret for secret in secrets if secret)
+
+
 def client_settings(url: str, client_config: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The keywords :func:`client_for` gives ``hazelcast.HazelcastClient``: ``client_config``, the
     URL's members, cluster and credentials, and jetconnect's defaults (module docstring). A
@@ -160,7 +178,7 @@ def client_settings(url: str, client_config: Mapping[str, Any] | None = None) ->
     the URL is a :class:`HazelcastUrlError` naming it (secrets masked)."""
     target = parse_store_url(url)
     config = dict(client_config or {})
-    secrets = (*url_secrets(url), *secrets_of(config))
+    secrets = config_secrets(url, config)
     for key in config:
         if not isinstance(key, str):
             raise HazelcastUrlError(f"client_config keys must be keyword names, got {key!r}")
@@ -262,7 +280,7 @@ def _new_client(url: str, settings: dict[str, Any]) -> hazelcast.HazelcastClient
     try:
         return _connect_within(settings, timeout)
     except HazelcastError as exc:
-        secrets = (*url_secrets(url), *secrets_of(settings))
+        secrets = config_secrets(url, settings)
         said = f"the client said {redact(f'{type(exc).__name__}: {exc}', secrets)}"
     except _Abandoned:
         said = "the client had not connected at the deadline, and was shut down"
@@ -341,7 +359,7 @@ def diagnose(settings: Mapping[str, Any]) -> str:
     by_verdict: dict[Verdict, list[Finding]] = {}
     for finding in findings:
         by_verdict.setdefault(finding.verdict, []).append(finding)
-    secrets = secrets_of(dict(settings))
+    secrets = config_secrets("", settings)
     return redact("; ".join(_explain(v, fs, settings, step) for v, fs in by_verdict.items()), secrets)
 
 
