@@ -66,8 +66,8 @@ from jetconnect.api import to_arrow_schema
 from jetconnect.avro_schemas import avro_data
 from jetconnect.errors import SchemaError
 from jetconnect_kafka import wire
-from jetconnect_kafka.registry_formats import RECORD_NAME, RegistryFormat, _exact_arrow, _Reading
-from jetconnect_kafka.serde import DecodeError
+from jetconnect_kafka.registry_formats import RECORD_NAME, RegistryFormat, _Reading
+from jetconnect_kafka.serde import DecodeError, exact_arrow
 
 _F = FieldDescriptor
 _TIMESTAMP = "google.protobuf.Timestamp"
@@ -318,7 +318,7 @@ class _ProtobufReading(_Reading):
         return decode
 
     def to_arrow(self, items: list[Any]) -> pa.Array:
-        return _exact_arrow(items, self.arrow_type, "the Protobuf reader schema")
+        return exact_arrow(items, self.arrow_type, "the Protobuf reader schema")
 
 
 # --- Spark -> Protobuf ------------------------------------------------------------------------------

@@ -39,7 +39,7 @@ from jetconnect_kafka import wire
 from jetconnect_kafka.errors import KafkaRegistryError
 from jetconnect_kafka.json_schemas import from_spark_type, to_spark_type
 from jetconnect_kafka.schema_registry import Registry, SchemaNotFound
-from jetconnect_kafka.serde import DecodeError, ValueFormat
+from jetconnect_kafka.serde import DecodeError, ValueFormat, exact_arrow
 
 REGISTRY_FORMATS = ("avro-confluent", "json-schema-confluent", "protobuf-confluent")
 #: The record name of a schema derived from a DataFrame, as Spark's own ``to_avro`` names it.
@@ -323,7 +323,7 @@ class _AvroReading(_Reading):
     def to_arrow(self, items: list[Any]) -> pa.Array:
         if self.fix is not None:
             items = [None if item is None else self.fix(item) for item in items]
-        return _exact_arrow(items, self.arrow_type, "the Avro reader schema")
+        return exact_arrow(items, self.arrow_type, "the Avro reader schema")
 
 
 class AvroConfluentFormat(RegistryFormat):
@@ -438,18 +438,6 @@ class JsonSchemaConfluentFormat(RegistryFormat):
 
 
 # --- shared ----------------------------------------------------------------------------------------
-
-
-def _exact_arrow(items: list[Any], arrow_type: pa.DataType, what: str) -> pa.Array:
-    try:
-        return pa.array(items, type=arrow_type)
-    except (pa.ArrowException, TypeError, ValueError):
-        for i, item in enumerate(items):  # find the record at fault
-            try:
-                pa.array([item], type=arrow_type)
-            except (pa.ArrowException, TypeError, ValueError) as exc:
-                raise DecodeError(i, f"value does not fit {what}: {exc}") from None
-        raise
 
 
 def _exact_rows(items: list[Any], one_column: StructType, what: str) -> pa.Array:

@@ -179,7 +179,7 @@ class AvroFormat(ValueFormat):
                 )
         if self._fix is not None:
             decoded = [None if record is None else self._fix(record) for record in decoded]
-        return _to_arrow(decoded, self.arrow_type, "the Avro schema")
+        return exact_arrow(decoded, self.arrow_type, "the Avro schema")
 
     def encode(self, column: pa.Array) -> list[bytes | None]:
         out: list[bytes | None] = []
@@ -193,7 +193,8 @@ class AvroFormat(ValueFormat):
         return out
 
 
-def _to_arrow(items: list[Any], arrow_type: pa.DataType, what: str) -> pa.Array:
+def exact_arrow(items: list[Any], arrow_type: pa.DataType, what: str) -> pa.Array:
+    """``items`` as an Arrow array of ``arrow_type``, or a DecodeError naming the first record that does not fit."""
     try:
         return pa.array(items, type=arrow_type)
     except (pa.ArrowException, TypeError, ValueError):

@@ -5,7 +5,7 @@
 #   $SECURED/ca.pem                 the CA every certificate below is signed by (clients trust it)
 #   $SECURED/broker.p12             the broker's key and certificate (SAN IP:127.0.0.1 only, so a
 #                                   client that dials "localhost" meets a hostname mismatch)
-#   $SECURED/expired.p12            the same names, on a certificate that expired in 2020
+#   $SECURED/expired.p12            the same names, on a certificate that expired a year ago
 #   $SECURED/truststore.p12         the CA, for the broker to check client certificates (mTLS)
 #   $SECURED/client.pem|.key        a client certificate (CN=jetconnect-client) and its key, PEM
 #   $SECURED/client-encrypted.key   the same key encrypted (PKCS#8, AES-256) with key_password
@@ -23,7 +23,7 @@ MTLS_PORT=9095
 EXPIRED_PORT=9096
 SCRAM_USER=alice
 # Bumped when the material changes shape: a directory made by an older script is made anew.
-SECURED_LAYOUT=1
+SECURED_LAYOUT=2
 
 secured_value() {  # secured_value KEY: one string of secured.json
     "$PYTHON" -c 'import json, sys; print(json.load(open(sys.argv[1]))[sys.argv[2]], end="")' "$SECURED/secured.json" "$1"
@@ -33,36 +33,8 @@ _new_password() {  # _new_password PREFIX: PREFIX, the awkward characters, and 1
     printf "%s'q\"@%%-%s" "$1" "$(openssl rand -hex 6)"
 }
 
-_sign() {  # _sign NAME CA SUBJECT EXTENSIONS [openssl ca ARGS...]: NAME.key and NAME.pem signed by CA
-    local name=$1 ca=$2 subject=$3 ext=$4
-    shift 4
-    openssl req -new -newkey rsa:2048 -nodes -keyout "$name.key" -out "$name.csr" -subj "$subject" 2>/dev/null
-    printf '%s\n' "$ext" >"$name.ext"
-    if [ $# -eq 0 ]; then
-        openssl x509 -req -in "$name.csr" -CA "$ca.pem" -CAkey "$ca.key" -CAcreateserial -days 3650 -sha256 \
-            -extfile "$name.ext" -out "$name.pem" 2>/dev/null
-    else  # openssl x509 cannot date a certificate in the past; openssl ca can
-        mkdir -p ca-db && : >ca-db/index.txt && openssl rand -hex 8 >ca-db/serial
-        cat >ca-db/ca.cnf <<CNF
-[ca]
-default_ca = test
-[test]
-database = ca-db/index.txt
-new_certs_dir = ca-db
-serial = ca-db/serial
-default_md = sha256
-policy = any
-[any]
-commonName = supplied
-CNF
-        openssl ca -batch -notext -config ca-db/ca.cnf -cert "$ca.pem" -keyfile "$ca.key" -in "$name.csr" \
-            -extfile "$name.ext" -out "$name.pem" "$@" 2>/dev/null
-        rm -rf ca-db
-    fi
-    rm -f "$name.csr" "$name.ext"
-}
-
-_make_secured() {  # the whole directory, made in $SECURED.tmp and moved into place when complete
+_make_secured() {  # the whole directory, made in $SECURED.tmp and moved into place when complete;
+    # the CA and certificates by _server.sh's make_* functions, as every secured server's
     local tmp=$SECURED.tmp store_pass key_pass p12_pass password
     rm -rf "$tmp"
     mkdir -p "$tmp"
@@ -74,34 +46,22 @@ _make_secured() {  # the whole directory, made in $SECURED.tmp and moved into pl
         key_pass=$(_new_password key)
         p12_pass=$(_new_password p12)
         password=$(_new_password scram)
-        for ca in ca other-ca; do
-            openssl req -x509 -newkey rsa:2048 -nodes -keyout "$ca.key" -out "$ca.pem" -days 3650 -sha256 \
-                -subj "/CN=jetconnect test $ca" -addext basicConstraints=critical,CA:TRUE \
-                -addext keyUsage=critical,keyCertSign,cRLSign 2>/dev/null
-        done
-        local server_ext="subjectAltName=IP:127.0.0.1
-extendedKeyUsage=serverAuth,clientAuth
-basicConstraints=CA:FALSE"
-        local client_ext="extendedKeyUsage=clientAuth
-basicConstraints=CA:FALSE"
-        _sign broker ca /CN=127.0.0.1 "$server_ext"
-        _sign expired ca /CN=127.0.0.1 "$server_ext" -startdate 20200101000000Z -enddate 20200201000000Z
-        _sign client ca /CN=jetconnect-client "$client_ext"
-        _sign stranger other-ca /CN=stranger "$client_ext"
-        for name in broker expired; do
-            openssl pkcs12 -export -in "$name.pem" -inkey "$name.key" -certfile ca.pem -name "$name" \
-                -out "$name.p12" -passout "pass:$store_pass"
-        done
-        openssl pkcs12 -export -in client.pem -inkey client.key -certfile ca.pem -name client \
-            -out client.p12 -passout "pass:$p12_pass"
-        openssl pkcs8 -topk8 -v2 aes-256-cbc -in client.key -out client-encrypted.key -passout "pass:$key_pass"
-        # The CA as Java keeps it: keytool writes the trusted-certificate attribute Java looks for.
-        keytool -importcert -noprompt -alias ca -file ca.pem -keystore truststore.p12 -storetype PKCS12 \
-            -storepass "$store_pass" >/dev/null 2>&1
-        cp truststore.p12 client-truststore.p12
-        keytool -importcert -noprompt -alias ca -file ca.pem -keystore client-truststore.jks -storetype JKS \
-            -storepass "$store_pass" >/dev/null 2>&1
-        rm -f ca.key other-ca.key broker.key expired.key ./*.srl
+        make_ca "$tmp" "jetconnect test ca"
+        make_server_cert "$tmp" broker "IP:127.0.0.1"
+        make_expired_server_cert "$tmp" expired "IP:127.0.0.1"
+        make_client_cert "$tmp" client jetconnect-client
+        make_ca "$tmp/other" "jetconnect test other-ca"  # a CA nobody trusts, and a client it signed
+        make_client_cert "$tmp/other" stranger stranger
+        cp other/ca.pem other-ca.pem && cp other/stranger.pem other/stranger.key . && rm -rf other
+        make_pkcs12 "$tmp" broker "$store_pass"
+        make_pkcs12 "$tmp" expired "$store_pass"
+        make_pkcs12 "$tmp" client "$p12_pass"
+        make_truststore "$tmp" "$store_pass"  # ca.p12: the CA as Java keeps it
+        mv ca.p12 truststore.p12 && cp truststore.p12 client-truststore.p12
+        STORE_PASS=$store_pass keytool -importcert -noprompt -alias ca -file ca.pem -keystore client-truststore.jks \
+            -storetype JKS -storepass:env STORE_PASS >/dev/null 2>&1
+        KEY_PASS=$key_pass openssl pkcs8 -topk8 -v2 aes-256-cbc -in client.key -out client-encrypted.key -passout env:KEY_PASS
+        rm -f ca.key broker.key expired.key
         STORE_PASS=$store_pass KEY_PASS=$key_pass P12_PASS=$p12_pass PASSWORD=$password "$PYTHON" - "$tmp" "$SECURED" <<'PY'
 import json, os, sys
 tmp, final = sys.argv[1], sys.argv[2]
@@ -147,7 +107,7 @@ make_secured() {  # the CA, certificates and secured.json, once (again when the 
 # The secured listeners' settings, appended to server.properties. The PLAINTEXT listener stays
 # the inter-broker one, so nothing else about the node changes. SASL_SSL takes SCRAM-SHA-512
 # logins over TLS; MTLS (protocol SSL) requires a client certificate signed by the CA; EXPIRED
-# presents a certificate that expired in 2020. Every listener but CONTROLLER is advertised: a
+# presents a certificate that expired a year ago. Every listener but CONTROLLER is advertised: a
 # client learns the broker's address for the listener it dialled.
 secured_properties() {
     local pass
