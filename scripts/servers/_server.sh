@@ -202,6 +202,15 @@ make_truststore() {  # make_truststore CADIR PASSWORD: CADIR/ca.p12, the CA as t
         -keystore "$dir/ca.p12" -storepass:env P12_PASSWORD >/dev/null 2>&1 ) || die "keytool could not make $dir/ca.p12"
 }
 
+verb_secured() {  # NAME.sh secured start|stop|status|env: the script's secured twin of its server, by the
+    # secured_start, secured_stop, secured_status and secured_env it defines (env: where its CA,
+    # certificates and credentials are, for tests)
+    case "${1:-}" in
+        start | stop | status | env) "secured_$1" ;;
+        *) echo "usage: $0 secured start|stop|status|env" >&2; exit 2 ;;
+    esac
+}
+
 server_main() {  # server_main "$@": run start|stop|status|restart, or verb_NAME for `NAME` (dashes as
     # underscores) with the arguments after it; anything else prints the usage and exits 2
     local verb=${1:-}

@@ -348,14 +348,4 @@ print(json.dumps({
 PY
 }
 
-verb_secured() {  # secured start|stop|status|env
-    case "${1:-}" in
-        start) secured_start ;;
-        stop) secured_stop ;;
-        status) secured_status ;;
-        env) secured_env ;;
-        *) echo "usage: $0 secured start|stop|status|env" >&2; exit 2 ;;
-    esac
-}
-
 server_main "$@"
