@@ -38,6 +38,15 @@ TEST_MASTER_ENV = "JETCONNECT_TEST_SPARK_MASTER"
 JARS_ENV = "JETCONNECT_SPARK_JARS"
 
 
+#: Within this a refused connection (a wrong password, a certificate not trusted, the wrong
+#: protocol) must fail where a connector is called directly: never retried as if unreachable.
+REFUSAL_PROMPT_S = 10.0
+#: ... and through a Spark job, whose own scheduling (10 s once on a loaded 2-core machine) comes
+#: on top of the connector's failure (well under a second): still half of what one retried
+#: attempt would take (retry_deadline 60 s, connect_timeout 30 s).
+REFUSAL_THROUGH_SPARK_S = 30.0
+
+
 def spark_builder(app_name: str = "jetconnect", master: str | None = None) -> Any:
     """A SparkSession builder with the settings jetconnect's tests and demos use.
 

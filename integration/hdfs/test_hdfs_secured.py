@@ -24,15 +24,10 @@ from typing import Any
 import pytest
 
 from jetconnect import sinks, sources
+from jetconnect.testing import REFUSAL_PROMPT_S as PROMPT
+from jetconnect.testing import REFUSAL_THROUGH_SPARK_S as SPARK_JOB
 from jetconnect.testing import checkpoint_batches, text_leaks, wait_until
 from jetconnect_hdfs import HdfsConnection, WebHdfsFileSystem
-
-#: Within this a refused connection must fail where the connector is called directly (issue #46).
-PROMPT = 10.0
-#: ... and through a Spark job, whose own scheduling (10 s once on this loaded 2-core machine)
-#: comes on top of the connector's failure (well under a second): still half of what a single
-#: retried attempt would take (retry_deadline 60 s, connect_timeout 30 s).
-SPARK_JOB = 30.0
 
 
 @pytest.fixture(scope="module")
