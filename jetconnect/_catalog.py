@@ -5,8 +5,9 @@ from __future__ import annotations
 import functools
 from typing import Any
 
+from jetconnect._factory_calls import check_arguments, first_own_words, shared_refusal
 from jetconnect._option_aliases import resolve_aliases
-from jetconnect._registry import ConnectorSpec, check_arguments, first_own_words, get_registry, shared_refusal
+from jetconnect._registry import ConnectorSpec, get_registry
 from jetconnect.errors import PluginError
 
 
@@ -56,7 +57,7 @@ class Catalog:
 
 def _checked(spec: ConnectorSpec) -> Any:
     """``spec``'s factory, whose arguments are checked as Spark's string options are
-    (:func:`~jetconnect._registry.check_arguments`): one check per option for every way in."""
+    (:func:`~jetconnect._factory_calls.check_arguments`): one check per option for every way in."""
     factory = spec.factory
     owner = f"{spec.kind} '{spec.name}'"
 

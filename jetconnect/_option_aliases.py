@@ -6,7 +6,7 @@ jetconnect's says ``topics``). A connector class lists those names in ``option_a
 :class:`OptionAlias`: the option it stands for, how a value translates where the two say the same
 in other words, or why it cannot carry over and what to give instead. Both ways in resolve them
 before anything else reads the options (Spark's string options in
-:func:`~jetconnect._registry.call_with_options`, a Python call of ``sources.x`` / ``sinks.x`` in
+:func:`~jetconnect._factory_calls.call_with_options`, a Python call of ``sources.x`` / ``sinks.x`` in
 :mod:`jetconnect._catalog`), so an alias is converted, checked and documented as its option is.
 """
 

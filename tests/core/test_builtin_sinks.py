@@ -16,8 +16,9 @@ from pyspark.sql.types import LongType, StructField, StructType
 from jetconnect import Guarantee, sinks
 from jetconnect._builtins import _LEVELS_SET, _WorkerStderr
 from jetconnect._connector import WriteContext
+from jetconnect._factory_calls import call_with_options
 from jetconnect._options import Options
-from jetconnect._registry import call_with_options, get_registry
+from jetconnect._registry import get_registry
 from jetconnect.errors import OptionError
 
 SCHEMA = StructType([StructField("n", LongType())])

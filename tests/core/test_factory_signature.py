@@ -10,9 +10,9 @@ from typing import TypedDict, Unpack
 
 import pytest
 
+from jetconnect._factory_calls import call_with_options, check_arguments
 from jetconnect._factory_signature import factory_options, factory_signature
 from jetconnect._options import Options
-from jetconnect._registry import call_with_options, check_arguments
 from jetconnect.errors import OptionError
 
 

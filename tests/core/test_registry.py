@@ -8,8 +8,9 @@ import pytest
 
 from jetconnect import OptionError, PluginError, PluginLoadWarning, hookimpl
 from jetconnect._catalog import Catalog
+from jetconnect._factory_calls import call_with_options
 from jetconnect._options import Options
-from jetconnect._registry import Registry, call_with_options
+from jetconnect._registry import Registry
 
 
 def _plugin(name, **factories):

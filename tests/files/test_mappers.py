@@ -11,8 +11,9 @@ import fastavro
 import pytest
 
 from jetconnect import sources
+from jetconnect._factory_calls import call_with_options
 from jetconnect._options import Options
-from jetconnect._registry import call_with_options, get_registry
+from jetconnect._registry import get_registry
 from jetconnect.errors import OptionError, SchemaError, SourceError
 
 

@@ -13,8 +13,8 @@ from pyspark.sql.types import StructType
 
 from jetconnect._admission import share_budget
 from jetconnect._connector import WriteContext
+from jetconnect._factory_calls import call_with_options
 from jetconnect._options import Options
-from jetconnect._registry import call_with_options
 from jetconnect.errors import OffsetError, OptionError, SchemaError
 from jetconnect.testing import read_rows
 from jetconnect_imap import connect

@@ -5,8 +5,8 @@ import inspect
 import pytest
 
 from jetconnect import sinks
+from jetconnect._factory_calls import call_with_options
 from jetconnect._options import Options
-from jetconnect._registry import call_with_options
 from jetconnect.errors import OptionError
 from jetconnect_jms.factories import jms_queue_sink, jms_queue_source, jms_topic_sink, jms_topic_source
 

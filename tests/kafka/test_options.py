@@ -6,8 +6,8 @@ import pickle
 
 import pytest
 
+from jetconnect._factory_calls import call_with_options
 from jetconnect._options import Options
-from jetconnect._registry import call_with_options
 from jetconnect.errors import OptionError
 from jetconnect_kafka import kafka_sink, kafka_source
 

@@ -15,8 +15,9 @@ from pyspark.sql.types import DateType, LongType, StringType, StructField, Struc
 
 from jetconnect import sinks
 from jetconnect._connector import WriteContext
+from jetconnect._factory_calls import call_with_options
 from jetconnect._options import Options
-from jetconnect._registry import call_with_options, get_registry
+from jetconnect._registry import get_registry
 from jetconnect.errors import OptionError, SinkError
 
 SCHEMA = StructType([StructField("id", LongType()), StructField("text", StringType()), StructField("day", DateType())])
