@@ -18,17 +18,13 @@ from jetconnect._arrow_schema import to_arrow_schema
 
 # The write-ahead-logged builder stream, which pull-based plugins (JMS, sockets) build on too.
 from jetconnect._builders import (
-    BACKLOG_PAST_COMMITS,
-    IDLE_POLL_MS,
-    KEEP_ALIVE_MS,
-    MAX_BACKLOG,
-    MAX_PULL_MS,
-    SPOOL_KEEP_COMMITTED_ROWS,
-    SPOOL_LINGER_MS,
-    SPOOL_SEGMENT_ROWS,
+    DEFAULT_IDLE_POLL_MS,
+    DEFAULT_KEEP_ALIVE_MS,
+    SPOOL_LINGER_MS_LIMIT,
     WAL_LOCATION,
     BuilderSink,
     BuilderStreamSource,
+    StreamOptions,
 )
 from jetconnect._charsets import check_charset
 from jetconnect._clients import ClientCache
@@ -74,16 +70,11 @@ from jetconnect._short_repr import short_repr
 from jetconnect._spool import Spool
 
 __all__ = [
-    "BACKLOG_PAST_COMMITS",
-    "IDLE_POLL_MS",
-    "KEEP_ALIVE_MS",
-    "MAX_BACKLOG",
-    "MAX_PULL_MS",
     "PLAIN_NAME",
     "PLAIN_NAME_IS",
-    "SPOOL_KEEP_COMMITTED_ROWS",
-    "SPOOL_LINGER_MS",
-    "SPOOL_SEGMENT_ROWS",
+    "DEFAULT_IDLE_POLL_MS",
+    "DEFAULT_KEEP_ALIVE_MS",
+    "SPOOL_LINGER_MS_LIMIT",
     "WAL_LOCATION",
     "Backoff",
     "BuilderSink",
@@ -99,6 +90,7 @@ __all__ = [
     "ReadOutput",
     "RetriesExhausted",
     "Spool",
+    "StreamOptions",
     "WriteKey",
     "admit_offsets",
     "check_charset",

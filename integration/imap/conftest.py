@@ -81,9 +81,9 @@ def java_classes(member_classpath, tmp_path_factory) -> list[str]:
 
 @pytest.fixture
 def own_member(member_classpath, tmp_path) -> Iterator[Callable[..., Any]]:
-    """``own_member(port, journal=True, cluster="solo", extra_classpath=(), factories={})``: a
-    started one-member cluster of the test's own (integration/imap/members.py), killed at the end
-    of the test."""
+    """``own_member(port, journal=True, cluster="solo", extra_classpath=(), factories={}, peers=())``:
+    a started member of the test's own (integration/imap/members.py), of a cluster of one or joined
+    to its ``peers``' ports, killed at the end of the test."""
     from .members import Member
 
     started: list[Member] = []

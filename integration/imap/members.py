@@ -34,10 +34,17 @@ _JDK_FLAGS = [  # those of Hazelcast's own start script for Java 9+
 ]
 
 
-def member_yaml(port: int, cluster: str, journal: bool, factories: dict[int, str] | None = None) -> str:
+def member_yaml(
+    port: int,
+    cluster: str,
+    journal: bool,
+    factories: dict[int, str] | None = None,
+    peers: tuple[int, ...] = (),
+) -> str:
     """A member's configuration: Hazelcast's defaults but for what keeps it on loopback and quick
     (no multicast, no auto-detection, no phone-home, small thread pools), with every map's and
-    cache's event journal on or, like a cluster nobody configured for jetconnect, none."""
+    cache's event journal on or, like a cluster nobody configured for jetconnect, none. ``peers``:
+    the ports of the other members it joins (none: a cluster of one)."""
     journals = (
         """
   map:
@@ -59,6 +66,7 @@ def member_yaml(port: int, cluster: str, journal: bool, factories: dict[int, str
     )
     if serialization:
         serialization = f"\n  serialization:\n    data-serializable-factories:{serialization}\n"
+    members = "\n".join(f"          - 127.0.0.1:{member}" for member in (port, *peers))
     return f"""hazelcast:
   cluster-name: {cluster}
   properties:
@@ -85,13 +93,13 @@ def member_yaml(port: int, cluster: str, journal: bool, factories: dict[int, str
       tcp-ip:
         enabled: true
         member-list:
-          - 127.0.0.1:{port}
+{members}
 {journals}{serialization}"""
 
 
 @dataclass
 class Member:
-    """One member of a one-member cluster on 127.0.0.1:``port``."""
+    """One member on 127.0.0.1:``port``, of a cluster of one or with its ``peers``' ports."""
 
     classpath: str
     workdir: Path
@@ -102,6 +110,7 @@ class Member:
     #: Jars of the user's own classes for the member's classpath, and their factories to register.
     extra_classpath: tuple[str, ...] = ()
     factories: dict[int, str] = field(default_factory=dict)
+    peers: tuple[int, ...] = ()
     process: subprocess.Popen | None = field(default=None, repr=False)
 
     @property
@@ -111,7 +120,7 @@ class Member:
     def start(self, timeout: float = 120) -> Member:
         self.workdir.mkdir(parents=True, exist_ok=True)
         config = self.workdir / "member.yaml"
-        config.write_text(member_yaml(self.port, self.cluster, self.journal, self.factories))
+        config.write_text(member_yaml(self.port, self.cluster, self.journal, self.factories, self.peers))
         logging_file = self.workdir / "logging.properties"
         logging_file.write_text("handlers=java.util.logging.ConsoleHandler\n.level=WARNING\n")
         java = os.path.join(os.environ["JAVA_HOME"], "bin", "java") if os.environ.get("JAVA_HOME") else "java"

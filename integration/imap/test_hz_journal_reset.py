@@ -112,22 +112,12 @@ def test_a_map_destroyed_and_made_again_on_a_running_cluster_is_a_new_journal(sp
 
 
 @pytest.mark.timeout(900)
-def test_a_member_lost_while_another_stays_up_is_the_same_journal_further_on(spark, own_member, tmp_path, monkeypatch):
+def test_a_member_lost_while_another_stays_up_is_the_same_journal_further_on(spark, own_member, tmp_path):
     """Two members of the test's own (ports 5753-5754): one killed and restarted while the other
     stays up. The cluster keeps its id and its journals (in the backups): no reset is seen, and
     the query reads on, every event once. (The check must not cry wolf on a routine restart.)"""
-    from . import members
-
-    one_member = members.member_yaml
-
-    def two_members(port: int, cluster: str, journal: bool) -> str:
-        return one_member(port, cluster, journal).replace(
-            f"          - 127.0.0.1:{port}\n", "          - 127.0.0.1:5753\n          - 127.0.0.1:5754\n"
-        )
-
-    monkeypatch.setattr(members, "member_yaml", two_members)
-    first = own_member(5753, journal=True, cluster="duo")
-    second = own_member(5754, journal=True, cluster="duo")
+    first = own_member(5753, journal=True, cluster="duo", peers=(5754,))
+    second = own_member(5754, journal=True, cluster="duo", peers=(5753,))
     url = "hazelcast://127.0.0.1:5753,127.0.0.1:5754/duo"
     client = HazelcastClient(
         cluster_name="duo",

@@ -50,32 +50,40 @@ from jetconnect._round_log import RoundFacts, RoundLog
 from jetconnect._run_directory import RunDirectory
 from jetconnect.errors import OffsetError, OptionError
 
-#: Rows a receiver (streams that cannot replay) may spool ahead of the rounds before it pauses.
-MAX_BACKLOG = "max_backlog"
-MAX_BACKLOG_BYTES = "max_backlog_bytes"
-BACKLOG_PAST_COMMITS = "backlog_past_commits"
-#: How long a receiver lingers before it seals a spool segment, in ms, and the rows that seal one
-#: sooner (streams that cannot replay; :class:`~jetconnect._builders._receiver.Sealing`).
-SPOOL_LINGER_MS = "spool_linger_ms"
-SPOOL_SEGMENT_ROWS = "spool_segment_rows"
-#: The longest linger allowed: the receiver renews its lease between segments.
-MAX_SPOOL_LINGER_MS = 1000
-#: How long one round may pull, in ms: a round also ends on a fill that adds nothing.
-MAX_PULL_MS = "max_pull_ms"
-#: How long one round planned by ``Trigger.AvailableNow`` without an item limit may pull, in ms:
-#: it wants everything available, so it pulls until dry; the cap only lets Spark commit now and then.
-AVAILABLE_NOW_MAX_PULL_MS = "available_now_max_pull_ms"
-#: Items one round of one processor may pull when the query sets no ``max_records_per_batch``.
-MAX_PULL_RECORDS = "max_pull_records"
-#: Rows of each spool a commit leaves in place behind what Spark committed (streams that cannot
-#: replay): a source that recognises a redelivered message by its id looks for it there (JMS).
-SPOOL_KEEP_COMMITTED_ROWS = "spool_keep_committed_rows"
-#: The longest pause, in ms, before a processor whose last round brought nothing gets another.
-IDLE_POLL_MS = "idle_poll_ms"
-#: How long a Python worker keeps an idle processor for its next round, in ms (0: destroy it
-#: after every round, as sources holding upstream resources between rounds must).
-KEEP_ALIVE_MS = "processor_keep_alive_ms"
 
+class StreamOptions:
+    """The names of the options a builder stream reads: a plugin that builds on it sets them.
+
+    Names, not values: the defaults are the ``DEFAULT_*`` constants beside this class.
+    """
+
+    #: Rows a receiver (streams that cannot replay) may spool ahead of the rounds before it pauses.
+    MAX_BACKLOG = "max_backlog"
+    MAX_BACKLOG_BYTES = "max_backlog_bytes"
+    BACKLOG_PAST_COMMITS = "backlog_past_commits"
+    #: How long a receiver lingers before it seals a spool segment, in ms (at most
+    #: :data:`SPOOL_LINGER_MS_LIMIT`), and the rows that seal one sooner (streams that cannot replay).
+    SPOOL_LINGER_MS = "spool_linger_ms"
+    SPOOL_SEGMENT_ROWS = "spool_segment_rows"
+    #: How long one round may pull, in ms: a round also ends on a fill that adds nothing.
+    MAX_PULL_MS = "max_pull_ms"
+    #: How long one round planned by ``Trigger.AvailableNow`` without an item limit may pull, in ms:
+    #: it wants everything available, so it pulls until dry; the cap only lets Spark commit now and then.
+    AVAILABLE_NOW_MAX_PULL_MS = "available_now_max_pull_ms"
+    #: Items one round of one processor may pull when the query sets no ``max_records_per_batch``.
+    MAX_PULL_RECORDS = "max_pull_records"
+    #: Rows of each spool a commit leaves in place behind what Spark committed (streams that cannot
+    #: replay): a source that recognises a redelivered message by its id looks for it there (JMS).
+    SPOOL_KEEP_COMMITTED_ROWS = "spool_keep_committed_rows"
+    #: The longest pause, in ms, before a processor whose last round brought nothing gets another.
+    IDLE_POLL_MS = "idle_poll_ms"
+    #: How long a Python worker keeps an idle processor for its next round, in ms (0: destroy it
+    #: after every round, as sources holding upstream resources between rounds must).
+    KEEP_ALIVE_MS = "processor_keep_alive_ms"
+
+
+#: The longest spool linger allowed, in ms: the receiver renews its lease between segments.
+SPOOL_LINGER_MS_LIMIT = 1000
 DEFAULT_MAX_PULL_MS = 1000
 DEFAULT_AVAILABLE_NOW_MAX_PULL_MS = 60_000
 DEFAULT_IDLE_POLL_MS = 1000
@@ -192,8 +200,8 @@ class BuilderStreamSource(StreamSource):
             limit = None
             if max_records is not None:
                 limit = max_records // len(ready) + (1 if n < max_records % len(ready) else 0)
-            elif MAX_PULL_RECORDS in self.options:
-                limit = self.options.get_int(MAX_PULL_RECORDS, minimum=1)
+            elif StreamOptions.MAX_PULL_RECORDS in self.options:
+                limit = self.options.get_int(StreamOptions.MAX_PULL_RECORDS, minimum=1)
             drain = limit is None and self._available_now_from is not None
             end[str(i)] = positions[i].next(limit, drain).to_json()
         return end
@@ -211,7 +219,7 @@ class BuilderStreamSource(StreamSource):
         due = self._due.get(index)
         if due is None or due[0] != position.round:  # first look at this empty round: pause, longer each time
             pause = min(
-                self.options.get_int(IDLE_POLL_MS, DEFAULT_IDLE_POLL_MS, minimum=0) / 1000,
+                self.options.get_int(StreamOptions.IDLE_POLL_MS, DEFAULT_IDLE_POLL_MS, minimum=0) / 1000,
                 self._pause.get(index, _FIRST_IDLE_PAUSE_S / 2) * 2,
             )
             self._pause[index] = pause
@@ -255,7 +263,11 @@ class BuilderStreamSource(StreamSource):
         if not positions:
             return
         rounds = self._rounds(next(iter(positions.values())).run)
-        keep = 0 if self.replays_by_snapshot else self.options.get_int(SPOOL_KEEP_COMMITTED_ROWS, 0, minimum=0)
+        keep = (
+            0
+            if self.replays_by_snapshot
+            else self.options.get_int(StreamOptions.SPOOL_KEEP_COMMITTED_ROWS, 0, minimum=0)
+        )
         for i, position in positions.items():
             rounds.trim(i, position.round)  # the end round's record starts the next round
             if not self.replays_by_snapshot and position.round:
@@ -330,31 +342,35 @@ class BuilderStreamSource(StreamSource):
         self._max_pull_ms(RoundPosition("check", 0, 1, drain=True))
         self._max_pull_ms(RoundPosition("check", 0, 1))
         self._backlog()
-        self.options.get_int(MAX_PULL_RECORDS, None, minimum=1)
-        self.options.get_int(IDLE_POLL_MS, DEFAULT_IDLE_POLL_MS, minimum=0)
-        self.options.get_int(KEEP_ALIVE_MS, DEFAULT_KEEP_ALIVE_MS, minimum=0)
-        self.options.get_int(SPOOL_KEEP_COMMITTED_ROWS, 0, minimum=0)
+        self.options.get_int(StreamOptions.MAX_PULL_RECORDS, None, minimum=1)
+        self.options.get_int(StreamOptions.IDLE_POLL_MS, DEFAULT_IDLE_POLL_MS, minimum=0)
+        self.options.get_int(StreamOptions.KEEP_ALIVE_MS, DEFAULT_KEEP_ALIVE_MS, minimum=0)
+        self.options.get_int(StreamOptions.SPOOL_KEEP_COMMITTED_ROWS, 0, minimum=0)
 
     def _max_pull_ms(self, position: RoundPosition) -> int:
         if position.drain:
-            return self.options.get_int(AVAILABLE_NOW_MAX_PULL_MS, DEFAULT_AVAILABLE_NOW_MAX_PULL_MS, minimum=1)
-        return self.options.get_int(MAX_PULL_MS, DEFAULT_MAX_PULL_MS, minimum=1)
+            return self.options.get_int(
+                StreamOptions.AVAILABLE_NOW_MAX_PULL_MS, DEFAULT_AVAILABLE_NOW_MAX_PULL_MS, minimum=1
+            )
+        return self.options.get_int(StreamOptions.MAX_PULL_MS, DEFAULT_MAX_PULL_MS, minimum=1)
 
     def _backlog(self) -> Backlog:
         return Backlog(
-            rows=self.options.get_int(MAX_BACKLOG, DEFAULT_MAX_BACKLOG, minimum=1),
-            bytes=self.options.get_int(MAX_BACKLOG_BYTES, DEFAULT_MAX_BACKLOG_BYTES, minimum=1),
-            past_commits=self.options.get_bool(BACKLOG_PAST_COMMITS, False),
+            rows=self.options.get_int(StreamOptions.MAX_BACKLOG, DEFAULT_MAX_BACKLOG, minimum=1),
+            bytes=self.options.get_int(StreamOptions.MAX_BACKLOG_BYTES, DEFAULT_MAX_BACKLOG_BYTES, minimum=1),
+            past_commits=self.options.get_bool(StreamOptions.BACKLOG_PAST_COMMITS, False),
         )
 
     def _sealing(self) -> Sealing:
-        linger = self.options.get_int(SPOOL_LINGER_MS, DEFAULT_LINGER_MS, minimum=0)
-        if linger > MAX_SPOOL_LINGER_MS:
+        linger = self.options.get_int(StreamOptions.SPOOL_LINGER_MS, DEFAULT_LINGER_MS, minimum=0)
+        if linger > SPOOL_LINGER_MS_LIMIT:
             raise OptionError(
-                f"source '{self.name}': option '{SPOOL_LINGER_MS}' must be at most {MAX_SPOOL_LINGER_MS} (ms), got "
+                f"source '{self.name}': option '{StreamOptions.SPOOL_LINGER_MS}' must be at most {SPOOL_LINGER_MS_LIMIT} (ms), got "
                 f"{linger}: a receiver renews its lease between segments"
             )
-        return Sealing(linger / 1000, self.options.get_int(SPOOL_SEGMENT_ROWS, DEFAULT_SEGMENT_ROWS, minimum=1))
+        return Sealing(
+            linger / 1000, self.options.get_int(StreamOptions.SPOOL_SEGMENT_ROWS, DEFAULT_SEGMENT_ROWS, minimum=1)
+        )
 
     def read_range(self, range_: Range) -> ReadOutput:
         position = parse_position(range_.partition, range_.end, self.name)
@@ -366,7 +382,7 @@ class BuilderStreamSource(StreamSource):
             int(range_.partition),
             position.total,
             max_pull_s=self._max_pull_ms(position) / 1000,
-            keep_alive_s=self.options.get_int(KEEP_ALIVE_MS, DEFAULT_KEEP_ALIVE_MS, minimum=0) / 1000,
+            keep_alive_s=self.options.get_int(StreamOptions.KEEP_ALIVE_MS, DEFAULT_KEEP_ALIVE_MS, minimum=0) / 1000,
         )
         reader: RoundReader
         if self.replays_by_snapshot:
@@ -393,18 +409,11 @@ def stop_receivers(wal_location: str) -> int:
 
 
 __all__ = [
-    "AVAILABLE_NOW_MAX_PULL_MS",
-    "BACKLOG_PAST_COMMITS",
-    "IDLE_POLL_MS",
-    "KEEP_ALIVE_MS",
-    "MAX_BACKLOG",
-    "MAX_BACKLOG_BYTES",
-    "MAX_PULL_MS",
-    "MAX_PULL_RECORDS",
-    "SPOOL_KEEP_COMMITTED_ROWS",
-    "SPOOL_LINGER_MS",
-    "SPOOL_SEGMENT_ROWS",
+    "DEFAULT_IDLE_POLL_MS",
+    "DEFAULT_KEEP_ALIVE_MS",
+    "SPOOL_LINGER_MS_LIMIT",
     "WAL_LOCATION",
     "BuilderStreamSource",
+    "StreamOptions",
     "stop_receivers",
 ]

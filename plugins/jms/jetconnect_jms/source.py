@@ -23,18 +23,14 @@ from typing import Any, Literal
 
 from jetconnect import Guarantee, Range, SourceBuilder, StreamSource
 from jetconnect.api import (
-    BACKLOG_PAST_COMMITS,
-    IDLE_POLL_MS,
-    KEEP_ALIVE_MS,
-    MAX_BACKLOG,
-    MAX_PULL_MS,
-    SPOOL_KEEP_COMMITTED_ROWS,
-    SPOOL_LINGER_MS,
-    SPOOL_SEGMENT_ROWS,
+    DEFAULT_IDLE_POLL_MS,
+    DEFAULT_KEEP_ALIVE_MS,
+    SPOOL_LINGER_MS_LIMIT,
     WAL_LOCATION,
     BuilderStreamSource,
     Offset,
     ReadOutput,
+    StreamOptions,
 )
 from jetconnect.errors import OptionError
 from jetconnect_jms.consumer import RUN_OPTION, SPOOL_SCHEMA, Consumer, ConsumerConfig, spooled_to_raw
@@ -55,11 +51,6 @@ DEFAULT_MAX_PULL_MS = 500
 #: How long a consumer gathers messages into one spool segment (one fsync) before acknowledging:
 #: the core receiver's linger (a slow queue makes at most 5 segments a second per consumer).
 DEFAULT_LINGER_MS = 200
-#: The longest linger: the receiver renews its lease between segments.
-_MAX_LINGER_MS = 1000
-#: The core's defaults for the pause of an idle processor and the life of an unread receiver.
-DEFAULT_IDLE_POLL_MS = 1000
-DEFAULT_KEEP_ALIVE_MS = 60_000
 
 
 Kind = Literal["queue", "topic"]
@@ -240,26 +231,26 @@ def _receiver_options(
     for option, value in timings:
         if value < 0:
             raise OptionError(f"{owner}: option '{option}' must not be negative, got {value}")
-    if linger_ms > _MAX_LINGER_MS:
-        raise OptionError(f"{owner}: option 'linger_ms' must be at most {_MAX_LINGER_MS}, got {linger_ms}")
+    if linger_ms > SPOOL_LINGER_MS_LIMIT:
+        raise OptionError(f"{owner}: option 'linger_ms' must be at most {SPOOL_LINGER_MS_LIMIT}, got {linger_ms}")
     if keep_alive_ms == 0:
         # a receiver destroyed after every round would reconnect (and be redelivered its prefetch) per micro-batch
         raise OptionError(f"{owner}: option 'processor_keep_alive_ms' must be positive for a broker connection")
     return {
         # the receiver counts the rows a spool holds, and commits leave dedupe_window of them
-        MAX_BACKLOG: str(config.max_backlog + config.dedupe_window),
+        StreamOptions.MAX_BACKLOG: str(config.max_backlog + config.dedupe_window),
         # ... all of them: the consumer's window of recent ids is sized to the whole spool
-        BACKLOG_PAST_COMMITS: "true",
+        StreamOptions.BACKLOG_PAST_COMMITS: "true",
         # a message whose ACK was lost with its connection may be redelivered after Spark
         # committed it: it must then still be found in a spool to be recognised
-        SPOOL_KEEP_COMMITTED_ROWS: str(config.dedupe_window),
-        MAX_PULL_MS: str(max(1, max_pull_ms)),
+        StreamOptions.SPOOL_KEEP_COMMITTED_ROWS: str(config.dedupe_window),
+        StreamOptions.MAX_PULL_MS: str(max(1, max_pull_ms)),
         # the receiver seals a segment after the consumer's linger, or once a fill took its
         # share of the prefetch window (the broker sends no more until those are acknowledged)
-        SPOOL_LINGER_MS: str(linger_ms),
-        SPOOL_SEGMENT_ROWS: str(config.segment),
-        IDLE_POLL_MS: str(idle_poll_ms),
-        KEEP_ALIVE_MS: str(keep_alive_ms),
+        StreamOptions.SPOOL_LINGER_MS: str(linger_ms),
+        StreamOptions.SPOOL_SEGMENT_ROWS: str(config.segment),
+        StreamOptions.IDLE_POLL_MS: str(idle_poll_ms),
+        StreamOptions.KEEP_ALIVE_MS: str(keep_alive_ms),
         **({WAL_LOCATION: wal_location} if wal_location else {}),
     }
 
