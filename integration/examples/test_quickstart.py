@@ -31,16 +31,16 @@ def test_both_quickstarts_are_the_whole_example_script() -> None:
     script = (ROOT / "examples" / "quickstart.py").read_text()
     body = script.split('"""\n', 1)[1].lstrip("\n")  # without the docstring
     for page in PAGES:
-        assert quickstart_block(page) == body, f"{page}'s quickstart is not examples/quickstart.py (from its imports on)"
+        assert quickstart_block(page) == body, (
+            f"{page}'s quickstart is not examples/quickstart.py (from its imports on)"
+        )
 
 
 @pytest.mark.parametrize("page", sorted(PAGES))
 def test_the_quickstart_runs_as_pasted(page: str, tmp_path: Path) -> None:
     pasted = tmp_path / "pasted.py"
     pasted.write_text(quickstart_block(page))
-    result = subprocess.run(
-        [sys.executable, str(pasted)], capture_output=True, text=True, timeout=300, cwd=tmp_path
-    )
+    result = subprocess.run([sys.executable, str(pasted)], capture_output=True, text=True, timeout=300, cwd=tmp_path)
     log = f"stdout:\n{result.stdout[-3000:]}\nstderr:\n{result.stderr[-5000:]}"
     assert result.returncode == 0, log
     # the batch job's totals, printed and logged by the logger sink (on the workers' stderr)
