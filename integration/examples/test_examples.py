@@ -27,6 +27,7 @@ SERVERS: dict[str, tuple[str, ...]] = {
     "journal_to_map": (),
     "jms_to_parquet": ("activemq",),
     "kafka_to_jdbc": ("kafka", "postgresql"),
+    "quickstart": (),
 }
 
 
