@@ -472,11 +472,16 @@ _PAGE_FACTS = r"""
   await Promise.all(images.map(img => img.complete ? null : new Promise(done => {
     img.addEventListener("load", done); img.addEventListener("error", done); setTimeout(done, 5000);
   })));
+  // the text as laid out (a line per block), code left out: a copy, rendered off the screen
   const content = (document.querySelector("article") || document.body).cloneNode(true);
   content.querySelectorAll("pre, code, kbd, script, style").forEach(e => e.remove());
+  content.style.cssText = "position: absolute; left: -100000px; top: 0; width: 1000px";
+  document.body.appendChild(content);
+  const text = content.innerText;
+  content.remove();
   return {
     broken: images.filter(img => !img.complete || img.naturalWidth === 0).map(img => img.getAttribute("src")),
-    text: content.innerText || content.textContent,
+    text,
     links: [...document.querySelectorAll("a[href]")].map(a => a.href),
     ids: [...document.querySelectorAll("[id], a[name]")].map(e => e.id || e.getAttribute("name")),
   };
