@@ -16,8 +16,8 @@ What is checked:
 * **the code of README.md and docs/getting-started.md runs**: each ```` ```python ```` block is either
   run by a test, said in an HTML comment in the paragraph right above it (``<!-- runs:
   integration/examples/test_quickstart.py -->``, a test file that names the page), or marked as lines
-  of an example that runs (``From `examples/kafka_to_jdbc.py`:`` in that paragraph), and then is
-  consecutive lines of that file (integration/examples/test_examples.py runs every example);
+  of an example that runs (that paragraph names it: ``From `examples/kafka_to_jdbc.py`:``), and then
+  is consecutive lines of that file (integration/examples/test_examples.py runs every example);
 * with ``--browser``, **the site in a real browser**: every page opened in Debian's Chromium
   (headless, over its DevTools protocol, the site served on 127.0.0.1 and nothing else reachable):
   no image that failed to load, no literal table markdown in the rendered text, no link to a page
@@ -359,7 +359,9 @@ def page_sources(page: str, root: Path = ROOT) -> list[Path]:
 # -- the code of README.md and getting started ---------------------------------------------------
 
 RUNS_MARK = re.compile(r"<!--\s*runs:\s*(\S+)\s*-->")
-FROM_EXAMPLE = re.compile(r"\bfrom\s+`?(examples/[\w./-]+\.py)`?", re.IGNORECASE)
+#: An example named in the paragraph above a block: "From `examples/kafka_to_jdbc.py`:", or
+#: "`examples/quickstart.py`, whole (from its imports on):".
+FROM_EXAMPLE = re.compile(r"(?<![\w/.-])(examples/[\w./-]+\.py)\b")
 
 
 def python_blocks(text: str) -> Iterator[tuple[int, list[str], str]]:
@@ -432,7 +434,7 @@ def code_findings(where: str, text: str, root: Path = ROOT) -> list[Finding]:
                     number,
                     "code block",
                     "neither runs in a test (<!-- runs: TEST_FILE --> above it) nor is marked as lines of an "
-                    "example (From `examples/NAME.py`: above it)",
+                    "example (From `examples/NAME.py`: in the paragraph above it)",
                 )
             )
     return findings
