@@ -81,8 +81,8 @@ def spark_builder(app_name: str = "jetconnect", master: str | None = None) -> An
         .config("spark.executor.cores", "1")
         .config("spark.executor.memory", "768m")
         # Spark gives a fresh Python process (the stream reader's runner) 15 s to connect back; it
-        # imports pyspark from a zip, without bytecode caching, and on 2 busy cores that took longer
-        # and failed streaming queries at their start
+        # imports pyspark from a zip, without bytecode caching, and on 2 busy cores that can take
+        # longer and fail streaming queries at their start
         .config("spark.python.authenticate.socketTimeout", "120s")
     )
     if jars := os.environ.get(JARS_ENV, "").strip():

@@ -31,6 +31,9 @@ python3 -c "import venv, ensurepip" >/dev/null 2>&1 || need_apt+=(python3-venv)
 # against MIT Kerberos's headers
 command -v krb5-config >/dev/null 2>&1 || need_apt+=(libkrb5-dev)
 command -v gcc >/dev/null 2>&1 || need_apt+=(gcc)
+# the docs check opens the built site in a real browser (scripts/check_docs.py --browser, from
+# scripts/lint.sh): Debian's Chromium, headless, driven over its DevTools protocol
+command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "setup: installing ${need_apt[*]} from Debian"
   export DEBIAN_FRONTEND=noninteractive

@@ -61,8 +61,8 @@ class BuilderBatchSource(BatchSource):
 
 #: Rows and bytes of the Arrow batches a batch source hands to Spark: items are converted
 #: DEFAULT_BATCH_ROWS at a time (few Python objects alive), then joined up to these. Fewer,
-#: larger batches cost less to hand over: 0.86x -> 1.10x of a hand-written source yielding
-#: 8192-row batches, 5M longs, measured (#20).
+#: larger batches cost less to hand over: on 5M longs a batch source reads at 1.10x of a
+#: hand-written source yielding 8192-row batches, against 0.86x unjoined (#20).
 OUTGOING_ROWS = 65536
 OUTGOING_BYTES = 16 << 20
 

@@ -277,7 +277,7 @@ class BuilderStreamSource(StreamSource):
 
     def stop(self) -> None:
         # the receivers in the executors stop (and close their connections) when they see this.
-        # Spark calls it on most query.stop()s but not all (measured: not when it replaced the
+        # Spark calls it on most query.stop()s but not all (not when it replaces the
         # reader's process under load); receivers then stop when the beacon that process ran goes
         # quiet. AvailableNow calls it itself when every processor is done.
         if self._beacon is not None:

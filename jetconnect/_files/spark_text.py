@@ -63,8 +63,8 @@ def spark_text_lines(spark: SparkSession, uris: Sequence[str], owner: str) -> Da
     raw = F.col("value")
     # Both checks are cheap where they pass: a byte compare for the CR, one pass for UTF-8; the
     # file's name is looked up only for a row that fails (a CASE evaluates the branch it takes).
-    # (A first version with ``_metadata.file_path`` and a regexp took 3.4x the plain read in
-    # bench/bench_hdfs.py's sum(length).)
+    # (Reading ``_metadata.file_path`` and matching a regexp on every row instead costs 3.4x the
+    # plain read in bench/bench_hdfs.py's sum(length).)
     undecodable = F.raise_error(
         F.concat(
             F.lit(f"{owner}: '"),

@@ -39,11 +39,11 @@ SPARK_REDACTION_REGEX = "(?i)secret|password|token|access[.]?key|credential"
 #:   pools and the frozen heap (:mod:`jetconnect.spark._worker`) carry over.
 #: - ``spark.python.unix.domain.socket.enabled``: over TCP the JVM sends a task's input as a small
 #:   segment that waits for the worker's delayed ACK (Nagle's algorithm): ~40 ms per task before
-#:   a worker can start reading, measured here, which a Unix socket does not pay.
+#:   a worker can start reading, which a Unix socket does not pay.
 #: - ``spark.redaction.regex``: Spark's default (:data:`SPARK_REDACTION_REGEX`) masks option and
 #:   setting values whose name or text holds secret, password, token, access key or credential,
-#:   and printed an inline private key (``kafka.ssl.key.pem``) of a ``CREATE TEMPORARY VIEW ...
-#:   USING ... OPTIONS`` in ``EXPLAIN`` and the event log, key and all (measured); ``pem`` and
+#:   and prints an inline private key (``kafka.ssl.key.pem``) of a ``CREATE TEMPORARY VIEW ...
+#:   USING ... OPTIONS`` in ``EXPLAIN`` and the event log, key and all; ``pem`` and
 #:   ``jaas`` (a JAAS line need not say ``password``) are added.
 RECOMMENDED_SPARK_CONF: Mapping[str, str] = {
     "spark.python.worker.reuse": "true",

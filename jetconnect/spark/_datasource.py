@@ -45,8 +45,8 @@ class Bound:
         takes_none = type(self.connector).with_options in (Source.with_options, Sink.with_options)
         ignored = sorted(k for k in options if not _is_adapters(k)) if takes_none else []
         if ignored:
-            # the one way in that took an option and did nothing with it: the factory checks its
-            # options, so a value given here instead was neither checked nor used
+            # without this, the one way in that would take an option and do nothing with it: the
+            # factory checks its options, so a value given here instead would be neither checked nor used
             kind = "sink" if isinstance(self.connector, Sink) else "source"
             raise OptionError(
                 f"{kind} '{self.connector.name}': option(s) {', '.join(map(repr, ignored))} given to "

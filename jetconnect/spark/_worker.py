@@ -14,7 +14,7 @@ def settle() -> None:
     daemon runs after every task of a reused worker skips it.
 
     With pyspark, pyarrow and a connector's client library loaded, that collection walks 100k+
-    long-lived objects: 25-80 ms per task on 2 cores, measured here, more than a small task's own
+    long-lived objects: 25-80 ms per task on two cores, more than a small task's own
     work. Frozen objects are never collected, so the worker freezes only when it has loaded new
     modules since the last freeze (a connector imports its client library during its first task;
     the next task freezes it). Each freeze also keeps the current task's few cyclic objects

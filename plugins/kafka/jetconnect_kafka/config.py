@@ -34,11 +34,11 @@ TOPIC_NAME_IS = "a Kafka topic name (letters, digits, '.', '_' and '-', at most 
 DEFAULT_BACKOFF = Backoff(initial=0.1, maximum=2.0, deadline=30.0)
 #: The first metadata request of first contact waits this long before the client's reports are
 #: read, each next one twice as long up to 1 s: a refusal is seen within about this much after the
-#: broker gives it (a SCRAM login here took 0.3 s, a refused TLS handshake a few ms).
+#: broker gives it (a SCRAM login takes about 0.3 s, a refused TLS handshake a few ms).
 FIRST_CONTACT_SLICE_S = 0.1
 #: The topic first contact asks the metadata of: a name no topic can have (a space), so the broker
 #: answers "invalid topic" at once, creates nothing whatever ``auto.create.topics.enable`` says,
-#: and sends no metadata of the cluster's topics (listing 429 took 60 ms more per client here).
+#: and sends no metadata of the cluster's topics (listing 429 topics costs 60 ms more per client).
 CONTACT_TOPIC = "jetconnect contact"
 #: How long first contact waits for a broker that neither answers nor refuses; the calls that
 #: follow retry it for as long as their backoff says.
@@ -173,7 +173,7 @@ def consumer(config: Mapping[str, Any], *, first_contact: bool = True, **overrid
 
     ``first_contact=False`` for a consumer whose first request is itself sliced (the range readers'
     watermark query, :meth:`.consumers.RenewableConsumer.watermarks`): a fresh client's first
-    metadata request took 54 ms here, its first watermark query 4 ms."""
+    metadata request takes about 54 ms, its first watermark query 4 ms."""
     settings = {
         "group.id": "jetconnect",  # required by librdkafka, unused: partitions are assigned by hand
         "enable.auto.commit": False,

@@ -1,10 +1,10 @@
 """Producers kept for the life of a Python worker, lent to one Spark task at a time.
 
 A new idempotent or transactional librdkafka producer asks for its producer id before its first
-connection is up, finds no broker, and asks again on a 500 ms timer: measured here, its first
-record was delivered 0.52 s after it was made (a plain producer's: 7 ms), and
-``init_transactions`` took as long. Paid by every task, that was most of an at-least-once write
-of 100k records and of every exactly-once micro-batch. Spark reuses its Python workers, so a
+connection is up, finds no broker, and asks again on a 500 ms timer: its first record is
+delivered about 0.52 s after it is made (a plain producer's: 7 ms), and ``init_transactions``
+takes as long. Paid by every task, that would be most of an at-least-once write of 100k records
+and of every exactly-once micro-batch. Spark reuses its Python workers, so a
 worker keeps its producers: a task borrows one (:func:`borrow`), gives it back when it ended
 cleanly (:meth:`Lease.give_back`) and drops it otherwise, so a producer in the pool never holds an
 open transaction or an unread failure. A kept transactional producer whose id another worker of
@@ -94,7 +94,7 @@ class Lease:
         # Reports for failed records only: a Python callback per delivered record would cost
         # more than producing it.
         # config.producer makes first contact: a broker connection up before the producer asks for
-        # its id (init_transactions then took 5-46 ms here instead of 0.51-0.53 s: librdkafka asks
+        # its id (init_transactions then takes 5-46 ms instead of 0.51-0.53 s: librdkafka asks
         # once, finds no broker up, and retries on a 500 ms timer), and a broker that refuses the
         # producer fails it here. An unreachable broker is reported by the calls that follow.
         self.producer: config.WatchedProducer = config.producer(
