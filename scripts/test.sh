@@ -15,14 +15,16 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 export PYTHONUNBUFFERED=1
 status=0
+echo "== setup took ${SECONDS}s"
 echo "== 0/4: lint, format and types (scripts/lint.sh)"
 bash scripts/lint.sh || status=1
-echo "== 1/4: unit and integration tests (local[2])"
-.venv/bin/python -m pytest -m "not crash_matrix" -p no:cacheprovider "$@" || status=1
-echo "== 2/4: Spark Connect profile"
+echo "== at ${SECONDS}s, 1/4: unit and integration tests (local[2])"
+.venv/bin/python -m pytest -m "not crash_matrix" -p no:cacheprovider --durations=25 "$@" || status=1
+echo "== at ${SECONDS}s, 2/4: Spark Connect profile"
 bash scripts/test-connect.sh || status=1
-echo "== 3/4: standalone cluster profile"
+echo "== at ${SECONDS}s, 3/4: standalone cluster profile"
 bash scripts/test-cluster.sh || status=1
-echo "== 4/4: oldest supported PySpark profile"
+echo "== at ${SECONDS}s, 4/4: oldest supported PySpark profile"
 bash scripts/test-spark-oldest.sh || status=1
+echo "== all done in ${SECONDS}s, status $status"
 exit $status

@@ -235,8 +235,8 @@ def main() -> int:
     parser.add_argument(
         "--spare-first-batch",
         action="store_true",
-        help="let the first run commit its batch 0 before it is killed (a kill inside batch 0 of a "
-        "builder stream is a known way to make its query unrestartable; this measures the rest)",
+        help="let the first run commit its batch 0 before it is killed (leaves out the kills inside "
+        "a query's first micro-batch, to measure the rest)",
     )
     parser.add_argument("--keep-servers", action="store_true", help="leave the servers this run started running")
     args = parser.parse_args()
