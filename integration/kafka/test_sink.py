@@ -35,6 +35,18 @@ def test_batch_write_with_key_partition_and_headers_columns(spark, kafka, delive
     assert all(int(k) % 3 == p for p, _, k, _ in records)  # the partition column was honoured
 
 
+def test_json_values_written_without_a_schema_read_back_with_one(spark, kafka) -> None:
+    topic = kafka.topic(partitions=2)
+    df = spark.range(40).select(
+        F.struct(F.col("id"), F.concat(F.lit("n"), F.col("id").cast("string")).alias("name")).alias("value")
+    )
+    sinks.kafka(bootstrap_servers=kafka.bootstrap, topic=topic, value_format="json").write(df)
+    back = sources.kafka(
+        bootstrap_servers=kafka.bootstrap, topics=[topic], value_format="json", value_schema="id bigint, name string"
+    ).read(spark)
+    assert sorted((r.value.id, r.value.name) for r in back.collect()) == [(i, f"n{i}") for i in range(40)]
+
+
 def test_a_re_delivered_micro_batch_partition_is_written_once(kafka) -> None:
     topic = kafka.topic()
     sink = sinks.kafka(bootstrap_servers=kafka.bootstrap, topic=topic)

@@ -113,3 +113,11 @@ def test_avro_values_map_as_the_avro_files_source_maps_them() -> None:
     assert fmt.decode([buffer.getvalue()]).to_pylist() == [
         {"id": "6a2f41a3-c54c-fce8-32d2-0324e1c32e22", "at": 3_723_004}
     ]
+
+
+def test_a_sink_writes_json_of_any_column_without_a_schema() -> None:
+    """Reading JSON needs the struct to decode into; writing serialises the column as it is."""
+    fmt = value_format("json", writing=True)
+    column = pa.array([{"id": 1, "tags": ["a"]}, None, {"id": 2, "tags": []}])
+    assert fmt.encode(column) == [b'{"id":1,"tags":["a"]}', None, b'{"id":2,"tags":[]}']
+    assert fmt.encode(pa.array(["text", None])) == [b'"text"', None]

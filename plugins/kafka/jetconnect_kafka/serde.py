@@ -84,7 +84,19 @@ class StringFormat(ValueFormat):
             raise
 
 
-class JsonFormat(ValueFormat):
+class JsonWriter(ValueFormat):
+    """JSON values written from a column of any type (a sink needs no ``value_schema``)."""
+
+    name = "json"
+
+    def encode(self, column: pa.Array) -> list[bytes | None]:
+        return [
+            None if v is None else json.dumps(v, default=str, separators=(",", ":")).encode()
+            for v in column.to_pylist()
+        ]
+
+
+class JsonFormat(JsonWriter):
     """JSON objects decoded into the struct given by ``value_schema`` (missing fields are null)."""
 
     name = "json"
@@ -128,12 +140,6 @@ class JsonFormat(ValueFormat):
                     reason = str(exc).split(": column ", 1)[-1]
                     raise DecodeError(i, f"value does not fit the value_schema: column {reason}") from None
             raise
-
-    def encode(self, column: pa.Array) -> list[bytes | None]:
-        return [
-            None if v is None else json.dumps(v, default=str, separators=(",", ":")).encode()
-            for v in column.to_pylist()
-        ]
 
 
 class AvroFormat(ValueFormat):
@@ -212,9 +218,11 @@ def value_format(
     avro_schema: str | dict | None = None,
     binding: Any = None,
     option: str = "value_format",
+    writing: bool = False,
 ) -> ValueFormat:
     """The format called ``name``, checking that the schema it needs was given; ``binding`` (a
-    :class:`~jetconnect_kafka.registry_formats.Binding`) is what a Schema Registry format needs."""
+    :class:`~jetconnect_kafka.registry_formats.Binding`) is what a Schema Registry format needs.
+    ``writing``: for a sink, where JSON needs no schema (the column is serialised as it is)."""
     name = str(name).lower()
     from jetconnect_kafka.java_types import JAVA_FORMATS, java_format
     from jetconnect_kafka.registry_formats import REGISTRY_FORMATS, registry_format
@@ -233,6 +241,8 @@ def value_format(
     if name == "string":
         return StringFormat()
     if name == "json":
+        if not value_schema and writing:
+            return JsonWriter()
         if not value_schema:
             raise OptionError(
                 "kafka: value_format 'json' needs option 'value_schema' (DDL, e.g. 'id bigint, name string')"

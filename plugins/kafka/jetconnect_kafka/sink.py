@@ -111,7 +111,9 @@ class KafkaSink(Sink):
         registry = Registry(schema_registry_url, registry_config, broker_timeout_s) if schema_registry_url else None
         bindings = sink_bindings(registry, topic, subject, key_subject, registry_schema, auto_register)
         self.key_format: ValueFormat = serde.key_format(key_format, bindings["key"])
-        self.value_format: ValueFormat = serde.value_format(value_format, value_schema, avro_schema, bindings["value"])
+        self.value_format: ValueFormat = serde.value_format(
+            value_format, value_schema, avro_schema, bindings["value"], writing=True
+        )
         if record_fn is not None and (
             type(self.key_format) is not ValueFormat or self.value_format.name not in serde.FORMATS
         ):
