@@ -22,6 +22,7 @@ DOCS = ROOT / "docs"
 #: Every example and the servers (scripts/servers/NAME.sh) it needs.
 SERVERS: dict[str, tuple[str, ...]] = {
     "builder_counter": (),
+    "builtins": (),
     "custom_stream": (),
     "files_to_avro": (),
     "journal_to_map": (),
