@@ -25,9 +25,11 @@ SERVERS: dict[str, tuple[str, ...]] = {
     "builtins": (),
     "custom_stream": (),
     "files_to_avro": (),
+    "http_poll_status": (),
     "journal_to_map": (),
     "jms_to_parquet": ("activemq",),
     "kafka_to_jdbc": ("kafka", "postgresql"),
+    "socket_lines": (),
 }
 
 
