@@ -28,7 +28,7 @@ sinks.logger(prefix="order ").write(orders)  # console: ... INFO jetconnect.sink
 
 # an endless stream (Jet's TestSources.itemStream): 100 items a second, from 10 s ago
 start_ms = int(time.time() * 1000) - 10_000
-for run in (1, 2):  # the second run resumes from the first one's checkpoint
+for _ in range(2):  # two runs: the second resumes from the first one's checkpoint
     items = sources.item_stream(items_per_second=100, start_ms=start_ms)
     query = (
         items.read_stream(spark, wal_location=f"{work}/checkpoint-wal")
