@@ -25,3 +25,9 @@ def test_the_registered_source_refuses_it_the_same_way() -> None:
 def test_a_good_interval_builds_the_source() -> None:
     source = http_poll("http://127.0.0.1:1/", interval_ms=1)
     assert source.name == "http_poll"
+
+
+@pytest.mark.parametrize("timeout_s", [0, -1.0, float("nan")])
+def test_a_bad_timeout_is_an_option_error_naming_it(timeout_s: float) -> None:
+    with pytest.raises(OptionError, match=r"option 'timeout_s'"):
+        sources.http_poll("http://127.0.0.1:1/", timeout_s=timeout_s)
