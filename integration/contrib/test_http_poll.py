@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import http.server
+import socket
 import threading
 import time
 
@@ -53,3 +54,19 @@ def test_polls_into_a_stream_through_the_wal(spark, tmp_path, counter_server):
     bodies = [r.body for r in spark.sql("select body from polls").collect()]
     assert len(bodies) >= 3
     assert bodies == [f"hit {i}" for i in range(1, len(bodies) + 1)]  # in order, none twice
+
+
+def test_an_endpoint_that_is_gone_fails_the_query_naming_the_source(spark, tmp_path):
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    df = sources.http_poll(f"http://127.0.0.1:{port}/", interval_ms=100).read_stream(
+        spark, wal_location=str(tmp_path / "wal")
+    )
+    query = df.writeStream.format("noop").option("checkpointLocation", str(tmp_path / "ck")).start()
+    try:
+        with pytest.raises(Exception, match=r"source 'http_poll' processor 0/1: fill_buffer_fn raised URLError"):
+            query.awaitTermination(120)
+            raise AssertionError("the query did not fail within 120 s")
+    finally:
+        query.stop()

@@ -22,12 +22,15 @@ DOCS = ROOT / "docs"
 #: Every example and the servers (scripts/servers/NAME.sh) it needs.
 SERVERS: dict[str, tuple[str, ...]] = {
     "builder_counter": (),
+    "builtins": (),
     "custom_stream": (),
     "files_to_avro": (),
+    "http_poll_status": (),
     "journal_to_map": (),
     "jms_to_parquet": ("activemq",),
     "kafka_to_jdbc": ("kafka", "postgresql"),
     "quickstart": (),
+    "socket_lines": (),
 }
 
 

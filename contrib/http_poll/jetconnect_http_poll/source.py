@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from jetconnect import ProcessorContext, SourceBuffer, SourceBuilder, StreamSource
+from jetconnect.api import check_count
 
 
 @dataclass
@@ -20,9 +21,12 @@ class _Poller:
 
 
 def http_poll(url: str, interval_ms: int = 1000, timeout_s: float = 10.0) -> StreamSource:
-    """A stream of ``(url, status, body, fetched_at)``, one row per GET of ``url``."""
-    if interval_ms < 1:
-        raise ValueError(f"http_poll: interval_ms must be at least 1, got {interval_ms}")
+    """A stream of ``(url, status, body, fetched_at)``, one row per GET of ``url``.
+
+    An ``interval_ms`` that is not a whole number of at least 1 is an ``OptionError`` naming it,
+    also when this function is called directly rather than as ``sources.http_poll``.
+    """
+    interval_ms = check_count(interval_ms, "interval_ms", "http_poll")
 
     def create(ctx: ProcessorContext) -> _Poller:
         return _Poller(url, interval_ms / 1000, timeout_s)
