@@ -24,6 +24,7 @@ from jetconnect._builders import (
 )
 from jetconnect._connector import Guarantee, Sink, WriteContext
 from jetconnect._hookspecs import hookimpl
+from jetconnect._options import check_count
 from jetconnect.errors import OptionError
 
 
@@ -60,8 +61,7 @@ def item_stream(items_per_second: int = 10, distributed: int = 1, start_ms: int 
     Jet's ``TestSources.itemStream``: processor ``i`` of ``n`` emits sequences ``i, i+n, ...``;
     its position is the next sequence, so a restarted query resumes exactly.
     """
-    if items_per_second < 1:
-        raise ValueError(f"item_stream: items_per_second must be at least 1, got {items_per_second}")
+    items_per_second = check_count(items_per_second, "items_per_second", "item_stream")
 
     def create(ctx: ProcessorContext) -> _EventClock:
         begin = start_ms if start_ms is not None else int(time.time() * 1000)

@@ -13,7 +13,7 @@ import pyarrow as pa
 import pytest
 from pyspark.sql.types import LongType, StructField, StructType
 
-from jetconnect import Guarantee, sinks
+from jetconnect import Guarantee, sinks, sources
 from jetconnect._builtins import _LEVELS_SET, _WorkerStderr
 from jetconnect._connector import WriteContext
 from jetconnect._factory_calls import call_with_options
@@ -174,3 +174,10 @@ def test_noop_takes_every_row_and_writes_nothing_exactly_once():
     assert built.guarantee == Guarantee.EXACTLY_ONCE
     with pytest.raises(OptionError, match=r"unknown option\(s\) path"):
         call_with_options(spec.factory, Options({"path": "/tmp/x"}, "sink 'noop'"), "sink 'noop'")
+
+
+@pytest.mark.parametrize("rate", [0, -1, True, "fast", 2.5])
+def test_an_item_stream_rate_that_is_no_count_of_at_least_one_is_an_option_error(rate: object) -> None:
+    with pytest.raises(OptionError, match="items_per_second") as err:
+        sources.item_stream(items_per_second=rate)  # type: ignore[arg-type]
+    assert err.value.option == "items_per_second"
