@@ -26,7 +26,7 @@ import uuid
 from urllib.parse import quote, quote_plus
 
 from pyspark.sql import DataFrame
-from pyspark.sql.streaming import StreamingQuery
+from pyspark.sql import functions as F
 
 import jetconnect
 from jetconnect import sinks, sources
@@ -34,66 +34,69 @@ from jetconnect.testing import spark_builder
 
 PG_TLS, MQ_TLS = "/tmp/jetconnect-postgresql/secured/tls", "/tmp/jetconnect-activemq/secured/tls"
 HDFS_SECURED = "/tmp/jetconnect-hdfs/secured"
-
-
-def flag(parser: argparse.ArgumentParser, name: str, variable: str, default: str, **more: object) -> None:
-    """``--name``, defaulting to the environment's ``variable``, else to ``default``."""
-    parser.add_argument(f"--{name}", default=os.environ.get(variable, default), help=f"${variable}", **more)
-
-
 parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-flag(parser, "pg-host", "PGHOST", "localhost")  # a name the server's certificate holds (verify-full)
-flag(parser, "pg-port", "PGPORT", "5433")
-flag(parser, "pg-database", "PGDATABASE", "jetconnect")
-flag(parser, "pg-user", "PGUSER", "jetconnect_tls")
-flag(parser, "pg-cert-user", "PG_CERT_USER", "jetconnect_cert")  # logs in with its certificate (pg_hba `cert`)
-flag(parser, "pg-ca", "PGSSLROOTCERT", f"{PG_TLS}/ca.pem")
-flag(parser, "pg-cert", "PGSSLCERT", f"{PG_TLS}/client.pem")
-flag(parser, "pg-key", "PGSSLKEY", f"{PG_TLS}/client.key")
-flag(parser, "mq-host", "JMS_HOST", "localhost")
-flag(parser, "mq-port", "JMS_PORT", "61614", type=int)
-flag(parser, "mq-mtls-port", "JMS_MTLS_PORT", "61615", type=int)  # also requires a client certificate
-flag(parser, "mq-user", "JMS_USER", "jetconnect_tls")
-flag(parser, "mq-ca", "JMS_CA", f"{MQ_TLS}/ca.pem")
-flag(parser, "mq-cert", "JMS_CERT", f"{MQ_TLS}/client.pem")
-flag(parser, "mq-key", "JMS_KEY", f"{MQ_TLS}/client.key")
-flag(parser, "hdfs-url", "WEBHDFS_URL", "https://localhost:9871")
-flag(parser, "hdfs-ca", "WEBHDFS_CA", f"{HDFS_SECURED}/tls/ca.pem")
-flag(parser, "principal", "HDFS_PRINCIPAL", "jetconnect@JETCONNECT.TEST")
-flag(parser, "keytab", "HDFS_KEYTAB", f"{HDFS_SECURED}/kerberos/jetconnect.keytab")
-flag(parser, "krb5-conf", "HDFS_KRB5_CONF", f"{HDFS_SECURED}/kerberos/krb5.conf")
+
+
+def flag(name: str, variable: str, default: str, kind: type = str) -> None:
+    """``--name``, defaulting to the environment's ``variable``, else to ``default``."""
+    parser.add_argument(f"--{name}", default=os.environ.get(variable, default), type=kind, help=f"${variable}")
+
+
+flag("pg-host", "PGHOST", "localhost")  # a name the server's certificate holds (verify-full)
+flag("pg-port", "PGPORT", "5433")
+flag("pg-database", "PGDATABASE", "jetconnect")
+flag("pg-user", "PGUSER", "jetconnect_tls")
+flag("pg-cert-user", "PG_CERT_USER", "jetconnect_cert")  # logs in with its certificate (pg_hba `cert`)
+flag("pg-ca", "PGSSLROOTCERT", f"{PG_TLS}/ca.pem")
+flag("pg-client-cert", "PGSSLCERT", f"{PG_TLS}/client.pem")
+flag("pg-client-key", "PGSSLKEY", f"{PG_TLS}/client.key")
+flag("mq-host", "JMS_HOST", "localhost")
+flag("mq-port", "JMS_PORT", "61614", int)
+flag("mq-mtls-port", "JMS_MTLS_PORT", "61615", int)  # also requires a client certificate
+flag("mq-user", "JMS_USER", "jetconnect_tls")
+flag("mq-ca", "JMS_CA", f"{MQ_TLS}/ca.pem")
+flag("mq-client-cert", "JMS_CLIENT_CERT", f"{MQ_TLS}/client.pem")
+flag("mq-client-key", "JMS_CLIENT_KEY", f"{MQ_TLS}/client.key")
+flag("hdfs-url", "WEBHDFS_URL", "https://localhost:9871")
+flag("hdfs-ca", "WEBHDFS_CA", f"{HDFS_SECURED}/tls/ca.pem")
+flag("hdfs-principal", "HDFS_PRINCIPAL", "jetconnect@JETCONNECT.TEST")
+flag("hdfs-keytab", "HDFS_KEYTAB", f"{HDFS_SECURED}/kerberos/jetconnect.keytab")
+flag("hdfs-krb5-conf", "HDFS_KRB5_CONF", f"{HDFS_SECURED}/kerberos/krb5.conf")
 parser.add_argument("--rows", type=int, default=300)
 parser.add_argument("--timeout", type=float, default=120, help="seconds to wait for every message of a queue")
 args = parser.parse_args()
 tag, work = uuid.uuid4().hex[:8], tempfile.mkdtemp(prefix="jetconnect-example-")
+orders, queue, folder = f"orders_{tag}", f"orders-{tag}", f"/jetconnect-examples/{tag}"  # new ones each run
 
 spark = spark_builder("example-secured-servers").getOrCreate()
 spark.sparkContext.setLogLevel("ERROR")
 jetconnect.register(spark)  # every installed plugin, as format "jetconnect.<name>"
 rows = spark.range(args.rows).selectExpr("id", "concat('order ', id) AS name").repartition(3)
-found: dict[str, int] = {}  # what arrived, by path
+found: dict[str, int] = {}  # rows arrived, by the way they were written and read
 
 
 def arrived(what: str, df: DataFrame, column: str) -> None:
     """Count ``df``'s rows and distinct ``column`` values as ``what``: both must be --rows."""
-    found[what] = df.count()
-    if df.select(column).distinct().count() != found[what]:
-        found[what] = -found[what]  # doubles: a failure, whatever the count
+    total, distinct = df.agg(F.count("*"), F.count_distinct(column)).first()
+    found[what] = total if total == distinct else -total  # doubles: a failure, whatever the count
 
 
-def stream_until_all_arrived(query: StreamingQuery) -> None:
-    """A queue has no end: stream until --rows rows arrived, then stop."""
+def drain(what: str, stream: DataFrame) -> None:
+    """Stream ``stream`` into parquet until --rows messages arrived (a queue has no end), then
+    stop and count them as ``what``."""
+    out = f"{work}/{len(found)}"
+    query = stream.writeStream.format("parquet").option("path", out).option("checkpointLocation", f"{out}-chk").start()
     deadline = time.monotonic() + args.timeout
     while sum(p["numInputRows"] for p in query.recentProgress) < args.rows and time.monotonic() < deadline:
         if query.exception() is not None:
-            raise SystemExit(f"secured_servers: FAILED: {query.exception()}")
+            raise SystemExit(f"secured_servers: FAILED: {what}: {query.exception()}")
         time.sleep(1)
     query.processAllAvailable()
     query.stop()
+    arrived(what, spark.read.parquet(out), "body")
 
 
 # --- PostgreSQL: TLS only, verify-full, scram-sha-256 or a client certificate ---------------------
-orders = f"orders_{tag}"
 password = os.environ["PGPASSWORD"]
 url = (
     f"postgresql+psycopg://{args.pg_user}:{quote_plus(password)}@{args.pg_host}:{args.pg_port}/{args.pg_database}"
@@ -109,62 +112,47 @@ by_name = (
     .option("use_copy", "false")
     .load()
 )
-arrived("jdbc: COPY", df, "id")
-arrived("jdbc: cursor, by format name", by_name, "id")
 
 # a client certificate instead of a password (pg_hba.conf's `cert`)
 cert_url = (
     f"postgresql+psycopg://{args.pg_cert_user}@{args.pg_host}:{args.pg_port}/{args.pg_database}?sslmode=verify-full"
-    f"&sslrootcert={quote(args.pg_ca, safe='/')}&sslcert={quote(args.pg_cert, safe='/')}&sslkey={quote(args.pg_key, safe='/')}"
+    f"&sslrootcert={quote(args.pg_ca, safe='/')}&sslcert={quote(args.pg_client_cert, safe='/')}&sslkey={quote(args.pg_client_key, safe='/')}"
 )
 sinks.jdbc(cert_url, table=f"{orders}_cert").write(rows)
-arrived("jdbc: client certificate", sources.jdbc(cert_url, table=f"{orders}_cert").read(spark), "id")
+by_cert = sources.jdbc(cert_url, table=f"{orders}_cert").read(spark)
+arrived("jdbc: COPY", df, "id")
+arrived("jdbc: cursor, by format name", by_name, "id")
+arrived("jdbc: client certificate", by_cert, "id")
 
 # --- ActiveMQ: STOMP over TLS, a login required; client certificates on another port ---------------
-queue, wal = f"orders-{tag}", f"{work}/orders-wal"  # the write-ahead log beside the checkpoint
 df = rows.selectExpr("name AS body")
 password = os.environ["JMS_PASSWORD"]
 options = dict(host=args.mq_host, port=args.mq_port, user=args.mq_user, password=password, tls_ca_file=args.mq_ca)
 sinks.jms_queue(queue, **options).write(df)
-stream = sources.jms_queue(queue, wal_location=wal, **options).read_stream(spark)
-query = (
-    stream.writeStream.format("parquet")
-    .option("path", f"{work}/jms")
-    .option("checkpointLocation", f"{work}/jms-chk")
-    .start()
-)
-stream_until_all_arrived(query)
-arrived("jms: TLS and a login", spark.read.parquet(f"{work}/jms"), "body")
-
-# a broker that requires client certificates (needClientAuth): its port, and the client's files
-mtls = dict(options, port=args.mq_mtls_port, tls_cert_file=args.mq_cert, tls_key_file=args.mq_key)
+# what is received goes to a write-ahead log (beside the checkpoint) before it is acknowledged
+stream = sources.jms_queue(queue, wal_location=f"{work}/orders-wal", **options).read_stream(spark)
+# a broker that requires client certificates (needClientAuth): its own port, and the client's files
+mtls = dict(options, port=args.mq_mtls_port, tls_cert_file=args.mq_client_cert, tls_key_file=args.mq_client_key)
 sinks.jms_queue(f"{queue}-mtls", **mtls).write(df)
-stream = (
+mtls_stream = (
     spark.readStream.format("jetconnect.jms_queue")
     .option("destination", f"{queue}-mtls")
     .options(**{k: str(v) for k, v in mtls.items()})
-    .option("wal_location", f"{wal}-mtls")
+    .option("wal_location", f"{work}/orders-mtls-wal")
     .load()
 )
-query = (
-    stream.writeStream.format("parquet")
-    .option("path", f"{work}/mtls")
-    .option("checkpointLocation", f"{work}/mtls-chk")
-    .start()
-)
-stream_until_all_arrived(query)
-arrived("jms: client certificate, by format name", spark.read.parquet(f"{work}/mtls"), "body")
+drain("jms: TLS and a login", stream)
+drain("jms: client certificate, by format name", mtls_stream)
 
 # --- HDFS: WebHDFS over HTTPS, Kerberos from a keytab ---------------------------------------------
-folder = f"/jetconnect-examples/{tag}"
 df = rows.selectExpr("name AS value")
 options = dict(
     url=args.hdfs_url,  # WebHDFS over TLS (swebhdfs)
     tls_ca_file=args.hdfs_ca,
     kerberos=True,  # SPNEGO
-    kerberos_principal=args.principal,
-    kerberos_keytab=args.keytab,  # or none: the ticket cache kinit made
-    kerberos_config=args.krb5_conf,  # when not the system's
+    kerberos_principal=args.hdfs_principal,
+    kerberos_keytab=args.hdfs_keytab,  # or none: the ticket cache kinit made
+    kerberos_config=args.hdfs_krb5_conf,  # when not the system's
 )
 sinks.hdfs(directory=f"{folder}/in", **options).write(df)
 stream = sources.hdfs(path=f"{folder}/in", **options).read_stream(spark)
