@@ -8,12 +8,17 @@ here ``sys.executable``) after starting its servers, and asserts exit 0 and that
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
+
+from jetconnect.testing import text_leaks
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
@@ -30,8 +35,28 @@ SERVERS: dict[str, tuple[str, ...]] = {
     "jms_to_parquet": ("activemq",),
     "kafka_to_jdbc": ("kafka", "postgresql"),
     "quickstart": (),
+    "secured_servers": ("postgresql secured", "activemq secured", "hdfs secured"),
     "socket_lines": (),
 }
+
+
+#: examples/secured_servers.py's flags: ``--PREFIX-KEY`` for these keys of what ``NAME.sh secured env``
+#: says a client needs of each secured server (its passwords go in the environment).
+SECURED_FLAGS = {
+    "pg": ("postgresql", ("host", "port", "database", "user", "cert_user", "ca", "client_cert", "client_key")),
+    "mq": ("activemq", ("host", "port", "mtls_port", "user", "ca", "client_cert", "client_key")),
+    "hdfs": ("hdfs", ("url", "ca", "principal", "keytab", "krb5_conf")),
+}
+
+
+def secured_servers_settings(secured_server: Callable[[str], dict[str, Any]]) -> tuple[list[str], dict[str, str]]:
+    found = {prefix: secured_server(name) for prefix, (name, _) in SECURED_FLAGS.items()}
+    flags = [f"--{p}-{k.replace('_', '-')}={found[p][k]}" for p, (_, keys) in SECURED_FLAGS.items() for k in keys]
+    return flags, {"PGPASSWORD": found["pg"]["password"], "JMS_PASSWORD": found["mq"]["password"]}
+
+
+#: How an example that needs more than its defaults gets its settings (flags, environment).
+SETTINGS = {"secured_servers": secured_servers_settings}
 
 
 def test_every_example_is_tested_and_listed_in_the_examples_readme() -> None:
@@ -42,13 +67,20 @@ def test_every_example_is_tested_and_listed_in_the_examples_readme() -> None:
 
 
 @pytest.mark.parametrize("name", sorted(SERVERS))
-def test_example_runs_and_checks_its_own_output(name: str, server, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_example_runs_and_checks_its_own_output(name: str, server, secured_server, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     for needed in SERVERS[name]:
         server(needed)
+    flags, secrets = SETTINGS[name](secured_server) if name in SETTINGS else ([], {})
     result = subprocess.run(
-        [sys.executable, str(EXAMPLES / f"{name}.py")], capture_output=True, text=True, timeout=300, cwd=tmp_path
+        [sys.executable, str(EXAMPLES / f"{name}.py"), *flags],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+        env={**os.environ, **secrets},
     )
     log = f"stdout:\n{result.stdout[-3000:]}\nstderr:\n{result.stderr[-5000:]}"
+    assert not text_leaks({"stdout": result.stdout, "stderr": result.stderr}, secrets.values())
     assert result.returncode == 0, log
     assert re.search(rf"^{name}: ok: .+", result.stdout, re.MULTILINE), log
 
