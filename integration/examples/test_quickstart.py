@@ -1,10 +1,11 @@
 """The quickstart of README.md and of docs/getting-started.md runs as pasted.
 
 Each page's quickstart block (the first ```python block of README's "Use" section, and of the
-getting-started page's "Quickstart" section) is written to a file of its own and run, as a user who
-pastes it would, in a fresh process (``sys.executable``) from an empty directory: it must exit 0
-and print what its batch and streaming jobs did. No server is needed. Both blocks are
-``examples/quickstart.py`` without its docstring, which test_examples.py runs as a file.
+getting-started page's "Quickstart" section) is ``examples/quickstart.py`` without its docstring,
+character for character; README's is written to a file of its own and run, as a user who pastes it
+would, in a fresh process (``sys.executable``) from an empty directory: it must exit 0 and print
+what its batch and streaming jobs did. No server is needed. (One run stands for the three texts,
+which are the same: test_examples.py does not run this example again.)
 """
 
 from __future__ import annotations
@@ -13,8 +14,6 @@ import re
 import subprocess
 import sys
 from pathlib import Path
-
-import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = {"README.md": "Use", "docs/getting-started.md": "Quickstart"}
@@ -36,11 +35,10 @@ def test_both_quickstarts_are_the_whole_example_script() -> None:
         )
 
 
-@pytest.mark.parametrize("page", sorted(PAGES))
-def test_the_quickstart_runs_as_pasted(page: str, tmp_path: Path) -> None:
+def test_the_quickstart_runs_as_pasted(tmp_path: Path) -> None:
     pasted = tmp_path / "pasted.py"
-    pasted.write_text(quickstart_block(page))
-    result = subprocess.run([sys.executable, str(pasted)], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    pasted.write_text(quickstart_block("README.md"))
+    result = subprocess.run([sys.executable, str(pasted)], capture_output=True, text=True, timeout=600, cwd=tmp_path)
     log = f"stdout:\n{result.stdout[-3000:]}\nstderr:\n{result.stderr[-5000:]}"
     assert result.returncode == 0, log
     # the batch job's totals, printed and logged by the logger sink (on the workers' stderr)
