@@ -225,6 +225,13 @@ def test_an_idle_stream_runs_few_jobs(spark, tmp_path):
     assert len(query.recentProgress) <= 12, [p["batchId"] for p in query.recentProgress]
 
 
+def _note_time(path) -> None:
+    """Write the time into ``path`` whole (a rename), so a reader never sees it empty or half written."""
+    partial = path.with_name(f".{path.name}.{os.getpid()}")
+    partial.write_text(str(time.time()))
+    os.replace(partial, path)
+
+
 def _watched_stream(tmp_path):
     """A slow stream without snapshot functions whose processor notes each fill and its destruction."""
     fills, destroyed = tmp_path / "last-fill", tmp_path / "destroyed"
@@ -233,10 +240,10 @@ def _watched_stream(tmp_path):
         time.sleep(0.002)
         buf.add(state["n"])
         state["n"] += 1
-        fills.write_text(str(time.time()))
+        _note_time(fills)
 
     def destroy(state):
-        destroyed.write_text(str(time.time()))
+        _note_time(destroyed)
 
     source = (
         SourceBuilder.stream("watched", lambda ctx: {"n": 0})
