@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -404,12 +405,43 @@ def text_leaks(texts: Mapping[str, str], secrets: Iterable[str], private_keys: I
     return leaks
 
 
+def python_blocks(text: str) -> Iterator[tuple[int, list[str], str]]:
+    """(line of the opening fence, the block's lines, the paragraph right above it) per ```python block
+    of a Markdown text: what the docs checks and the examples tests read of a page."""
+    lines = text.splitlines()
+    i = 0
+    while i < len(lines):
+        if re.match(r"^```python\s*$", lines[i]):
+            j = i + 1
+            while j < len(lines) and not re.match(r"^```\s*$", lines[j]):
+                j += 1
+            k = i - 1
+            while k >= 0 and not lines[k].strip():
+                k -= 1
+            above: list[str] = []
+            while k >= 0 and lines[k].strip() and not lines[k].startswith("```"):
+                above.insert(0, lines[k])
+                k -= 1
+            yield i + 1, lines[i + 1 : j], "\n".join(above)
+            i = j
+        i += 1
+
+
+def contains_lines(text: str, lines: list[str]) -> bool:
+    """Whether ``lines`` are consecutive lines of ``text`` (trailing spaces aside)."""
+    have = [line.rstrip() for line in text.splitlines()]
+    want = [line.rstrip() for line in lines]
+    return bool(want) and any(have[i : i + len(want)] == want for i in range(len(have) - len(want) + 1))
+
+
 __all__ = [
     "PipelineProcess",
     "checkpoint_batches",
+    "contains_lines",
     "counter_stream",
     "executor_process",
     "paced_stream",
+    "python_blocks",
     "read_rows",
     "recorded_rows",
     "secret_leaks",

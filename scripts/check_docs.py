@@ -42,10 +42,12 @@ import threading
 import time
 import urllib.parse
 import urllib.request
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from jetconnect.testing import contains_lines, python_blocks
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -362,34 +364,6 @@ RUNS_MARK = re.compile(r"<!--\s*runs:\s*(\S+)\s*-->")
 #: An example named in the paragraph above a block: "From `examples/kafka_to_jdbc.py`:", or
 #: "`examples/quickstart.py`, whole (from its imports on):".
 FROM_EXAMPLE = re.compile(r"(?<![\w/.-])(examples/[\w./-]+\.py)\b")
-
-
-def python_blocks(text: str) -> Iterator[tuple[int, list[str], str]]:
-    """(line of the opening fence, the block's lines, the paragraph right above it) per ```python block."""
-    lines = text.splitlines()
-    i = 0
-    while i < len(lines):
-        if re.match(r"^```python\s*$", lines[i]):
-            j = i + 1
-            while j < len(lines) and not re.match(r"^```\s*$", lines[j]):
-                j += 1
-            k = i - 1
-            while k >= 0 and not lines[k].strip():
-                k -= 1
-            above: list[str] = []
-            while k >= 0 and lines[k].strip() and not lines[k].startswith("```"):
-                above.insert(0, lines[k])
-                k -= 1
-            yield i + 1, lines[i + 1 : j], "\n".join(above)
-            i = j
-        i += 1
-
-
-def contains_lines(text: str, lines: list[str]) -> bool:
-    """Whether ``lines`` are consecutive lines of ``text`` (trailing spaces aside)."""
-    have = [line.rstrip() for line in text.splitlines()]
-    want = [line.rstrip() for line in lines]
-    return bool(want) and any(have[i : i + len(want)] == want for i in range(len(have) - len(want) + 1))
 
 
 def code_findings(where: str, text: str, root: Path = ROOT) -> list[Finding]:

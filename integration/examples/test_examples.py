@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from jetconnect.testing import text_leaks
+from jetconnect.testing import contains_lines, python_blocks, text_leaks
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
@@ -89,27 +89,20 @@ def test_example_runs_and_checks_its_own_output(name: str, server, secured_serve
     assert re.search(rf"^{name}: ok: .+", result.stdout, re.MULTILINE), log
 
 
-def python_blocks(text: str) -> list[list[str]]:
+def blocks_of(text: str) -> list[list[str]]:
     """The ```python blocks of a Markdown text, as lines."""
-    return [block.splitlines() for block in re.findall(r"^```python\n(.*?)^```", text, re.MULTILINE | re.DOTALL)]
+    return [block for _, block, _ in python_blocks(text)]
 
 
 def use_section_blocks(readme: str) -> list[list[str]]:
     """The ```python blocks of README.md's "Use" section (up to the next ``## `` heading), as lines."""
-    return python_blocks(readme.split("\n## Use\n", 1)[1].split("\n## ", 1)[0])
+    return blocks_of(readme.split("\n## Use\n", 1)[1].split("\n## ", 1)[0])
 
 
 def docs_blocks() -> dict[str, list[list[str]]]:
     """The ```python blocks of every page under docs/, by page (the docs site's own pages; the
     connector pages are the plugins' READMEs, read at build time)."""
-    return {str(page.relative_to(ROOT)): python_blocks(page.read_text()) for page in sorted(DOCS.rglob("*.md"))}
-
-
-def contains_lines(text: str, lines: list[str]) -> bool:
-    """Whether ``lines`` are consecutive lines of ``text`` (trailing spaces aside)."""
-    have = [line.rstrip() for line in text.splitlines()]
-    want = [line.rstrip() for line in lines]
-    return any(have[i : i + len(want)] == want for i in range(len(have) - len(want) + 1))
+    return {str(page.relative_to(ROOT)): blocks_of(page.read_text()) for page in sorted(DOCS.rglob("*.md"))}
 
 
 def _stale(blocks: list[list[str]]) -> list[str]:

@@ -15,6 +15,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from jetconnect.testing import python_blocks
+
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = {"README.md": "Use", "docs/getting-started.md": "Quickstart"}
 
@@ -23,7 +25,8 @@ def quickstart_block(page: str) -> str:
     """The first ```python block under the page's ``## `` heading of its quickstart."""
     text = (ROOT / page).read_text()
     section = text.split(f"\n## {PAGES[page]}\n", 1)[1].split("\n## ", 1)[0]
-    return re.findall(r"^```python\n(.*?)^```", section, re.MULTILINE | re.DOTALL)[0]
+    _, block, _ = next(python_blocks(section))
+    return "\n".join(block) + "\n"
 
 
 def test_both_quickstarts_are_the_whole_example_script() -> None:

@@ -99,8 +99,6 @@ class JsonWriter(ValueFormat):
 class JsonFormat(JsonWriter):
     """JSON objects decoded into the struct given by ``value_schema`` (missing fields are null)."""
 
-    name = "json"
-
     def __init__(self, schema: StructType) -> None:
         self.schema = schema
         self.arrow_type = pa.struct(list(to_arrow_schema(schema)))
@@ -241,9 +239,9 @@ def value_format(
     if name == "string":
         return StringFormat()
     if name == "json":
-        if not value_schema and writing:
-            return JsonWriter()
         if not value_schema:
+            if writing:
+                return JsonWriter()
             raise OptionError(
                 "kafka: value_format 'json' needs option 'value_schema' (DDL, e.g. 'id bigint, name string')"
             )
